@@ -1,0 +1,47 @@
+/* The allocator interface and live memory statistics.
+ *
+ * Every byte of tensor data comes from the current allocator. The default
+ * one returns 64-byte aligned blocks with WEFT_ALLOC_PADDING extra readable
+ * bytes at the end, so SIMD kernels may read (never write) one vector past
+ * the last element. */
+#ifndef WEFT_ALLOC_H
+#define WEFT_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_ALLOC_ALIGNMENT 64
+#define WEFT_ALLOC_PADDING 16
+
+typedef struct weft_allocator {
+  /* Returns NULL on failure; nbytes already includes the padding. */
+  void* (*alloc)(void* ctx, size_t nbytes);
+  void (*free)(void* ctx, void* ptr, size_t nbytes);
+  void* ctx;
+  const char* name;
+} weft_allocator;
+
+const weft_allocator* weft_default_allocator(void);
+/* The allocator new storages use; NULL restores the default. Storages keep
+ * the allocator they were made with. Returns the previous one. */
+const weft_allocator* weft_set_allocator(const weft_allocator* a);
+const weft_allocator* weft_get_allocator(void);
+
+typedef struct weft_memory_stats {
+  int64_t tensors;      /* live tensor handles */
+  int64_t storages;     /* live storages */
+  int64_t bytes_in_use; /* bytes of live storages (requested sizes) */
+  int64_t peak_bytes;   /* high-water mark of bytes_in_use */
+} weft_memory_stats;
+
+weft_memory_stats weft_memory(void);
+void weft_reset_peak_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

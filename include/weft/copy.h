@@ -1,0 +1,27 @@
+/* Copies between layouts. */
+#ifndef WEFT_COPY_H
+#define WEFT_COPY_H
+
+#include "weft/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* self[...] = src[...], src broadcast to self's shape; dtypes converted with
+ * PyTorch's cast semantics. */
+weft_status weft_copy_(weft_tensor* self, const weft_tensor* src);
+/* The plain strided reference copy: any layout to any layout, same shape and
+ * dtype, one element at a time. Kept as the oracle for faster paths. */
+weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src);
+weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f);
+/* Returns self (retained) when already contiguous in f, else clone(f).
+ * PRESERVE is refused, as in PyTorch. */
+weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f);
+/* A copy with another dtype (self retained when dtype already matches and copy is false). */
+weft_tensor* weft_to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

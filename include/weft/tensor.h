@@ -1,0 +1,94 @@
+/* Tensor metadata: sizes, strides, storage offset, dtype, device, and the
+ * cached layout flags PyTorch keeps in TensorImpl.
+ *
+ * A weft_tensor* is a refcounted handle. Every function returning a new
+ * weft_tensor* returns a reference the caller owns (release it), or NULL
+ * with the error in weft_last_error(). Arguments are borrowed. */
+#ifndef WEFT_TENSOR_H
+#define WEFT_TENSOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/device.h"
+#include "weft/dtype.h"
+#include "weft/error.h"
+#include "weft/storage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WEFT_MAX_DIMS 16
+
+typedef struct weft_tensor weft_tensor;
+
+typedef enum {
+  WEFT_CONTIGUOUS_FORMAT = 0,
+  WEFT_CHANNELS_LAST = 1,    /* 4-D, NHWC order in memory */
+  WEFT_CHANNELS_LAST_3D = 2, /* 5-D, NDHWC order in memory */
+  WEFT_PRESERVE_FORMAT = 3,
+  WEFT_MEMORY_FORMAT_COUNT
+} weft_memory_format;
+
+const char* weft_memory_format_name(weft_memory_format f); /* "contiguous_format", "channels_last", ... */
+int weft_memory_format_from_name(const char* name, weft_memory_format* out); /* weft_status */
+
+/* ---- lifetime ---- */
+weft_tensor* weft_tensor_retain(weft_tensor* t);
+void weft_tensor_release(weft_tensor* t); /* NULL is a no-op */
+int32_t weft_tensor_refcount(const weft_tensor* t);
+
+/* ---- metadata (never fail on a valid handle) ---- */
+int64_t weft_tensor_dim(const weft_tensor* t);
+const int64_t* weft_tensor_sizes(const weft_tensor* t);
+const int64_t* weft_tensor_strides(const weft_tensor* t);
+int64_t weft_tensor_storage_offset(const weft_tensor* t);
+int64_t weft_tensor_numel(const weft_tensor* t);
+weft_dtype weft_tensor_dtype(const weft_tensor* t);
+weft_device weft_tensor_device(const weft_tensor* t);
+size_t weft_tensor_element_size(const weft_tensor* t);
+weft_storage* weft_tensor_storage(const weft_tensor* t); /* borrowed */
+/* Address of element [0,...,0] (storage data + offset * element size); NULL for meta. */
+void* weft_tensor_data_ptr(const weft_tensor* t);
+
+/* Cached flags, recomputed (in one place) on every metadata change. */
+bool weft_tensor_is_contiguous(const weft_tensor* t, weft_memory_format f); /* PRESERVE -> false */
+bool weft_tensor_is_non_overlapping_and_dense(const weft_tensor* t);
+/* PyTorch's suggest_memory_format (channels_last_strides_exact_match = false) */
+weft_memory_format weft_tensor_suggest_memory_format(const weft_tensor* t);
+
+/* Both arrays hold ndim values. Returns WEFT_OK or an error. */
+weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim);
+
+/* ---- factories ---- */
+weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype,
+                        weft_device device, weft_memory_format f);
+weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                                weft_dtype dtype, weft_device device);
+/* PRESERVE keeps self's strides when self is non-overlapping and dense, else
+ * uses suggest_memory_format, as PyTorch's empty_like. */
+weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f);
+/* A new handle onto an existing storage (retained). Validated like as_strided. */
+weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,
+                                      int64_t ndim, int64_t offset, weft_dtype dtype);
+
+/* Fill helpers used by JS factories and tests: value given as double and
+ * converted with the dtype's cast rules. */
+weft_status weft_fill_(weft_tensor* self, double value);
+weft_tensor* weft_full(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
+                       weft_device device);
+weft_tensor* weft_arange(double start, double end, double step, weft_dtype dtype, weft_device device);
+
+/* Random numbers: one global mt19937 generator, seeded like torch.manual_seed. */
+void weft_manual_seed(uint64_t seed);
+weft_tensor* weft_rand(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device);
+weft_tensor* weft_randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device);
+
+/* Read/write one element at a linear logical index as double (any dtype). */
+double weft_tensor_get_double(const weft_tensor* t, int64_t linear_index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

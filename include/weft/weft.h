@@ -1,0 +1,12 @@
+/* weft: PyTorch's tensor machinery, small, in C11, for WebAssembly. */
+#ifndef WEFT_H
+#define WEFT_H
+#include "weft/alloc.h"
+#include "weft/copy.h"
+#include "weft/device.h"
+#include "weft/dtype.h"
+#include "weft/error.h"
+#include "weft/storage.h"
+#include "weft/tensor.h"
+#include "weft/view.h"
+#endif
