@@ -59,11 +59,12 @@ int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
   int64_t numel = weft_iter_numel(it);
   if (numel == 0) return 0;
   if (grain < 1) grain = 1;
-  int64_t threads = weft_get_num_threads();
-  if (numel < grain || threads <= 1) return 1;
-  /* parallel_for cuts at most one chunk per thread, each >= grain */
-  int64_t by_grain = (numel + grain - 1) / grain;
-  return by_grain < threads ? by_grain : threads;
+  int64_t t = weft_get_num_threads();
+  if (numel <= grain || t <= 1) return 1;
+  /* src/parallel: a few chunks per thread for stealing, each >= grain */
+  int64_t chunk = (numel + 4 * t - 1) / (4 * t);
+  if (chunk < grain) chunk = grain;
+  return (numel + chunk - 1) / chunk;
 }
 
 /* ---- JSON ---- */
