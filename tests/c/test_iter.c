@@ -248,6 +248,36 @@ static void test_layouts(void) {
   for (int i = 0; i < N(all); i++) weft_tensor_release(all[i]);
 }
 
+typedef struct {
+  int ndim;
+  int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
+} layout;
+static const struct {
+  layout a, b, out;
+} layout_cases[] = {
+#include "iter_layout_cases.inc"
+};
+
+/* Output strides of a + b for random layouts (permuted, sliced, expanded,
+ * broadcast) equal torch's. */
+static void test_layouts_vs_torch(void) {
+  int bad = 0;
+  for (int i = 0; i < N(layout_cases); i++) {
+    const layout* la = &layout_cases[i].a;
+    const layout* lb = &layout_cases[i].b;
+    const layout* lo = &layout_cases[i].out;
+    weft_tensor* a = strided_t(la->sizes, la->strides, la->ndim, WEFT_FLOAT32);
+    weft_tensor* b = strided_t(lb->sizes, lb->strides, lb->ndim, WEFT_FLOAT32);
+    if (!a || !b || !out_strides_are(a, b, false, lo->strides, lo->ndim)) {
+      fprintf(stderr, "  layout case %d differs from torch\n", i);
+      bad++;
+    }
+    weft_tensor_release(a);
+    weft_tensor_release(b);
+  }
+  CHECK_EQ_I64(bad, 0);
+}
+
 static void test_seed_plan(void) {
   /* contiguous(channels_last) of [1,64,5,4]: out = empty channels_last, in = NCHW */
   int64_t s[] = {1, 64, 5, 4};
@@ -452,6 +482,7 @@ int main(void) {
   test_promotion();
   test_overlap();
   test_layouts();
+  test_layouts_vs_torch();
   test_seed_plan();
   test_coalesce();
   test_static_and_misc();
