@@ -80,8 +80,15 @@ static bool compute_non_overlapping_and_dense(const weft_tensor* t) {
 }
 
 void weft__tensor_refresh(weft_tensor* t) {
+  /* a zero size wins even when the sizes before it would overflow */
   int64_t numel = 1;
-  for (int i = 0; i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->sizes[i] == 0) {
+      numel = 0;
+      break;
+    }
+  }
+  for (int i = 0; numel && i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
   t->numel = numel;
   t->is_contiguous = compute_contiguous(t);
   t->is_channels_last_contiguous = false;
@@ -185,6 +192,9 @@ weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim)
                          (long long)sizes[i], WEFT__LIST(sizes, ndim));
   }
   int64_t numel = 1;
+  for (int64_t i = 0; i < ndim; i++) {
+    if (sizes[i] == 0) return WEFT_OK;
+  }
   for (int64_t i = 0; i < ndim; i++) {
     if (weft__mul_overflow(numel, sizes[i], &numel))
       return weft__error(WEFT_OVERFLOW, "%s: the number of elements of a tensor of size %s overflows int64",
