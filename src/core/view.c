@@ -45,7 +45,7 @@ static bool check_as_strided_args(const int64_t* sizes, const int64_t* strides, 
     if (strides[i] < 0) {
       weft__error(WEFT_INVALID_ARGUMENT,
                   "as_strided: Negative strides are not supported at the moment, got strides: %s",
-                  WEFT__DIMS(strides, ndim));
+                  WEFT__LIST(strides, ndim));
       return false;
     }
   }
@@ -53,7 +53,7 @@ static bool check_as_strided_args(const int64_t* sizes, const int64_t* strides, 
     if (sizes[i] < 0) {
       weft__error(WEFT_INVALID_ARGUMENT,
                   "as_strided: Trying to create tensor with negative dimension %" PRId64 ": %s",
-                  sizes[i], WEFT__DIMS(sizes, ndim));
+                  sizes[i], WEFT__LIST(sizes, ndim));
       return false;
     }
   }
@@ -68,7 +68,7 @@ static bool check_in_bounds(const weft_tensor* self, const int64_t* sizes, const
   int64_t need, offset_bytes, total;
   if (!storage_nbytes(sizes, strides, ndim, itemsize, &need)) {
     weft__error(WEFT_OVERFLOW, "as_strided: Storage size calculation overflowed with sizes=%s and strides=%s",
-                WEFT__DIMS(sizes, ndim), WEFT__DIMS(strides, ndim));
+                WEFT__LIST(sizes, ndim), WEFT__LIST(strides, ndim));
     return false;
   }
   if (need == 0) return true; /* a tensor with a 0 dim fits any storage */
@@ -83,7 +83,7 @@ static bool check_in_bounds(const weft_tensor* self, const int64_t* sizes, const
                 "as_strided: setStorage: sizes %s, strides %s, storage offset %" PRId64
                 ", and itemsize %" PRId64 " requiring a storage size of %" PRId64
                 " are out of bounds for storage of size %" PRId64,
-                WEFT__DIMS(sizes, ndim), WEFT__DIMS(strides, ndim), offset, itemsize, total,
+                WEFT__LIST(sizes, ndim), WEFT__LIST(strides, ndim), offset, itemsize, total,
                 self->storage->nbytes);
     return false;
   }
@@ -164,13 +164,13 @@ static bool infer_size_or_error(const char* op, const int64_t* shape, int64_t n,
       weft__error(WEFT_SHAPE_ERROR,
                   "%s: cannot reshape tensor of 0 elements into shape %s because the unspecified "
                   "dimension size -1 can be any value and is ambiguous",
-                  op, WEFT__DIMS(shape, n));
+                  op, WEFT__LIST(shape, n));
       return false;
     case INFER_MISMATCH:
       break;
   }
   weft__error(WEFT_SHAPE_ERROR, "%s: shape '%s' is invalid for input of size %" PRId64, op,
-              WEFT__DIMS(shape, n), numel);
+              WEFT__LIST(shape, n), numel);
   return false;
 }
 
@@ -309,12 +309,12 @@ static weft_tensor* unflatten_error(infer_result r, int64_t dim, int64_t dim_siz
       return weft__error_null(WEFT_SHAPE_ERROR,
                               "unflatten: cannot reshape tensor of 0 elements into shape %s because the "
                               "unspecified dimension size -1 can be any value and is ambiguous",
-                              WEFT__DIMS(sizes, nsizes));
+                              WEFT__LIST(sizes, nsizes));
     default:
       return weft__error_null(WEFT_SHAPE_ERROR,
                               "unflatten: Provided sizes %s don't multiply up to the size of dim %" PRId64
                               " (%" PRId64 ") in the input tensor",
-                              WEFT__DIMS(sizes, nsizes), dim, dim_size);
+                              WEFT__LIST(sizes, nsizes), dim, dim_size);
   }
 }
 

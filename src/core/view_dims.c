@@ -100,10 +100,10 @@ weft_tensor* weft_movedim(const weft_tensor* self, const int64_t* src, const int
   /* All wrapped fine, so more entries than dims must repeat one. */
   if (n > cap || !wrap_all("movedim", src, n, ndim, wsrc) || !all_unique(wsrc, n))
     return weft__error_null(WEFT_INVALID_ARGUMENT, "movedim: repeated dim in `source` (%s)",
-                            WEFT__DIMS(src, n));
+                            WEFT__LIST(src, n));
   if (!wrap_all("movedim", dst, n, ndim, wdst) || !all_unique(wdst, n))
     return weft__error_null(WEFT_INVALID_ARGUMENT, "movedim: repeated dim in `destination` (%s)",
-                            WEFT__DIMS(dst, n));
+                            WEFT__LIST(dst, n));
   if (ndim == 0) return weft__alias(self);
   int64_t order[WEFT_MAX_DIMS];
   bool src_used[WEFT_MAX_DIMS] = {false}, dst_used[WEFT_MAX_DIMS] = {false};
@@ -144,7 +144,7 @@ static weft_tensor* expand_count_error(const weft_tensor* self, const int64_t* s
   return weft__error_null(WEFT_SHAPE_ERROR,
                           "expand(%s{%s}, size=%s): the number of sizes provided (%" PRId64
                           ") must be greater or equal to the number of dimensions in the tensor (%d)",
-                          type, WEFT__DIMS(self->sizes, self->ndim), WEFT__DIMS(sizes, ndim), ndim,
+                          type, WEFT__LIST(self->sizes, self->ndim), WEFT__LIST(sizes, ndim), ndim,
                           (int)self->ndim);
 }
 
@@ -176,7 +176,7 @@ static bool expand_geometry(const weft_tensor* self, const int64_t* sizes, int64
         weft__error(WEFT_SHAPE_ERROR,
                     "expand: The expanded size of the tensor (%" PRId64 ") must match the existing size (%"
                     PRId64 ") at non-singleton dimension %" PRId64 ".  Target sizes: %s.  Tensor sizes: %s",
-                    target, size, i, WEFT__DIMS(sizes, ndim), WEFT__DIMS(self->sizes, self->ndim));
+                    target, size, i, WEFT__LIST(sizes, ndim), WEFT__LIST(self->sizes, self->ndim));
         return false;
       }
       size = target;
@@ -199,7 +199,7 @@ weft_tensor* weft_expand(const weft_tensor* self, const int64_t* sizes, int64_t 
     if (out_sizes[i] < 0)
       return weft__error_null(WEFT_SHAPE_ERROR,
                               "expand: Trying to create tensor with negative dimension %" PRId64 ": %s",
-                              out_sizes[i], WEFT__DIMS(sizes, ndim));
+                              out_sizes[i], WEFT__LIST(sizes, ndim));
     has_zero |= out_sizes[i] == 0;
     overflow |= weft__mul_overflow(numel, out_sizes[i], &numel);
   }
@@ -314,7 +314,7 @@ weft_tensor* weft_select(const weft_tensor* self, int64_t dim, int64_t index) {
   if (index < -size || index >= size)
     return weft__error_null(WEFT_INDEX_ERROR,
                             "select(): index %" PRId64 " out of range for tensor of size %s at dimension %" PRId64,
-                            index, WEFT__DIMS(self->sizes, self->ndim), d);
+                            index, WEFT__LIST(self->sizes, self->ndim), d);
   if (index < 0) index += size;
   int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
   int64_t n = 0;
