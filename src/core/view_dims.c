@@ -268,7 +268,6 @@ weft_tensor* weft_slice(const weft_tensor* self, int64_t dim, int64_t start, int
   if (!weft__wrap_dim("slice", dim, self->ndim, &d)) return NULL;
   if (step <= 0) return weft__error_null(WEFT_INVALID_ARGUMENT, "slice step must be positive");
   int64_t size = self->sizes[d];
-  if (start == INT64_MAX) start = 0;
   if (start < 0) start += size;
   if (end < 0) end += size;
   if (start < 0) start = 0;
