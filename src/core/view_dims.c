@@ -127,9 +127,12 @@ weft_tensor* weft_movedim(const weft_tensor* self, const int64_t* src, const int
 /* PyTorch's legacy type string in expand's message: "torch.FloatTensor",
  * "CPUBoolType", "MetaFloatType". */
 static void legacy_type_name(weft_dtype dtype, weft_device device, char* buf, size_t cap) {
-  static const char* const scalar[] = {"Bool", "Byte", "Char", "Short", "Int",
-                                       "Long", "Half", "BFloat16", "Float", "Double"};
-  const char* s = (unsigned)dtype < WEFT_DTYPE_COUNT ? scalar[dtype] : "Undefined";
+  static const char* const scalar[WEFT_DTYPE_COUNT] = {
+      [WEFT_BOOL] = "Bool",     [WEFT_UINT8] = "Byte",       [WEFT_INT8] = "Char",
+      [WEFT_INT16] = "Short",   [WEFT_INT32] = "Int",        [WEFT_INT64] = "Long",
+      [WEFT_FLOAT16] = "Half",  [WEFT_BFLOAT16] = "BFloat16", [WEFT_FLOAT32] = "Float",
+      [WEFT_FLOAT64] = "Double"};
+  const char* s = (unsigned)dtype < WEFT_DTYPE_COUNT && scalar[dtype] ? scalar[dtype] : "Undefined";
   if (device == WEFT_DEVICE_META)
     snprintf(buf, cap, "Meta%sType", s);
   else if (dtype == WEFT_BOOL || dtype == WEFT_BFLOAT16)
