@@ -416,7 +416,38 @@ static void test_static_and_misc(void) {
   CHECK_EQ_I64(weft_iter_numel(&it), 0);
   CHECK_SIZES(weft_iter_output(&it, 0), 0, 3);
   weft_iter_destroy(&it);
-  weft_tensor* all[] = {a, z, e, r};
+  /* out= of the wrong size takes the layout the inputs suggest (torch: add(x, x, out=empty(0))) */
+  int64_t s4[] = {2, 3, 4, 5}, s7[] = {7}, s34[] = {3, 4}, st_t[] = {1, 3};
+  weft_tensor* x = weft_empty(s4, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CHANNELS_LAST);
+  weft_tensor* o = contig_t(s7, 1, WEFT_FLOAT32);
+  CHECK(binary(o, x, x, false, false, &it) == WEFT_OK);
+  CHECK_STRIDES(o, 60, 1, 15, 3);
+  weft_iter_destroy(&it);
+  weft_tensor* y = strided_t(s34, st_t, 2, WEFT_FLOAT32);
+  CHECK(binary(o, y, y, false, false, &it) == WEFT_OK);
+  CHECK_STRIDES(o, 1, 3);
+  weft_iter_destroy(&it);
+  /* a right-sized out= keeps its own strides */
+  weft_tensor* oc = contig_t(s34, 2, WEFT_FLOAT32);
+  CHECK(binary(oc, y, y, false, false, &it) == WEFT_OK);
+  CHECK_STRIDES(oc, 4, 1);
+  CHECK_EQ_I64(it.ndim, 2);
+  weft_iter_destroy(&it);
+  /* static shape: no broadcasting checks, no fast setup */
+  c = weft_iter_config_init();
+  weft_iter_config_add_output(&c, oc);
+  weft_iter_config_add_input(&c, y);
+  weft_iter_config_resize_outputs(&c, false);
+  weft_iter_config_declare_static_shape(&c, s34, 2);
+  CHECK(weft_iter_build(&c, &it) == WEFT_OK);
+  CHECK(it.fast_setup == WEFT_ITER_FAST_NONE);
+  CHECK_EQ_I64(weft_iter_numel(&it), 12);
+  weft_iter_destroy(&it);
+  c = weft_iter_config_init();
+  weft_iter_config_declare_static_shape(&c, s34, 2);
+  CHECK(weft_iter_build(&c, &it) == WEFT_INTERNAL);
+  CHECK_ERROR_HAS("resize_outputs() must be called before declare_static_shape(...)");
+  weft_tensor* all[] = {a, z, e, r, x, o, y, oc};
   for (int i = 0; i < N(all); i++) weft_tensor_release(all[i]);
 }
 
