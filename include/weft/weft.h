@@ -6,6 +6,7 @@
 #include "weft/device.h"
 #include "weft/dtype.h"
 #include "weft/error.h"
+#include "weft/parallel.h"
 #include "weft/storage.h"
 #include "weft/tensor.h"
 #include "weft/view.h"
