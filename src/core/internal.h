@@ -52,6 +52,17 @@ void* weft__error_null(weft_status s, const char* fmt, ...)
 #endif
     ;
 
+/* "[2, 3]" into buf (always terminated); returns the length written. */
+size_t weft__format_int_list(char* buf, size_t cap, const int64_t* v, int64_t n);
+/* A temporary "[..]" string for error messages: WEFT__LIST(sizes, n). */
+typedef struct { char s[256]; } weft__list_buf;
+static inline weft__list_buf weft__list(const int64_t* v, int64_t n) {
+  weft__list_buf b;
+  weft__format_int_list(b.s, sizeof b.s, v, n);
+  return b;
+}
+#define WEFT__LIST(v, n) (weft__list((v), (n)).s)
+
 /* ---- checked arithmetic: false on overflow ---- */
 static inline bool weft__mul_overflow(int64_t a, int64_t b, int64_t* out) {
   return __builtin_mul_overflow(a, b, out);
@@ -64,6 +75,10 @@ static inline bool weft__add_overflow(int64_t a, int64_t b, int64_t* out) {
  * PyTorch's maybe_wrap_dim does for scalars. Sets the "Dimension out of
  * range" error and returns false when out of range. */
 bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out);
+
+/* ---- live statistics (src/core/alloc.c) ---- */
+void weft__stats_tensor(int delta);
+void weft__stats_storage(int delta, int64_t nbytes);
 
 /* ---- tensor construction (src/core/tensor.c) ----
  * A new handle with the given metadata on storage s (retained). Does not

@@ -1,0 +1,109 @@
+/* The reference copy, and clone/contiguous on top of it.
+ *
+ * weft_copy_reference walks both tensors one element at a time with an
+ * index counter: slow, obviously right, and kept as the oracle that the
+ * TensorIterator copy is tested against. */
+#include <string.h>
+
+#include "core/internal.h"
+#include "core/scalar.h"
+
+/* Strides of src broadcast to dst's shape (0 on broadcast dims), or an error. */
+static weft_status broadcast_strides(const char* op, const weft_tensor* dst, const weft_tensor* src,
+                                     int64_t* strides) {
+  if (src->ndim > dst->ndim) goto mismatch;
+  for (int64_t i = 0; i < dst->ndim; i++) {
+    int64_t si = i - (dst->ndim - src->ndim);
+    if (si < 0) {
+      strides[i] = 0;
+    } else if (src->sizes[si] == dst->sizes[i]) {
+      strides[i] = src->sizes[si] == 1 ? 0 : src->strides[si];
+    } else if (src->sizes[si] == 1) {
+      strides[i] = 0;
+    } else {
+      goto mismatch;
+    }
+  }
+  return WEFT_OK;
+mismatch:
+  return weft__error(WEFT_SHAPE_ERROR, "%s: output with shape %s doesn't match the broadcast shape of src %s",
+                     op, WEFT__LIST(dst->sizes, dst->ndim), WEFT__LIST(src->sizes, src->ndim));
+}
+
+static void strided_convert(const weft_tensor* dst, const int64_t* src_strides, const char* src_base,
+                            weft_dtype src_dtype) {
+  char* dp = weft_tensor_data_ptr(dst);
+  const char* sp = src_base;
+  int64_t desize = (int64_t)weft_dtype_size(dst->dtype), sesize = (int64_t)weft_dtype_size(src_dtype);
+  int64_t idx[WEFT_MAX_DIMS] = {0};
+  bool same = dst->dtype == src_dtype;
+  for (int64_t n = 0; n < dst->numel; n++) {
+    if (same) memcpy(dp, sp, (size_t)desize);
+    else weft__store(dp, dst->dtype, weft__load(sp, src_dtype));
+    for (int64_t d = dst->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < dst->sizes[d]) {
+        dp += dst->strides[d] * desize;
+        sp += src_strides[d] * sesize;
+        break;
+      }
+      dp -= dst->strides[d] * desize * (dst->sizes[d] - 1);
+      sp -= src_strides[d] * sesize * (dst->sizes[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+static bool has_data(const weft_tensor* t) { return t->numel > 0 && t->storage->data; }
+
+weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src) {
+  if (dst->dtype != src->dtype)
+    return weft__error(WEFT_TYPE_ERROR, "copy_reference: dtypes differ: %s and %s",
+                       weft_dtype_name(dst->dtype), weft_dtype_name(src->dtype));
+  if (dst->ndim != src->ndim || memcmp(dst->sizes, src->sizes, (size_t)dst->ndim * sizeof(int64_t)) != 0)
+    return weft__error(WEFT_SHAPE_ERROR, "copy_reference: shapes differ: %s and %s",
+                       WEFT__LIST(dst->sizes, dst->ndim), WEFT__LIST(src->sizes, src->ndim));
+  if (has_data(dst) && has_data(src)) strided_convert(dst, src->strides, weft_tensor_data_ptr(src), src->dtype);
+  return WEFT_OK;
+}
+
+weft_status weft_copy_(weft_tensor* self, const weft_tensor* src) {
+  int64_t strides[WEFT_MAX_DIMS];
+  weft_status s = broadcast_strides("copy_", self, src, strides);
+  if (s) return s;
+  if (self->device != src->device && self->device != WEFT_DEVICE_META)
+    return weft__error(WEFT_INVALID_ARGUMENT, "copy_: cannot copy from a %s tensor into a %s tensor",
+                       weft_device_name(src->device), weft_device_name(self->device));
+  if (has_data(self) && has_data(src)) strided_convert(self, strides, weft_tensor_data_ptr(src), src->dtype);
+  return WEFT_OK;
+}
+
+weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
+  weft_tensor* out = weft_empty_like(self, self->dtype, f);
+  if (!out) return NULL;
+  if (weft_copy_(out, self) != WEFT_OK) {
+    weft_tensor_release(out);
+    return NULL;
+  }
+  return out;
+}
+
+weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
+  if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
+  if (f == WEFT_PRESERVE_FORMAT)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "contiguous: preserve memory format is unsupported by the contiguous operator");
+  return weft_clone(self, f);
+}
+
+weft_tensor* weft_to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
+  if (!weft_dtype_is_valid((int)dtype))
+    return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
+  if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);
+  weft_tensor* out = weft_empty_like(self, dtype, WEFT_PRESERVE_FORMAT);
+  if (!out) return NULL;
+  if (weft_copy_(out, self) != WEFT_OK) {
+    weft_tensor_release(out);
+    return NULL;
+  }
+  return out;
+}

@@ -1,0 +1,251 @@
+/* Value-filling factories: fill_, full, arange, rand, randn. */
+#include <math.h>
+#include <pthread.h>
+
+#include "core/internal.h"
+#include "core/scalar.h"
+
+/* Walk every element of t in logical (row-major) order. */
+typedef void (*element_fn)(void* ctx, char* p, int64_t linear);
+
+static void for_each_element(const weft_tensor* t, element_fn fn, void* ctx) {
+  char* base = weft_tensor_data_ptr(t);
+  if (!base || t->numel == 0) return;
+  int64_t esize = (int64_t)weft_dtype_size(t->dtype);
+  int64_t idx[WEFT_MAX_DIMS] = {0};
+  char* p = base;
+  for (int64_t n = 0; n < t->numel; n++) {
+    fn(ctx, p, n);
+    for (int64_t d = t->ndim - 1; d >= 0; d--) {
+      if (++idx[d] < t->sizes[d]) {
+        p += t->strides[d] * esize;
+        break;
+      }
+      p -= t->strides[d] * esize * (t->sizes[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+typedef struct {
+  weft_dtype dtype;
+  weft__value v;
+} fill_ctx;
+
+static void fill_one(void* ctx, char* p, int64_t linear) {
+  (void)linear;
+  fill_ctx* c = ctx;
+  weft__store(p, c->dtype, c->v);
+}
+
+weft_status weft_fill_(weft_tensor* self, double value) {
+  fill_ctx c = {self->dtype, weft__value_from_double(value)};
+  for_each_element(self, fill_one, &c);
+  return WEFT_OK;
+}
+
+weft_tensor* weft_full(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
+                       weft_device device) {
+  weft_tensor* t = weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
+  if (t) weft_fill_(t, value);
+  return t;
+}
+
+typedef struct {
+  weft_dtype dtype;
+  bool integral;
+  int64_t istart, istep;
+  double start, step;
+} arange_ctx;
+
+static void arange_one(void* ctx, char* p, int64_t i) {
+  arange_ctx* c = ctx;
+  weft__value v = {0, 0, 0.0};
+  if (c->integral) {
+    v.i = (int64_t)((uint64_t)c->istart + (uint64_t)c->istep * (uint64_t)i);
+  } else {
+    v.is_float = 1;
+    v.f = c->start + c->step * (double)i;
+  }
+  weft__store(p, c->dtype, v);
+}
+
+weft_tensor* weft_arange(double start, double end, double step, weft_dtype dtype, weft_device device) {
+  if (!isfinite(start) || !isfinite(end))
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "arange: unsupported range: %g -> %g", start, end);
+  if (step == 0 || isnan(step))
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "arange: step must be nonzero");
+  if (!((step > 0 && end >= start) || (step < 0 && end <= start)))
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "arange: upper bound and larger bound inconsistent with step sign");
+  if (dtype == WEFT_BOOL)
+    return weft__error_null(WEFT_TYPE_ERROR, "arange: \"arange_cpu\" not implemented for 'Bool'");
+  double n = ceil((end - start) / step);
+  if (!(n >= 0 && n < 9.2e18))
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "arange: invalid size, possible overflow? (start %g, end %g, step %g)", start,
+                            end, step);
+  int64_t size = (int64_t)n;
+  weft_tensor* t = weft_empty(&size, 1, dtype, device, WEFT_CONTIGUOUS_FORMAT);
+  if (!t) return NULL;
+  arange_ctx c = {dtype, weft_dtype_is_integral(dtype, false), (int64_t)start, (int64_t)step, start, step};
+  for_each_element(t, arange_one, &c);
+  return t;
+}
+
+/* ---- random numbers: mt19937, as PyTorch's CPU generator ---- */
+
+typedef struct {
+  uint32_t state[624];
+  int next;
+  bool has_next_normal;
+  double next_normal;
+} mt19937;
+
+static mt19937 gen;
+static bool gen_seeded;
+static pthread_mutex_t gen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mt_seed(mt19937* g, uint64_t seed) {
+  g->state[0] = (uint32_t)(seed & 0xffffffffu);
+  for (int i = 1; i < 624; i++)
+    g->state[i] = 1812433253u * (g->state[i - 1] ^ (g->state[i - 1] >> 30)) + (uint32_t)i;
+  g->next = 624;
+  g->has_next_normal = false;
+}
+
+static uint32_t mt_next(mt19937* g) {
+  if (g->next >= 624) {
+    for (int i = 0; i < 624; i++) {
+      uint32_t y = (g->state[i] & 0x80000000u) | (g->state[(i + 1) % 624] & 0x7fffffffu);
+      g->state[i] = g->state[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+    }
+    g->next = 0;
+  }
+  uint32_t y = g->state[g->next++];
+  y ^= y >> 11;
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= y >> 18;
+  return y;
+}
+
+static uint64_t mt_next64(mt19937* g) {
+  uint64_t hi = mt_next(g), lo = mt_next(g);
+  return (hi << 32) | lo;
+}
+
+/* PyTorch's default seed when the user never called manual_seed. */
+static void ensure_seeded(void) {
+  if (!gen_seeded) {
+    mt_seed(&gen, 67280421310721ull);
+    gen_seeded = true;
+  }
+}
+
+void weft_manual_seed(uint64_t seed) {
+  pthread_mutex_lock(&gen_lock);
+  mt_seed(&gen, seed);
+  gen_seeded = true;
+  pthread_mutex_unlock(&gen_lock);
+}
+
+/* uniform_real_distribution: keep the dtype's mantissa digits of one draw */
+static double uniform01(weft_dtype dtype) {
+  switch (dtype) {
+    case WEFT_FLOAT64: return (double)(mt_next64(&gen) & ((1ull << 53) - 1)) * 0x1p-53;
+    case WEFT_FLOAT16: return (double)(mt_next(&gen) & ((1u << 11) - 1)) * 0x1p-11;
+    case WEFT_BFLOAT16: return (double)(mt_next(&gen) & ((1u << 8) - 1)) * 0x1p-8;
+    default: return (double)(mt_next(&gen) & ((1u << 24) - 1)) * 0x1p-24;
+  }
+}
+
+static void rand_one(void* ctx, char* p, int64_t i) {
+  (void)i;
+  weft_dtype dtype = *(weft_dtype*)ctx;
+  weft__store(p, dtype, weft__value_from_double(uniform01(dtype)));
+}
+
+static weft_tensor* random_tensor(const char* op, const int64_t* sizes, int64_t ndim, weft_dtype dtype,
+                                  weft_device device) {
+  if (weft_dtype_is_valid((int)dtype) && !weft_dtype_is_floating(dtype))
+    return weft__error_null(WEFT_TYPE_ERROR, "%s: expected a floating point dtype, got %s", op,
+                            weft_dtype_name(dtype));
+  return weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
+}
+
+weft_tensor* weft_rand(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
+  weft_tensor* t = random_tensor("rand", sizes, ndim, dtype, device);
+  if (!t) return NULL;
+  pthread_mutex_lock(&gen_lock);
+  ensure_seeded();
+  for_each_element(t, rand_one, &dtype);
+  pthread_mutex_unlock(&gen_lock);
+  return t;
+}
+
+/* PyTorch's normal_fill for contiguous float32 with >= 16 elements: uniforms
+ * first, then Box-Muller over blocks of 16 (the tail block recomputed). */
+static void normal_fill_16(float* data) {
+  for (int j = 0; j < 8; j++) {
+    float u1 = 1 - data[j];
+    float u2 = data[j + 8];
+    float radius = sqrtf(-2 * logf(u1));
+    float theta = 2.0f * (float)M_PI * u2;
+    data[j] = radius * cosf(theta);
+    data[j + 8] = radius * sinf(theta);
+  }
+}
+
+static void normal_fill_f32(float* data, int64_t n) {
+  for (int64_t i = 0; i < n; i++) data[i] = (float)uniform01(WEFT_FLOAT32);
+  for (int64_t i = 0; i + 16 <= n; i += 16) normal_fill_16(data + i);
+  if (n % 16 != 0) {
+    float* tail = data + n - 16;
+    for (int i = 0; i < 16; i++) tail[i] = (float)uniform01(WEFT_FLOAT32);
+    normal_fill_16(tail);
+  }
+}
+
+/* normal_distribution<double>: Box-Muller, the sine half kept for the next draw. */
+static double normal_one(void) {
+  if (gen.has_next_normal) {
+    gen.has_next_normal = false;
+    return gen.next_normal;
+  }
+  double u1 = uniform01(WEFT_FLOAT64), u2 = uniform01(WEFT_FLOAT64);
+  double r = sqrt(-2.0 * log(1.0 - u2));
+  double theta = 2.0 * M_PI * u1;
+  gen.has_next_normal = true;
+  gen.next_normal = r * sin(theta);
+  return r * cos(theta);
+}
+
+static void randn_one(void* ctx, char* p, int64_t i) {
+  (void)i;
+  weft__store(p, *(weft_dtype*)ctx, weft__value_from_double(normal_one()));
+}
+
+weft_tensor* weft_randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
+  weft_tensor* t = random_tensor("randn", sizes, ndim, dtype, device);
+  if (!t || device == WEFT_DEVICE_META) return t;
+  pthread_mutex_lock(&gen_lock);
+  ensure_seeded();
+  if (dtype == WEFT_FLOAT32 && t->numel >= 16)
+    normal_fill_f32(weft_tensor_data_ptr(t), t->numel);
+  else
+    for_each_element(t, randn_one, &dtype);
+  pthread_mutex_unlock(&gen_lock);
+  return t;
+}
+
+double weft_tensor_get_double(const weft_tensor* t, int64_t linear_index) {
+  const char* base = weft_tensor_data_ptr(t);
+  if (!base || linear_index < 0 || linear_index >= t->numel) return NAN;
+  int64_t off = 0;
+  for (int64_t d = t->ndim - 1; d >= 0; d--) {
+    off += (linear_index % t->sizes[d]) * t->strides[d];
+    linear_index /= t->sizes[d];
+  }
+  return weft__value_f64(weft__load(base + off * (int64_t)weft_dtype_size(t->dtype), t->dtype));
+}

@@ -1,0 +1,324 @@
+/* Tensor metadata and the cached layout flags, computed as TensorImpl's
+ * refresh_contiguous() does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* ---- flags: the one place they are computed ---- */
+
+static bool compute_contiguous(const weft_tensor* t) {
+  if (t->numel == 0) return true;
+  int64_t expected = 1;
+  for (int64_t d = t->ndim - 1; d >= 0; d--) {
+    if (t->sizes[d] == 1) continue;
+    if (t->strides[d] != expected) return false;
+    expected *= t->sizes[d];
+  }
+  return true;
+}
+
+/* Dense in the given dim order (innermost first), size-1 dims ignored. */
+static bool contiguous_in_order(const weft_tensor* t, const int* order, int n) {
+  int64_t expected = 1;
+  for (int i = 0; i < n; i++) {
+    int64_t d = order[i];
+    if (t->sizes[d] == 1) continue;
+    if (t->strides[d] != expected) return false;
+    expected *= t->sizes[d];
+  }
+  return true;
+}
+
+static const int cl2d_order[4] = {1, 3, 2, 0};
+static const int cl3d_order[5] = {1, 4, 3, 2, 0};
+
+/* Strides *look like* channels_last (is_channels_last_strides_2d/_3d): used
+ * by suggest_memory_format, so ambiguous size-1 cases fall back to NCHW. */
+static bool strides_like_channels_last(const weft_tensor* t, const int* order, int n) {
+  int64_t min = 0;
+  if (t->strides[1] == 0) return false; /* trivial C dimension: default to NCHW */
+  for (int i = 0; i < n; i++) {
+    int64_t d = order[i];
+    if (t->sizes[d] == 0) return false;
+    if (t->strides[d] < min) return false;
+    /* N111 with identical strides, or N11W sliced on W: ambiguous, say NCHW */
+    if (d == 0 && min == t->strides[1]) return false;
+    min = t->strides[d];
+    if (t->sizes[d] > 1) min *= t->sizes[d];
+  }
+  return true;
+}
+
+static bool compute_non_overlapping_and_dense(const weft_tensor* t) {
+  if (t->ndim == 1) return t->sizes[0] < 2 || t->strides[0] == 1;
+  int perm[WEFT_MAX_DIMS];
+  for (int i = 0; i < t->ndim; i++) perm[i] = i;
+  /* sort by stride, size-0/1 dims last (stable insertion sort, same order as PyTorch's comparator) */
+  for (int i = 1; i < t->ndim; i++) {
+    int cur = perm[i], j = i;
+    while (j > 0) {
+      int prev = perm[j - 1];
+      bool cur_before_prev;
+      if (t->sizes[cur] < 2) cur_before_prev = false;
+      else if (t->sizes[prev] < 2) cur_before_prev = true;
+      else cur_before_prev = t->strides[cur] < t->strides[prev];
+      if (!cur_before_prev) break;
+      perm[j] = prev;
+      j--;
+    }
+    perm[j] = cur;
+  }
+  int64_t required = 1;
+  for (int i = 0; i < t->ndim; i++) {
+    int64_t size = t->sizes[perm[i]];
+    if (size < 2) return true;
+    if (t->strides[perm[i]] != required) return false;
+    required *= size;
+  }
+  return true;
+}
+
+void weft__tensor_refresh(weft_tensor* t) {
+  int64_t numel = 1;
+  for (int i = 0; i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
+  t->numel = numel;
+  t->is_contiguous = compute_contiguous(t);
+  t->is_channels_last_contiguous = false;
+  t->is_channels_last_3d_contiguous = false;
+  t->is_channels_last = false;
+  t->is_channels_last_3d = false;
+  if (t->ndim == 4) {
+    t->is_channels_last_contiguous = contiguous_in_order(t, cl2d_order, 4);
+    t->is_channels_last = strides_like_channels_last(t, cl2d_order, 4);
+  } else if (t->ndim == 5) {
+    t->is_channels_last_3d_contiguous = contiguous_in_order(t, cl3d_order, 5);
+    t->is_channels_last_3d = strides_like_channels_last(t, cl3d_order, 5);
+  }
+  t->is_non_overlapping_and_dense = t->is_contiguous || t->is_channels_last_contiguous ||
+                                    t->is_channels_last_3d_contiguous ||
+                                    compute_non_overlapping_and_dense(t);
+}
+
+/* ---- construction and lifetime ---- */
+
+weft_tensor* weft__tensor_new(weft_storage* s, const int64_t* sizes, const int64_t* strides,
+                              int64_t ndim, int64_t offset, weft_dtype dtype) {
+  weft_tensor* t = malloc(sizeof *t);
+  if (!t) return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %zu bytes", sizeof *t);
+  atomic_init(&t->refcount, 1);
+  t->ndim = (int32_t)ndim;
+  t->dtype = dtype;
+  t->device = s->device;
+  t->storage = weft_storage_retain(s);
+  t->storage_offset = offset;
+  if (ndim > 0) {
+    memcpy(t->sizes, sizes, (size_t)ndim * sizeof(int64_t));
+    memcpy(t->strides, strides, (size_t)ndim * sizeof(int64_t));
+  }
+  weft__tensor_refresh(t);
+  weft__stats_tensor(1);
+  return t;
+}
+
+weft_tensor* weft_tensor_retain(weft_tensor* t) {
+  if (t) atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed);
+  return t;
+}
+
+void weft_tensor_release(weft_tensor* t) {
+  if (!t) return;
+  if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+  weft_storage_release(t->storage);
+  weft__stats_tensor(-1);
+  free(t);
+}
+
+int32_t weft_tensor_refcount(const weft_tensor* t) { return atomic_load(&((weft_tensor*)t)->refcount); }
+
+/* ---- accessors ---- */
+
+int64_t weft_tensor_dim(const weft_tensor* t) { return t->ndim; }
+const int64_t* weft_tensor_sizes(const weft_tensor* t) { return t->sizes; }
+const int64_t* weft_tensor_strides(const weft_tensor* t) { return t->strides; }
+int64_t weft_tensor_storage_offset(const weft_tensor* t) { return t->storage_offset; }
+int64_t weft_tensor_numel(const weft_tensor* t) { return t->numel; }
+weft_dtype weft_tensor_dtype(const weft_tensor* t) { return t->dtype; }
+weft_device weft_tensor_device(const weft_tensor* t) { return t->device; }
+size_t weft_tensor_element_size(const weft_tensor* t) { return weft_dtype_size(t->dtype); }
+weft_storage* weft_tensor_storage(const weft_tensor* t) { return t->storage; }
+
+void* weft_tensor_data_ptr(const weft_tensor* t) {
+  if (!t->storage->data) return NULL;
+  return (char*)t->storage->data + t->storage_offset * (int64_t)weft_dtype_size(t->dtype);
+}
+
+bool weft_tensor_is_contiguous(const weft_tensor* t, weft_memory_format f) {
+  switch (f) {
+    case WEFT_CONTIGUOUS_FORMAT: return t->is_contiguous;
+    case WEFT_CHANNELS_LAST: return t->is_channels_last_contiguous;
+    case WEFT_CHANNELS_LAST_3D: return t->is_channels_last_3d_contiguous;
+    default: return false;
+  }
+}
+
+bool weft_tensor_is_non_overlapping_and_dense(const weft_tensor* t) {
+  return t->is_non_overlapping_and_dense;
+}
+
+weft_memory_format weft_tensor_suggest_memory_format(const weft_tensor* t) {
+  if (t->is_channels_last) return WEFT_CHANNELS_LAST;
+  if (t->is_channels_last_3d) return WEFT_CHANNELS_LAST_3D;
+  return WEFT_CONTIGUOUS_FORMAT;
+}
+
+/* ---- layout arithmetic ---- */
+
+weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim) {
+  if (ndim < 0 || ndim > WEFT_MAX_DIMS)
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: number of dimensions %lld must be in [0, %d]", op,
+                       (long long)ndim, WEFT_MAX_DIMS);
+  for (int64_t i = 0; i < ndim; i++) {
+    if (sizes[i] < 0)
+      return weft__error(WEFT_INVALID_ARGUMENT,
+                         "%s: Trying to create tensor with negative dimension %lld: %s", op,
+                         (long long)sizes[i], WEFT__LIST(sizes, ndim));
+  }
+  int64_t numel = 1;
+  for (int64_t i = 0; i < ndim; i++) {
+    if (weft__mul_overflow(numel, sizes[i], &numel))
+      return weft__error(WEFT_OVERFLOW, "%s: the number of elements of a tensor of size %s overflows int64",
+                         op, WEFT__LIST(sizes, ndim));
+  }
+  return WEFT_OK;
+}
+
+void weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
+                              int64_t* strides) {
+  if (f == WEFT_CHANNELS_LAST && ndim == 4) {
+    /* as get_channels_last_strides_2d: no max(size, 1) here, unlike NCHW */
+    strides[1] = 1;
+    strides[3] = sizes[1];
+    strides[2] = strides[3] * sizes[3];
+    strides[0] = strides[2] * sizes[2];
+    return;
+  }
+  if (f == WEFT_CHANNELS_LAST_3D && ndim == 5) {
+    strides[1] = 1;
+    strides[4] = sizes[1];
+    strides[3] = strides[4] * sizes[4];
+    strides[2] = strides[3] * sizes[3];
+    strides[0] = strides[2] * sizes[2];
+    return;
+  }
+  int64_t s = 1;
+  for (int64_t d = ndim - 1; d >= 0; d--) {
+    strides[d] = s;
+    s *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+}
+
+int64_t weft__required_bytes(const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                             int64_t offset, size_t elem_size, const char* op) {
+  int64_t span = 1;
+  for (int64_t i = 0; i < ndim; i++) {
+    if (sizes[i] == 0) return 0;
+  }
+  for (int64_t i = 0; i < ndim; i++) {
+    int64_t step;
+    if (weft__mul_overflow(strides[i], sizes[i] - 1, &step) || weft__add_overflow(span, step, &span))
+      goto overflow;
+  }
+  int64_t elems, bytes;
+  if (weft__add_overflow(span, offset, &elems) || weft__mul_overflow(elems, (int64_t)elem_size, &bytes))
+    goto overflow;
+  return bytes;
+overflow:
+  weft__error(WEFT_OVERFLOW, "%s: storage size required by sizes %s, strides %s overflows int64", op,
+              WEFT__LIST(sizes, ndim), WEFT__LIST(strides, ndim));
+  return -1;
+}
+
+/* ---- factories ---- */
+
+static weft_status check_dtype_device(const char* op, weft_dtype dtype, weft_device device) {
+  if (!weft_dtype_is_valid((int)dtype))
+    return weft__error(WEFT_TYPE_ERROR, "%s: invalid dtype %d", op, (int)dtype);
+  if ((unsigned)device >= WEFT_DEVICE_COUNT)
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: invalid device %d", op, (int)device);
+  return WEFT_OK;
+}
+
+static weft_tensor* new_with_layout(const char* op, const int64_t* sizes, const int64_t* strides,
+                                    int64_t ndim, weft_dtype dtype, weft_device device) {
+  int64_t bytes = weft__required_bytes(sizes, strides, ndim, 0, weft_dtype_size(dtype), op);
+  if (bytes < 0) return NULL;
+  weft_storage* s = weft_storage_new(bytes, device);
+  if (!s) return NULL;
+  weft_tensor* t = weft__tensor_new(s, sizes, strides, ndim, 0, dtype);
+  weft_storage_release(s);
+  return t;
+}
+
+weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
+                        weft_memory_format f) {
+  if (weft_check_shape("empty", sizes, ndim) || check_dtype_device("empty", dtype, device)) return NULL;
+  if (f == WEFT_CHANNELS_LAST && ndim != 4)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: required rank 4 tensor to use channels_last format");
+  if (f == WEFT_CHANNELS_LAST_3D && ndim != 5)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "empty: required rank 5 tensor to use channels_last_3d format");
+  if (f == WEFT_PRESERVE_FORMAT || (unsigned)f >= WEFT_MEMORY_FORMAT_COUNT)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "empty: Unsupported memory format. Expected contiguous_format, channels_last "
+                            "or channels_last_3d, got %s",
+                            weft_memory_format_name(f));
+  int64_t strides[WEFT_MAX_DIMS];
+  weft__strides_for_format(sizes, ndim, f, strides);
+  return new_with_layout("empty", sizes, strides, ndim, dtype, device);
+}
+
+weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                                weft_dtype dtype, weft_device device) {
+  if (weft_check_shape("empty_strided", sizes, ndim) || check_dtype_device("empty_strided", dtype, device))
+    return NULL;
+  for (int64_t i = 0; i < ndim; i++) {
+    if (strides[i] < 0)
+      return weft__error_null(WEFT_INVALID_ARGUMENT,
+                              "empty_strided: Negative strides are not supported, got strides: %s",
+                              WEFT__LIST(strides, ndim));
+  }
+  return new_with_layout("empty_strided", sizes, strides, ndim, dtype, device);
+}
+
+weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  if (f == WEFT_PRESERVE_FORMAT) {
+    if (self->is_non_overlapping_and_dense)
+      return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
+    f = weft_tensor_suggest_memory_format(self);
+  }
+  return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
+}
+
+weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,
+                                      int64_t ndim, int64_t offset, weft_dtype dtype) {
+  const char* op = "from_storage";
+  if (weft_check_shape(op, sizes, ndim) || check_dtype_device(op, dtype, s->device)) return NULL;
+  if (offset < 0)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: Tensor: invalid storage offset %lld", op,
+                            (long long)offset);
+  for (int64_t i = 0; i < ndim; i++) {
+    if (strides[i] < 0)
+      return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: Negative strides are not supported, got strides: %s",
+                              op, WEFT__LIST(strides, ndim));
+  }
+  int64_t need = weft__required_bytes(sizes, strides, ndim, offset, weft_dtype_size(dtype), op);
+  if (need < 0) return NULL;
+  if (need > s->nbytes)
+    return weft__error_null(WEFT_INDEX_ERROR,
+                            "%s: setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
+                            "requiring a storage size of %lld are out of bounds for storage of size %lld",
+                            op, WEFT__LIST(sizes, ndim), WEFT__LIST(strides, ndim), (long long)offset,
+                            weft_dtype_size(dtype), (long long)need, (long long)s->nbytes);
+  return weft__tensor_new(s, sizes, strides, ndim, offset, dtype);
+}
