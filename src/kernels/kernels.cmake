@@ -4,9 +4,11 @@
 # other CPUs the scalar one only. The tables (kernels.c) and the plain-C
 # pieces are compiled once.
 set(WEFT_KERNEL_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/copy.c)
+  ${CMAKE_CURRENT_LIST_DIR}/copy.c
+  ${CMAKE_CURRENT_LIST_DIR}/cast.c)
 set(WEFT_KERNEL_ONCE_SOURCES
-  ${CMAKE_CURRENT_LIST_DIR}/kernels.c)
+  ${CMAKE_CURRENT_LIST_DIR}/kernels.c
+  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c)
 
 set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS})
 if(WEFT_SANITIZE)
