@@ -5,10 +5,12 @@
 # pieces are compiled once.
 set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/copy.c
-  ${CMAKE_CURRENT_LIST_DIR}/cast.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cast.c
+  ${CMAKE_CURRENT_LIST_DIR}/transpose.c)
 set(WEFT_KERNEL_ONCE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels.c
-  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c
+  ${CMAKE_CURRENT_LIST_DIR}/transpose_blocked.c)
 
 set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS})
 if(WEFT_SANITIZE)
