@@ -15,6 +15,7 @@
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "iter/copy_iter.h"
+#include "iter/iter_internal.h"
 #include "weft/iter.h"
 
 /* ---- kernels ----
@@ -143,6 +144,26 @@ static void loop_fill(void* p, char** data, const int64_t* s, int64_t n0, int64_
  * Inside a for_each chunk the driver's own parallel_for runs inline. */
 static void loop_transpose(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
   transpose_2d(p, data[1], data[0], s[1], s[2], (size_t)n1, (size_t)n0);
+}
+
+/* The transpose driver's blocks (src/kernels/transpose_blocked.c). */
+enum { TRANSPOSE_BLOCK = 32, TRANSPOSE_GRAIN_BLOCKS = 32 };
+
+static int64_t copy_chunks(const weft_iter* it, weft_loop_kind kind) {
+  if (kind != WEFT_LOOP_TRANSPOSE || it->ndim != 2) return weft_iter_num_chunks(it, WEFT_GRAIN_SIZE);
+  int64_t bh = (it->shape[0] + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
+  int64_t bw = (it->shape[1] + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
+  return weft__parallel_chunks(bh * bw, TRANSPOSE_GRAIN_BLOCKS);
+}
+
+char* weft__copy_explain_json(weft_tensor* dst, const weft_tensor* src) {
+  weft_iter it;
+  if (weft__copy_iter_build(dst, src, &it) != WEFT_OK) return NULL;
+  weft_loop_kind kind = weft_iter_loop_kind(&it);
+  char* json = weft__iter_explain_json_ex(&it, kind, copy_chunks(&it, kind));
+  weft_iter_destroy(&it);
+  if (!json) weft__error(WEFT_OUT_OF_MEMORY, "explain: out of memory");
+  return json;
 }
 
 static weft_status run_copy(const weft_iter* it, copy_ctx* c) {
