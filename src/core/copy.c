@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
+#include "ops/impls.h"
 
 /* Strides of src broadcast to dst's shape (0 on broadcast dims), or an error. */
 static weft_status broadcast_strides(const char* op, const weft_tensor* dst, const weft_tensor* src,
@@ -66,7 +67,7 @@ weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src) {
   return WEFT_OK;
 }
 
-weft_status weft_copy_(weft_tensor* self, const weft_tensor* src) {
+weft_status weft__copy_(weft_tensor* self, const weft_tensor* src) {
   int64_t strides[WEFT_MAX_DIMS];
   weft_status s = broadcast_strides("copy_", self, src, strides);
   if (s) return s;
@@ -77,7 +78,7 @@ weft_status weft_copy_(weft_tensor* self, const weft_tensor* src) {
   return WEFT_OK;
 }
 
-weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
+weft_tensor* weft__clone(const weft_tensor* self, weft_memory_format f) {
   weft_tensor* out = weft_empty_like(self, self->dtype, f);
   if (!out) return NULL;
   if (weft_copy_(out, self) != WEFT_OK) {
@@ -87,7 +88,7 @@ weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
   return out;
 }
 
-weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
+weft_tensor* weft__contiguous(const weft_tensor* self, weft_memory_format f) {
   /* PRESERVE asks the default flag, so an already contiguous tensor passes */
   if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
   if (f == WEFT_PRESERVE_FORMAT)
@@ -96,7 +97,7 @@ weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
   return weft_clone(self, f);
 }
 
-weft_tensor* weft_to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
+weft_tensor* weft__to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
   if (!weft_dtype_is_valid((int)dtype))
     return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
   if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);
