@@ -80,8 +80,15 @@ static bool compute_non_overlapping_and_dense(const weft_tensor* t) {
 }
 
 void weft__tensor_refresh(weft_tensor* t) {
+  /* a zero size wins even when the sizes before it would overflow */
   int64_t numel = 1;
-  for (int i = 0; i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->sizes[i] == 0) {
+      numel = 0;
+      break;
+    }
+  }
+  for (int i = 0; numel && i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
   t->numel = numel;
   t->is_contiguous = compute_contiguous(t);
   t->is_channels_last_contiguous = false;
@@ -186,6 +193,9 @@ weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim)
   }
   int64_t numel = 1;
   for (int64_t i = 0; i < ndim; i++) {
+    if (sizes[i] == 0) return WEFT_OK;
+  }
+  for (int64_t i = 0; i < ndim; i++) {
     if (weft__mul_overflow(numel, sizes[i], &numel))
       return weft__error(WEFT_OVERFLOW, "%s: the number of elements of a tensor of size %s overflows int64",
                          op, WEFT__LIST(sizes, ndim));
@@ -193,29 +203,31 @@ weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim)
   return WEFT_OK;
 }
 
-void weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
+bool weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
                               int64_t* strides) {
+  bool overflow = false;
   if (f == WEFT_CHANNELS_LAST && ndim == 4) {
     /* as get_channels_last_strides_2d: no max(size, 1) here, unlike NCHW */
     strides[1] = 1;
     strides[3] = sizes[1];
-    strides[2] = strides[3] * sizes[3];
-    strides[0] = strides[2] * sizes[2];
-    return;
+    overflow |= weft__mul_overflow(strides[3], sizes[3], &strides[2]);
+    overflow |= weft__mul_overflow(strides[2], sizes[2], &strides[0]);
+    return !overflow;
   }
   if (f == WEFT_CHANNELS_LAST_3D && ndim == 5) {
     strides[1] = 1;
     strides[4] = sizes[1];
-    strides[3] = strides[4] * sizes[4];
-    strides[2] = strides[3] * sizes[3];
-    strides[0] = strides[2] * sizes[2];
-    return;
+    overflow |= weft__mul_overflow(strides[4], sizes[4], &strides[3]);
+    overflow |= weft__mul_overflow(strides[3], sizes[3], &strides[2]);
+    overflow |= weft__mul_overflow(strides[2], sizes[2], &strides[0]);
+    return !overflow;
   }
   int64_t s = 1;
   for (int64_t d = ndim - 1; d >= 0; d--) {
     strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
+    overflow |= weft__mul_overflow(s, sizes[d] > 1 ? sizes[d] : 1, &s);
   }
+  return !overflow;
 }
 
 int64_t weft__required_bytes(const int64_t* sizes, const int64_t* strides, int64_t ndim,
@@ -274,7 +286,9 @@ weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, we
                             "or channels_last_3d, got %s",
                             weft_memory_format_name(f));
   int64_t strides[WEFT_MAX_DIMS];
-  weft__strides_for_format(sizes, ndim, f, strides);
+  if (!weft__strides_for_format(sizes, ndim, f, strides))
+    return weft__error_null(WEFT_OVERFLOW, "empty: Stride calculation overflowed for sizes %s",
+                            WEFT__LIST(sizes, ndim));
   return new_with_layout("empty", sizes, strides, ndim, dtype, device);
 }
 
