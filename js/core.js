@@ -53,7 +53,7 @@ function toIntList(op, name, list) {
   }
   if (list.length > MAX_DIMS) {
     throw new WeftError('InvalidArgument',
-      `${op}: ${name} has ${list.length} dimensions, but weft supports at most ${MAX_DIMS}`);
+      `${op}: number of dimensions ${list.length} must be in [0, ${MAX_DIMS}]`);
   }
   return Array.from(list, (v, i) => {
     if (typeof v === 'bigint') return Number(v);
@@ -600,11 +600,12 @@ export function createApi(M, info) {
     if (!(t instanceof Tensor)) {
       throw new WeftError('TypeError', `empty_like(): argument 'input' must be Tensor, not ${typeName(t)}`);
     }
-    checkKeys('empty_like', opts ?? {}, ['dtype', 'memoryFormat']);
+    const h = t.handle('empty_like');
     const o = opts ?? {};
+    checkKeys('empty_like', o, ['dtype', 'memoryFormat']);
     const dt = dtypeOf('empty_like', o.dtype ?? t.dtype);
     const f = formatOf('empty_like', o.memoryFormat, 'preserve_format');
-    return wrap(M._weft_wasm_empty_like(t.handle('empty_like'), dt, f), 'empty_like');
+    return wrap(M._weft_wasm_empty_like(h, dt, f), 'empty_like');
   }
 
   function fillValue(op, value) {
