@@ -88,6 +88,7 @@ weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
 }
 
 weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
+  /* PRESERVE asks the default flag, so an already contiguous tensor passes */
   if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
   if (f == WEFT_PRESERVE_FORMAT)
     return weft__error_null(WEFT_INVALID_ARGUMENT,

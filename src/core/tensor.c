@@ -165,7 +165,7 @@ bool weft_tensor_is_contiguous(const weft_tensor* t, weft_memory_format f) {
     case WEFT_CONTIGUOUS_FORMAT: return t->is_contiguous;
     case WEFT_CHANNELS_LAST: return t->is_channels_last_contiguous;
     case WEFT_CHANNELS_LAST_3D: return t->is_channels_last_3d_contiguous;
-    default: return false;
+    default: return t->is_contiguous; /* PRESERVE falls back to the default, as in TensorImpl */
   }
 }
 
@@ -281,10 +281,8 @@ weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, we
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "empty: required rank 5 tensor to use channels_last_3d format");
   if (f == WEFT_PRESERVE_FORMAT || (unsigned)f >= WEFT_MEMORY_FORMAT_COUNT)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "empty: Unsupported memory format. Expected contiguous_format, channels_last "
-                            "or channels_last_3d, got %s",
-                            weft_memory_format_name(f));
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: unsupported memory format %s",
+                            f == WEFT_PRESERVE_FORMAT ? "Preserve" : "(invalid)");
   int64_t strides[WEFT_MAX_DIMS];
   if (!weft__strides_for_format(sizes, ndim, f, strides))
     return weft__error_null(WEFT_OVERFLOW, "empty: Stride calculation overflowed for sizes %s",
@@ -305,13 +303,48 @@ weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, in
   return new_with_layout("empty_strided", sizes, strides, ndim, dtype, device);
 }
 
-weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
-  if (f == WEFT_PRESERVE_FORMAT) {
-    if (self->is_non_overlapping_and_dense)
-      return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
-    f = weft_tensor_suggest_memory_format(self);
+/* Dense strides keeping self's dim order (PyTorch's infer_dense_strides):
+ * stable insertion sort by stride, stride-0 dims never move, equal strides
+ * put the smaller size inside. */
+static int stride_order_cmp(const weft_tensor* t, int d0, int d1) {
+  int64_t s0 = t->strides[d0], s1 = t->strides[d1];
+  if (s0 == 0 || s1 == 0) return 0;
+  if (s0 != s1) return s0 < s1 ? -1 : 1;
+  return t->sizes[d0] > t->sizes[d1] ? 1 : 0;
+}
+
+static void infer_dense_strides(const weft_tensor* t, int64_t* out) {
+  int perm[WEFT_MAX_DIMS]; /* innermost first */
+  int n = t->ndim;
+  for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+  for (int i = 1; i < n; i++) {
+    int d1 = i;
+    for (int d0 = i - 1; d0 >= 0; d0--) {
+      int c = stride_order_cmp(t, perm[d0], perm[d1]);
+      if (c > 0) {
+        int tmp = perm[d0];
+        perm[d0] = perm[d1];
+        perm[d1] = tmp;
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
   }
-  return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
+  int64_t stride = 1;
+  for (int i = 0; i < n; i++) {
+    out[perm[i]] = stride;
+    if (t->sizes[perm[i]] > 1) stride *= t->sizes[perm[i]];
+  }
+}
+
+weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  if (f != WEFT_PRESERVE_FORMAT) return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
+  if (self->is_non_overlapping_and_dense)
+    return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
+  int64_t strides[WEFT_MAX_DIMS];
+  infer_dense_strides(self, strides);
+  return weft_empty_strided(self->sizes, strides, self->ndim, dtype, self->device);
 }
 
 weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,
