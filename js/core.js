@@ -711,6 +711,15 @@ export function createApi(M, info) {
     M._weft_wasm_manual_seed(Number(s >> 32n), Number(s & 0xffffffffn));
   }
 
+  // torch.promote_types / torch.can_cast on dtype names.
+  function promoteTypes(a, b) {
+    return DTYPES[M._weft_promote_types(dtypeOf('promote_types', a), dtypeOf('promote_types', b))];
+  }
+
+  function canCast(from, to) {
+    return !!M._weft_can_cast(dtypeOf('can_cast', from), dtypeOf('can_cast', to));
+  }
+
   function memory() {
     M._weft_wasm_memory();
     const m = scratch();
@@ -729,7 +738,7 @@ export function createApi(M, info) {
     Tensor,
     WeftError,
     empty, emptyStrided, emptyLike, zeros, ones, full, arange, tensor, rand, randn,
-    manualSeed, memory,
+    manualSeed, memory, promoteTypes, canCast,
     setNumThreads,
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),

@@ -122,6 +122,10 @@ export interface Weft {
   randn(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   manualSeed(seed: number | bigint): void;
   memory(): MemoryStats;
+  /** torch.promote_types */
+  promoteTypes(a: DTypeName, b: DTypeName): DType;
+  /** torch.can_cast (same-kind rule) */
+  canCast(from: DTypeName, to: DTypeName): boolean;
   setNumThreads(n: number): void;
   getNumThreads(): number;
   maxThreads(): number;

@@ -26,12 +26,6 @@
 #include "weft/parallel.h"
 #include "weft/weft.h"
 
-/* src/parallel lands separately from the rest of the library: until it does,
- * weak references keep this file linking and the thread calls report 1. */
-extern weft_status weft_set_num_threads(int n) __attribute__((weak));
-extern int weft_get_num_threads(void) __attribute__((weak));
-extern int weft_max_threads(void) __attribute__((weak));
-
 #define WEFT_WASM_STR_BYTES 256
 
 static struct {
@@ -113,15 +107,15 @@ EMSCRIPTEN_KEEPALIVE void weft_wasm_memory(void) {
 /* ---- threads and random numbers ---- */
 
 EMSCRIPTEN_KEEPALIVE int weft_wasm_set_num_threads(int n) {
-  return weft_set_num_threads ? (int)weft_set_num_threads(n) : (int)WEFT_OK;
+  return (int)weft_set_num_threads(n);
 }
 
 EMSCRIPTEN_KEEPALIVE int weft_wasm_get_num_threads(void) {
-  return weft_get_num_threads ? weft_get_num_threads() : 1;
+  return weft_get_num_threads();
 }
 
 EMSCRIPTEN_KEEPALIVE int weft_wasm_max_threads(void) {
-  return weft_max_threads ? weft_max_threads() : 1;
+  return weft_max_threads();
 }
 
 /* The seed is split in two u32 halves so the whole uint64 range survives. */

@@ -25,7 +25,7 @@ endif()
 # shared memory otherwise), including objects of targets defined before this
 # file such as the per-ISA kernels. CMAKE_C_FLAGS is read when the directory
 # is generated, so appending here reaches all of them.
-set(CMAKE_C_FLAGS "${CMAKE_C_FLAGS} ${WEFT_WASM_ISA_FLAGS}")
+set(CMAKE_C_FLAGS "${CMAKE_C_FLAGS} ${WEFT_WASM_ISA_FLAGS} -DWEFT_WASM_POOL_SIZE=${WEFT_WASM_POOL_SIZE}")
 
 set(WEFT_WASM_EXPORTED_FUNCTIONS
   _malloc _free
@@ -33,7 +33,8 @@ set(WEFT_WASM_EXPORTED_FUNCTIONS
   _weft_dtype_name _weft_device_name _weft_memory_format_name
   _weft_tensor_release _weft_tensor_dim _weft_tensor_dtype _weft_tensor_device
   _weft_tensor_element_size _weft_tensor_data_ptr _weft_tensor_is_contiguous
-  _weft_tensor_is_non_overlapping_and_dense _weft_tensor_suggest_memory_format)
+  _weft_tensor_is_non_overlapping_and_dense _weft_tensor_suggest_memory_format
+  _weft_promote_types _weft_can_cast)
 list(JOIN WEFT_WASM_EXPORTED_FUNCTIONS "," WEFT_WASM_EXPORTS_CSV)
 
 set(WEFT_WASM_LINK_FLAGS

@@ -148,6 +148,17 @@ for (const variant of VARIANTS) {
   });
 }
 
+test('promoteTypes and canCast', async () => {
+  const wt = await init();
+  assert.equal(wt.promoteTypes('int64', 'float16'), 'float16');
+  assert.equal(wt.promoteTypes('bool', 'uint8'), 'uint8');
+  assert.equal(wt.promoteTypes('float16', 'bfloat16'), 'float32');
+  assert.equal(wt.promoteTypes('long', 'double'), 'float64');
+  assert.equal(wt.canCast('float32', 'int32'), false);
+  assert.equal(wt.canCast('int32', 'float32'), true);
+  throwsWeft(() => wt.promoteTypes('int64', 'cfloat'), 'TypeError');
+});
+
 test('factory errors', async () => {
   const wt = await init();
   await noLeaks(wt, () => {
