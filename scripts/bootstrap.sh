@@ -4,7 +4,8 @@
 #   scripts/bootstrap.sh          install
 #   . scripts/bootstrap.sh        install, and keep NODE_PATH in this shell
 # Debian's emcc cannot find its `acorn` module without NODE_PATH.
-set -euo pipefail
+# (Strict mode only when run: sourcing must not change the caller's shell.)
+[[ "${BASH_SOURCE[0]}" != "$0" ]] || set -euo pipefail
 
 WEFT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export WEFT_ROOT
@@ -12,6 +13,16 @@ case ":${NODE_PATH:-}:" in
   *:/usr/share/nodejs:*) ;;
   *) export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" ;;
 esac
+
+# Runs a command silently; prints everything it said only when it fails.
+weft_quiet() {
+  local out
+  if ! out="$("$@" 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    echo "failed: $*" >&2
+    return 1
+  fi
+}
 
 weft_bootstrap() {
   local pkgs=()

@@ -16,9 +16,8 @@ for variant in simd-threads simd; do
   dir="build/wasm-$variant"
   threads=OFF
   [ "$variant" = simd-threads ] && threads=ON
-  emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWEFT_WASM_THREADS="$threads" \
-    --log-level=WARNING >/dev/null
-  cmake --build "$dir" -j2 -- --no-print-directory >/dev/null
+  weft_quiet emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWEFT_WASM_THREADS="$threads"
+  weft_quiet cmake --build "$dir" -j2
   name="weft-$variant"
   if ! cmp -s "$dir/node/$name.wasm" "$dir/es6/$name.wasm"; then
     echo "build-wasm: $dir/node/$name.wasm and $dir/es6/$name.wasm differ" >&2

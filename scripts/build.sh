@@ -5,8 +5,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$WEFT_ROOT"
 
-cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF --log-level=WARNING >/dev/null
-cmake --build build/native -j2 -- --no-print-directory >/dev/null
+weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF
+weft_quiet cmake --build build/native -j2
 scripts/build-wasm.sh
 cp js/*.js js/weft.d.ts dist/
 echo "build: dist/ is ready"

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$WEFT_ROOT"
 
 scripts/build.sh
-cmake -S . -B build/native-asan -DWEFT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug --log-level=WARNING >/dev/null
-cmake --build build/native-asan -j2 -- --no-print-directory >/dev/null
+weft_quiet cmake -S . -B build/native-asan -DWEFT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+weft_quiet cmake --build build/native-asan -j2
 ctest --test-dir build/native-asan --output-on-failure -j2
 node --test tests/js/*.test.mjs
