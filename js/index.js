@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { applyThreads, createApi, parseInitOptions, WeftError } from './core.js';
 
 export { WeftError };
@@ -34,9 +35,9 @@ async function load(variant) {
   const wasm = new URL(`./weft-${variant}.wasm`, artifacts);
   if (!existsSync(glue) || !existsSync(wasm)) {
     throw new WeftError('InvalidArgument',
-      `init: weft-${variant} is not built (run npm run build); looked in ${artifacts.pathname}`);
+      `init: weft-${variant} is not built (run npm run build); looked in ${fileURLToPath(artifacts)}`);
   }
-  const factory = require(glue.pathname);
+  const factory = require(fileURLToPath(glue));
   const M = await factory({ wasmBinary: await readFile(wasm) });
   unrefWorkers(M);
   return createApi(M, { variant });
