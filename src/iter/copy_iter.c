@@ -7,101 +7,127 @@
  *   scalar-broadcast  src stride 0: convert one value, fill the row
  *   transpose         the inner 2-D block is a transpose: blocked transpose
  *   strided           anything else
- * The kernels sit behind the copy_kernels table so SIMD versions replace
- * the plain C ones in one place. */
+ * An iterator whose coalesced form is one 2-D transpose skips for_each and
+ * hands the whole matrix to the blocked transpose driver. */
+#include <stddef.h>
 #include <string.h>
 
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "iter/copy_iter.h"
+#include "iter/iter_internal.h"
 #include "weft/iter.h"
 
-/* ---- plain C kernels: counts in elements, strides in bytes ---- */
+/* ---- kernels ----
+ * The kernels are src/kernels' (SIMD, typed by element size; casts per dtype
+ * pair) when the build has them; plain C stand-ins otherwise. Everything a
+ * copy_ calls is resolved once, in resolve_kernels. */
+
+#if defined(__has_include)
+#if __has_include("kernels/kernels.h")
+#include "kernels/kernels.h"
+#define WEFT_COPY_HAVE_KERNELS 1
+#endif
+#endif
+#ifndef WEFT_COPY_HAVE_KERNELS
+#define WEFT_COPY_HAVE_KERNELS 0
+#endif
+
+typedef void copy_contig_fn(size_t n, const void* x, void* y);
+typedef void copy_strided_fn(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys);
+typedef void copy_fill_fn(size_t n, const void* value, void* y);
 
 typedef struct {
-  void (*contig)(size_t n, const char* x, char* y, size_t es);
-  void (*fill)(size_t n, const char* value, char* y, size_t es);
-  void (*strided)(size_t n, const char* x, int64_t xs, char* y, int64_t ys, size_t es);
-  /* in: h rows of w elements, row stride in_stride; out: w rows of h. */
-  void (*transpose)(const char* in, char* out, int64_t in_stride, int64_t out_stride, size_t w,
-                    size_t h, size_t es);
-  void (*convert)(size_t n, const char* x, int64_t xs, weft_dtype xt, char* y, int64_t ys, weft_dtype yt);
-} copy_kernels;
+  weft_dtype dst_t, src_t;
+  size_t es; /* dst element size */
+  /* rows of n elements, converting when the dtypes differ; NULL: plain_convert */
+  copy_contig_fn* contig;
+  copy_strided_fn* strided;
+  copy_fill_fn* fill; /* dst dtype */
+} copy_ctx;
 
-static void plain_contig(size_t n, const char* x, char* y, size_t es) { memmove(y, x, n * es); }
+#if !WEFT_COPY_HAVE_KERNELS
+#define PLAIN_COPIES(T, bits)                                                                \
+  static void plain_copy##bits(size_t n, const void* x, void* y) {                           \
+    if (x != y) memcpy(y, x, n * sizeof(T));                                                 \
+  }                                                                                          \
+  static void plain_strided##bits(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys) { \
+    for (size_t i = 0; i < n; i++) memcpy((char*)y + (ptrdiff_t)i * ys, (const char*)x + (ptrdiff_t)i * xs, sizeof(T)); \
+  }                                                                                          \
+  static void plain_fill##bits(size_t n, const void* value, void* y) {                       \
+    T v;                                                                                     \
+    memcpy(&v, value, sizeof v);                                                             \
+    for (size_t i = 0; i < n; i++) ((T*)y)[i] = v;                                           \
+  }
+PLAIN_COPIES(uint8_t, 8)
+PLAIN_COPIES(uint16_t, 16)
+PLAIN_COPIES(uint32_t, 32)
+PLAIN_COPIES(uint64_t, 64)
+#undef PLAIN_COPIES
+#endif
 
-static void plain_fill(size_t n, const char* value, char* y, size_t es) {
-  switch (es) {
-    case 1: memset(y, (unsigned char)value[0], n); return;
-#define FILL(T)                                   \
-  {                                               \
-    T v;                                          \
-    memcpy(&v, value, sizeof v);                  \
-    for (size_t i = 0; i < n; i++) ((T*)y)[i] = v; \
-    return;                                       \
-  }
-    case 2: FILL(uint16_t)
-    case 4: FILL(uint32_t)
-    case 8: FILL(uint64_t)
-#undef FILL
-  }
+static void plain_convert(size_t n, const char* x, int64_t xs, weft_dtype xt, char* y, int64_t ys,
+                          weft_dtype yt) {
+  for (size_t i = 0; i < n; i++) weft__store(y + (int64_t)i * ys, yt, weft__load(x + (int64_t)i * xs, xt));
 }
 
-static void plain_strided(size_t n, const char* x, int64_t xs, char* y, int64_t ys, size_t es) {
-  switch (es) {
-#define STRIDED(T)                                                                  \
-  for (size_t i = 0; i < n; i++) *(T*)(y + (int64_t)i * ys) = *(const T*)(x + (int64_t)i * xs); \
-  return;
-    case 1: STRIDED(uint8_t)
-    case 2: STRIDED(uint16_t)
-    case 4: STRIDED(uint32_t)
-    case 8: STRIDED(uint64_t)
-#undef STRIDED
-  }
-}
-
-enum { TILE = 32 };
-
-/* Cache-blocked: TILE x TILE tiles, each read by rows and written by rows. */
-static void plain_transpose(const char* in, char* out, int64_t in_stride, int64_t out_stride,
-                            size_t w, size_t h, size_t es) {
+/* in: h rows of w elements (row stride in_stride); out: w rows of h.
+ * Cache-blocked in TILE x TILE tiles. */
+static weft_status transpose_2d(const copy_ctx* c, const char* in, char* out, int64_t in_stride,
+                                int64_t out_stride, size_t w, size_t h) {
+#if WEFT_COPY_HAVE_KERNELS
+  return weft__transpose_2d(weft__kernels(), c->es, in, out, (size_t)in_stride, (size_t)out_stride, w, h);
+#else
+  enum { TILE = 32 };
   for (size_t r0 = 0; r0 < h; r0 += TILE) {
     size_t r1 = r0 + TILE < h ? r0 + TILE : h;
     for (size_t c0 = 0; c0 < w; c0 += TILE) {
       size_t c1 = c0 + TILE < w ? c0 + TILE : w;
-      for (size_t c = c0; c < c1; c++) {
-        plain_strided(r1 - r0, in + (int64_t)r0 * in_stride + (int64_t)(c * es), in_stride,
-                      out + (int64_t)c * out_stride + (int64_t)(r0 * es), (int64_t)es, es);
+      for (size_t col = c0; col < c1; col++) {
+        c->strided(r1 - r0, in + (int64_t)r0 * in_stride + (int64_t)(col * c->es), in_stride,
+                   out + (int64_t)col * out_stride + (int64_t)(r0 * c->es), (ptrdiff_t)c->es);
       }
     }
   }
+  return WEFT_OK;
+#endif
 }
 
-static void plain_convert(size_t n, const char* x, int64_t xs, weft_dtype xt, char* y, int64_t ys,
-                          weft_dtype yt) {
-  for (size_t i = 0; i < n; i++) {
-    weft__store(y + (int64_t)i * ys, yt, weft__load(x + (int64_t)i * xs, xt));
+static void resolve_kernels(copy_ctx* c) {
+#if WEFT_COPY_HAVE_KERNELS
+  const weft_kernels* k = weft__kernels();
+  c->fill = weft__fill_kernel(k, c->es);
+  if (c->dst_t == c->src_t) {
+    c->contig = weft__copy_kernel(k, c->es);
+    c->strided = weft__copy_strided_kernel(k, c->es);
+  } else {
+    c->contig = weft__cast_kernel(k, c->src_t, c->dst_t);
+    c->strided = weft__cast_strided_kernel(c->src_t, c->dst_t);
   }
+#else
+  static copy_contig_fn* const contig[] = {plain_copy8, plain_copy16, plain_copy32, plain_copy64};
+  static copy_strided_fn* const strided[] = {plain_strided8, plain_strided16, plain_strided32, plain_strided64};
+  static copy_fill_fn* const fill[] = {plain_fill8, plain_fill16, plain_fill32, plain_fill64};
+  int i = c->es == 1 ? 0 : c->es == 2 ? 1 : c->es == 4 ? 2 : 3;
+  c->fill = fill[i];
+  c->contig = c->dst_t == c->src_t ? contig[i] : NULL;
+  c->strided = strided[i]; /* the plain transpose uses it; rows check dtypes */
+#endif
 }
-
-static const copy_kernels k_plain = {plain_contig, plain_fill, plain_strided, plain_transpose,
-                                     plain_convert};
 
 /* ---- loop2d ---- */
 
-typedef struct {
-  const copy_kernels* k;
-  weft_dtype dst_t, src_t;
-  size_t es; /* dst element size */
-} copy_ctx;
+static void copy_row(const copy_ctx* c, size_t n, const char* x, int64_t xs, char* y, int64_t ys) {
+  bool contiguous = xs == (int64_t)weft_dtype_size(c->src_t) && ys == (int64_t)c->es;
+  if (contiguous && c->contig) c->contig(n, x, y);
+  else if (c->strided && (c->dst_t == c->src_t || WEFT_COPY_HAVE_KERNELS)) c->strided(n, x, xs, y, ys);
+  else plain_convert(n, x, xs, c->src_t, y, ys, c->dst_t);
+}
 
-static void loop_vectorized(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
+static void loop_rows(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
   const copy_ctx* c = p;
   char *y = data[0], *x = data[1];
-  for (int64_t j = 0; j < n1; j++, y += s[2], x += s[3]) {
-    if (c->dst_t == c->src_t) c->k->contig((size_t)n0, x, y, c->es);
-    else c->k->convert((size_t)n0, x, s[1], c->src_t, y, s[0], c->dst_t);
-  }
+  for (int64_t j = 0; j < n1; j++, y += s[2], x += s[3]) copy_row(c, (size_t)n0, x, s[1], y, s[0]);
 }
 
 static void loop_fill(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
@@ -110,32 +136,48 @@ static void loop_fill(void* p, char** data, const int64_t* s, int64_t n0, int64_
   for (int64_t j = 0; j < n1; j++, y += s[2], x += s[3]) {
     char value[8];
     weft__store(value, c->dst_t, weft__load(x, c->src_t));
-    c->k->fill((size_t)n0, value, y, c->es);
+    c->fill((size_t)n0, value, y);
   }
 }
 
+/* in: n0 rows (stride s[1]) of n1 elements; out: n1 rows (stride s[2]) of n0.
+ * Inside a for_each chunk the driver's own parallel_for runs inline. */
 static void loop_transpose(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
-  const copy_ctx* c = p;
-  /* in: n0 rows (stride s[1]) of n1 elements; out: n1 rows (stride s[2]) of n0 */
-  c->k->transpose(data[1], data[0], s[1], s[2], (size_t)n1, (size_t)n0, c->es);
+  transpose_2d(p, data[1], data[0], s[1], s[2], (size_t)n1, (size_t)n0);
 }
 
-static void loop_strided(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
-  const copy_ctx* c = p;
-  char *y = data[0], *x = data[1];
-  for (int64_t j = 0; j < n1; j++, y += s[2], x += s[3]) {
-    if (c->dst_t == c->src_t) c->k->strided((size_t)n0, x, s[1], y, s[0], c->es);
-    else c->k->convert((size_t)n0, x, s[1], c->src_t, y, s[0], c->dst_t);
-  }
+/* The transpose driver's blocks (src/kernels/transpose_blocked.c). */
+enum { TRANSPOSE_BLOCK = 32, TRANSPOSE_GRAIN_BLOCKS = 32 };
+
+static int64_t copy_chunks(const weft_iter* it, weft_loop_kind kind) {
+  if (kind != WEFT_LOOP_TRANSPOSE || it->ndim != 2) return weft_iter_num_chunks(it, WEFT_GRAIN_SIZE);
+  int64_t bh = (it->shape[0] + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
+  int64_t bw = (it->shape[1] + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
+  return weft__parallel_chunks(bh * bw, TRANSPOSE_GRAIN_BLOCKS);
 }
 
-static weft_loop2d_fn pick_loop(weft_loop_kind k) {
-  switch (k) {
-    case WEFT_LOOP_VECTORIZED: return loop_vectorized;
-    case WEFT_LOOP_SCALAR_BROADCAST: return loop_fill;
-    case WEFT_LOOP_TRANSPOSE: return loop_transpose;
-    default: return loop_strided;
+char* weft__copy_explain_json(weft_tensor* dst, const weft_tensor* src) {
+  weft_iter it;
+  if (weft__copy_iter_build(dst, src, &it) != WEFT_OK) return NULL;
+  weft_loop_kind kind = weft_iter_loop_kind(&it);
+  char* json = weft__iter_explain_json_ex(&it, kind, copy_chunks(&it, kind));
+  weft_iter_destroy(&it);
+  if (!json) weft__error(WEFT_OUT_OF_MEMORY, "explain: out of memory");
+  return json;
+}
+
+static weft_status run_copy(const weft_iter* it, copy_ctx* c) {
+  weft_loop_kind kind = weft_iter_loop_kind(it);
+  resolve_kernels(c);
+  if (kind == WEFT_LOOP_TRANSPOSE && it->ndim == 2) {
+    /* one 2-D transpose: its driver parallelizes over square blocks */
+    return transpose_2d(c, it->ops[1].data, it->ops[0].data, it->ops[1].stride_bytes[0],
+                        it->ops[0].stride_bytes[1], (size_t)it->shape[1], (size_t)it->shape[0]);
   }
+  weft_loop2d_fn loop = kind == WEFT_LOOP_SCALAR_BROADCAST ? loop_fill
+                        : kind == WEFT_LOOP_TRANSPOSE      ? loop_transpose
+                                                           : loop_rows;
+  return weft_iter_for_each(it, loop, c, WEFT_GRAIN_SIZE);
 }
 
 /* ---- copy_ ---- */
@@ -170,8 +212,8 @@ weft_status weft__copy_iter(weft_tensor* dst, const weft_tensor* src) {
   weft_iter it;
   weft_status s = weft__copy_iter_build(dst, src, &it);
   if (s != WEFT_OK) return s;
-  copy_ctx ctx = {&k_plain, it.ops[0].dtype, it.ops[1].dtype, weft_dtype_size(it.ops[0].dtype)};
-  s = weft_iter_for_each(&it, pick_loop(weft_iter_loop_kind(&it)), &ctx, WEFT_GRAIN_SIZE);
+  copy_ctx ctx = {it.ops[0].dtype, it.ops[1].dtype, weft_dtype_size(it.ops[0].dtype), NULL, NULL, NULL};
+  s = run_copy(&it, &ctx);
   weft_iter_destroy(&it);
   return s;
 }

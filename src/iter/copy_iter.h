@@ -11,4 +11,8 @@ weft_status weft__copy_iter(weft_tensor* dst, const weft_tensor* src);
 /* The iterator copy_ builds (for explain and tests); destroy it after. */
 weft_status weft__copy_iter_build(weft_tensor* dst, const weft_tensor* src, weft_iter* it);
 
+/* The plan copy_ would run, as weft_iter_explain_json renders it (chunks
+ * counted the way copy_ will cut them). malloc'd; NULL + error on failure. */
+char* weft__copy_explain_json(weft_tensor* dst, const weft_tensor* src);
+
 #endif

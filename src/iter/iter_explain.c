@@ -55,16 +55,19 @@ weft_loop_kind weft_iter_loop_kind(const weft_iter* it) {
   return WEFT_LOOP_STRIDED;
 }
 
-int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
-  int64_t numel = weft_iter_numel(it);
-  if (numel == 0) return 0;
+int64_t weft__parallel_chunks(int64_t len, int64_t grain) {
+  if (len <= 0) return 0;
   if (grain < 1) grain = 1;
   int64_t t = weft_get_num_threads();
-  if (numel <= grain || t <= 1) return 1;
+  if (len <= grain || t <= 1) return 1;
   /* src/parallel: a few chunks per thread for stealing, each >= grain */
-  int64_t chunk = (numel + 4 * t - 1) / (4 * t);
+  int64_t chunk = (len + 4 * t - 1) / (4 * t);
   if (chunk < grain) chunk = grain;
-  return (numel + chunk - 1) / chunk;
+  return (len + chunk - 1) / chunk;
+}
+
+int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
+  return weft__parallel_chunks(weft_iter_numel(it), grain);
 }
 
 /* ---- JSON ---- */
@@ -108,6 +111,10 @@ static void put_i64s(sbuf* b, const int64_t* v, int n) {
 }
 
 char* weft_iter_explain_json(const weft_iter* it, int64_t grain) {
+  return weft__iter_explain_json_ex(it, weft_iter_loop_kind(it), weft_iter_num_chunks(it, grain));
+}
+
+char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks) {
   sbuf b = {malloc(256), 0, 256, false};
   if (!b.buf) return NULL;
   put(&b, "{\"op\":\"%s\",\"numel\":%lld,\"broadcastShape\":", it->op_name,
@@ -128,8 +135,7 @@ char* weft_iter_explain_json(const weft_iter* it, int64_t grain) {
   if (it->has_common_dtype) put(&b, "\"%s\"", weft_dtype_name(it->common_dtype));
   else put(&b, "null");
   put(&b, ",\"fastSetup\":\"%s\",\"loop\":\"%s\",\"chunks\":%lld}",
-      weft_iter_fast_setup_name(it->fast_setup), weft_loop_kind_name(weft_iter_loop_kind(it)),
-      (long long)weft_iter_num_chunks(it, grain));
+      weft_iter_fast_setup_name(it->fast_setup), weft_loop_kind_name(loop), (long long)chunks);
   if (b.oom) {
     free(b.buf);
     return NULL;

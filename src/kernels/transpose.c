@@ -29,7 +29,22 @@ void WEFT_UKERNEL(x32_transposec, 4x4)(const void* in, void* out, size_t in_stri
     const char* r1 = rows > 1 ? r0 + in_stride : r0;
     const char* r2 = rows > 2 ? r1 + in_stride : r1;
     const char* r3 = rows > 3 ? r2 + in_stride : r2;
-    for (size_t j = 0; j < width; j += 4) {
+    size_t j = 0;
+    if (rows == 4) {
+      /* full tiles: plain loads and stores */
+      for (; j + 4 <= width; j += 4) {
+        wv128 v0 = wv_v128_load(r0 + j * 4), v1 = wv_v128_load(r1 + j * 4);
+        wv128 v2 = wv_v128_load(r2 + j * 4), v3 = wv_v128_load(r3 + j * 4);
+        wv128 t0 = wv_i32x4_interleave_lo(v0, v1), t1 = wv_i32x4_interleave_hi(v0, v1);
+        wv128 t2 = wv_i32x4_interleave_lo(v2, v3), t3 = wv_i32x4_interleave_hi(v2, v3);
+        char* o = dst + j * out_stride + i * 4;
+        wv_v128_store(o, wv_i64x2_interleave_lo(t0, t2));
+        wv_v128_store(o + out_stride, wv_i64x2_interleave_hi(t0, t2));
+        wv_v128_store(o + 2 * out_stride, wv_i64x2_interleave_lo(t1, t3));
+        wv_v128_store(o + 3 * out_stride, wv_i64x2_interleave_hi(t1, t3));
+      }
+    }
+    for (; j < width; j += 4) {
       size_t cols = width - j < 4 ? width - j : 4;
       wv128 v0 = load_cols(r0 + j * 4, cols, 4), v1 = load_cols(r1 + j * 4, cols, 4);
       wv128 v2 = load_cols(r2 + j * 4, cols, 4), v3 = load_cols(r3 + j * 4, cols, 4);

@@ -252,7 +252,34 @@ static void test_copy_errors(void) {
   for (int i = 0; i < 5; i++) weft_tensor_release(all[i]);
 }
 
+static void test_copy_explain(void) {
+  int64_t s[] = {1, 64, 56, 56};
+  weft_tensor* in = weft_empty(s, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* out = weft_empty(s, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CHANNELS_LAST);
+  weft_set_num_threads(2);
+  char* json = weft__copy_explain_json(out, in);
+  CHECK(json != NULL);
+  if (json) {
+    CHECK(strstr(json, "\"op\":\"copy_\"") != NULL);
+    CHECK(strstr(json, "\"shape\":[64,3136]") != NULL);
+    CHECK(strstr(json, "\"strides\":[[4,256],[12544,4]]") != NULL);
+    CHECK(strstr(json, "\"loop\":\"transpose\"") != NULL);
+    /* 2 x 98 blocks of 32 x 32, >= 32 blocks per chunk */
+    CHECK(strstr(json, weft_get_num_threads() == 1 ? "\"chunks\":1}" : "\"chunks\":7}") != NULL);
+    free(json);
+  }
+  weft_set_num_threads(1);
+  int64_t s3[] = {3};
+  weft_tensor* bad = weft_empty(s3, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  CHECK(weft__copy_explain_json(bad, in) == NULL);
+  CHECK_ERROR_HAS("copy_: The size of tensor a (3) must match the size of tensor b (56)");
+  weft_tensor_release(bad);
+  weft_tensor_release(in);
+  weft_tensor_release(out);
+}
+
 int main(void) {
+  test_copy_explain();
   test_copy_errors();
   test_for_each_chunks();
   test_random_copies();
