@@ -146,14 +146,13 @@ static void loop_transpose(void* p, char** data, const int64_t* s, int64_t n0, i
   transpose_2d(p, data[1], data[0], s[1], s[2], (size_t)n1, (size_t)n0);
 }
 
-/* The transpose driver's blocks (src/kernels/transpose_blocked.c). */
-enum { TRANSPOSE_BLOCK = 32, TRANSPOSE_GRAIN_BLOCKS = 32 };
-
+/* A whole-tensor transpose is cut by its driver's blocks, not by the grain. */
 static int64_t copy_chunks(const weft_iter* it, weft_loop_kind kind) {
   if (kind != WEFT_LOOP_TRANSPOSE || it->ndim != 2) return weft_iter_num_chunks(it, WEFT_GRAIN_SIZE);
-  int64_t bh = (it->shape[0] + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
-  int64_t bw = (it->shape[1] + TRANSPOSE_BLOCK - 1) / TRANSPOSE_BLOCK;
-  return weft__parallel_chunks(bh * bw, TRANSPOSE_GRAIN_BLOCKS);
+  int64_t grain = 1;
+  int64_t blocks = weft__transpose_2d_blocks(weft_dtype_size(it->ops[0].dtype), (size_t)it->shape[1],
+                                             (size_t)it->shape[0], &grain);
+  return weft__parallel_chunks(blocks, grain);
 }
 
 char* weft__copy_explain_json(weft_tensor* dst, const weft_tensor* src) {

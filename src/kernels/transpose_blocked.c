@@ -45,14 +45,22 @@ weft_transpose_fn* weft__transpose_kernel(const weft_kernels* k, size_t elem_siz
   }
 }
 
+static size_t block_width(size_t elem_size) { return BLOCK_ROW_BYTES / (elem_size ? elem_size : 1); }
+
+int64_t weft__transpose_2d_blocks(size_t elem_size, size_t width, size_t height, int64_t* grain) {
+  size_t bw = block_width(elem_size);
+  if (grain) *grain = GRAIN_ELEMS / (int64_t)(BLOCK_ROWS * bw);
+  return (int64_t)(((height + BLOCK_ROWS - 1) / BLOCK_ROWS) * ((width + bw - 1) / bw));
+}
+
 weft_status weft__transpose_2d(const weft_kernels* k, size_t elem_size, const void* in, void* out,
                                size_t in_stride, size_t out_stride, size_t width, size_t height) {
   if (width == 0 || height == 0) return WEFT_OK;
-  size_t bw = BLOCK_ROW_BYTES / (elem_size ? elem_size : 1);
+  size_t bw = block_width(elem_size);
   struct tctx c = {weft__transpose_kernel(k, elem_size), in, out, elem_size, in_stride, out_stride,
                    width, height, (height + BLOCK_ROWS - 1) / BLOCK_ROWS, bw};
   if (!c.fn) return weft__error(WEFT_INTERNAL, "transpose: no kernel for %zu-byte elements", elem_size);
-  size_t nbj = (width + bw - 1) / bw;
-  int64_t grain = GRAIN_ELEMS / (int64_t)(BLOCK_ROWS * bw);
-  return weft_parallel_for(0, (int64_t)(c.nbi * nbj), grain, run_blocks, &c);
+  int64_t grain;
+  int64_t nblocks = weft__transpose_2d_blocks(elem_size, width, height, &grain);
+  return weft_parallel_for(0, nblocks, grain, run_blocks, &c);
 }

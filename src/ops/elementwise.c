@@ -725,15 +725,22 @@ static weft_status weft__ew_status(weft_tensor* r) {
 #include "ops/elementwise_kernels.inc"
 #undef EW_KERNEL
 
-#define WEFT_OP WEFT_OP_DECLARE
-#include "ops/elementwise.def"
-#undef WEFT_OP
+#include "ops/ops.h" /* declares every op, elementwise.def's included */
 
 #define WEFT_OP(cname, schema, R, ...)                                                         \
   if (!weft_impl_##cname(WEFT_KEY_CPU, k_##cname, "ew_" #cname "_cpu")) return weft_last_status(); \
   if (!weft_impl_##cname(WEFT_KEY_META, k_##cname, "ew_" #cname "_meta")) return weft_last_status();
+/* ops.def's fill_ (fill_.Scalar, value as a double): integral values count
+ * as int Scalars for PyTorch's overflow check (fill_(uint8, -1) wraps). */
+static weft_status k_fill_double(weft_tensor* self, double v) {
+  weft_scalar s = (v == trunc(v) && fabs(v) < 9007199254740992.0) ? weft_scalar_int((int64_t)v) : weft_scalar_double(v);
+  return weft__ew_status(weft__ew(EW_FILL, EW_INPLACE, self, 2, (ew_in[]){EW_T(self), EW_S(s)}, weft_scalar_int(1), NULL));
+}
+
 weft_status weft__elementwise_register(void) {
 #include "ops/elementwise.def"
+  if (!weft_impl_fill_(WEFT_KEY_CPU, k_fill_double, "ew_fill__cpu")) return weft_last_status();
+  if (!weft_impl_fill_(WEFT_KEY_META, k_fill_double, "ew_fill__meta")) return weft_last_status();
   return WEFT_OK;
 }
 #undef WEFT_OP

@@ -109,7 +109,7 @@ def all_schemas():
         ("where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor", "where_scalar"),
         ("where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
          "where_out"),
-        ("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", "fill_scalar_"),
+        # fill_.Scalar is ops.def's fill_ (weft_fill_(self, double)); elementwise.c registers its kernel
         ("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", "fill_tensor_"),
         ("zero_(Tensor(a!) self) -> Tensor(a!)", "zero_"),
     ]
