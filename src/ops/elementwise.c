@@ -492,7 +492,7 @@ static weft_status impl(ew_call* c) {
   x.row = weft__ew_row(c->op, x.compute[c->op == EW_WHERE ? 0 : 1]);
   if (!x.row) return weft__error(WEFT_INTERNAL, "%s: no kernel for %s", c->d->name, weft_dtype_name(x.compute[1]));
   x.k = ew_kernels();
-  x.p.alpha_i = c->alpha.tag == WEFT_SCALAR_DOUBLE ? (int64_t)c->alpha.v.d
+  x.p.alpha_i = c->alpha.tag == WEFT_SCALAR_DOUBLE ? weft__f64_to_i64_sat(c->alpha.v.d)
                 : c->alpha.tag == WEFT_SCALAR_BOOL ? c->alpha.v.b : c->alpha.v.i;
   x.p.alpha_d = round_alpha(scalar_f64(c->alpha), x.compute[1]);
   x.p.approximate = c->approximate;
