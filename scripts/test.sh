@@ -1,11 +1,45 @@
 #!/usr/bin/env bash
-# npm test: build, run the native C tests under ASan+UBSan, then the JS tests.
+# npm test: build, then run every C test (tests/c/test_*.c) on each backend
+# the kernels are compiled for, then the JS tests:
+#   build/native-asan            native SSE2 kernels, ASan+UBSan
+#   build/native-scalar          native, WEFT_FORCE_SCALAR (the scalar kernels everywhere)
+#   build/wasm-tests-threads     wasm SIMD + pthreads, under Node
+#   build/wasm-tests-nothreads   wasm SIMD single-threaded, under Node
+# Each stage prints its time.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$WEFT_ROOT"
 
+stage_start=$SECONDS
+total_start=$SECONDS
+stage_done() {
+  echo "test: $1 ($((SECONDS - stage_start)) s)"
+  stage_start=$SECONDS
+}
+
+# Configures, builds and runs ctest in one build directory.
+ctest_dir() {
+  local dir="$1"
+  shift
+  weft_quiet "$@" -S . -B "$dir"
+  weft_quiet cmake --build "$dir" -j2
+  ctest --test-dir "$dir" --output-on-failure -j2
+}
+
 scripts/build.sh
-weft_quiet cmake -S . -B build/native-asan -DWEFT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-weft_quiet cmake --build build/native-asan -j2
-ctest --test-dir build/native-asan --output-on-failure -j2
+stage_done "build"
+ctest_dir build/native-asan cmake -DWEFT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+stage_done "native C tests, SSE2, ASan+UBSan"
+# -O2 without NDEBUG: optimized, internal asserts still on
+ctest_dir build/native-scalar cmake -DWEFT_FORCE_SCALAR=ON -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS=-O2
+stage_done "native C tests, scalar kernels"
+for threads in ON OFF; do
+  variant=threads
+  [ "$threads" = ON ] || variant=nothreads
+  ctest_dir "build/wasm-tests-$variant" emcmake cmake -DWEFT_WASM_TESTS=ON -DWEFT_WASM_THREADS="$threads" \
+    -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS=-O2
+  stage_done "wasm C tests, $variant"
+done
 node --test tests/js/*.test.mjs
+stage_done "JS tests"
+echo "test: all passed ($((SECONDS - total_start)) s)"

@@ -7,8 +7,8 @@
 
 #define WEFT__ERROR_BUF 1024
 
-static _Thread_local weft_status tls_status = WEFT_OK;
-static _Thread_local char tls_message[WEFT__ERROR_BUF];
+static WEFT_THREAD_LOCAL weft_status tls_status = WEFT_OK;
+static WEFT_THREAD_LOCAL char tls_message[WEFT__ERROR_BUF];
 
 #define WEFT__STATUS_STR(name, msg, js) msg,
 static const char* const status_messages[] = {WEFT_STATUS_LIST(WEFT__STATUS_STR)};

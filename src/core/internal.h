@@ -9,6 +9,15 @@
 
 #include "weft/weft.h"
 
+/* Thread-local storage, or plain static storage in a wasm build without
+ * pthreads: wasm-ld (clang 14) refuses TLS in objects built with
+ * -mbulk-memory but without atomics, and one thread needs none. */
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+#define WEFT_THREAD_LOCAL
+#else
+#define WEFT_THREAD_LOCAL _Thread_local
+#endif
+
 struct weft_storage {
   atomic_int refcount;
   weft_device device;

@@ -43,7 +43,7 @@ typedef struct {
   int tracing;                        /* weft_trace_start() on */
   int depth;                          /* kernel nesting while tracing */
 } weft__dispatch_tls;
-extern _Thread_local weft__dispatch_tls weft__dtls;
+extern WEFT_THREAD_LOCAL weft__dispatch_tls weft__dtls;
 extern int weft__show_trace; /* WEFT_SHOW_DISPATCH_TRACE */
 
 static inline int weft__highest_bit(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }

@@ -20,7 +20,7 @@ int weft__show_trace;
 /* ---- lazy initialization ---- */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static atomic_int init_done;
-static _Thread_local bool in_init;
+static WEFT_THREAD_LOCAL bool in_init;
 
 static void install_default_fallbacks(void) {
   /* As PyTorch: these keys do nothing for ops that have no kernel of their own there. */
@@ -453,7 +453,7 @@ typedef struct {
   weft_trace_entry* v;
   int64_t n, cap;
 } trace_buf;
-static _Thread_local trace_buf trace;
+static WEFT_THREAD_LOCAL trace_buf trace;
 
 int weft__trace_enter(const weft_op* op, weft_keyset ks, bool redispatch) {
   int depth = weft__dtls.depth;

@@ -38,7 +38,7 @@ static const key_info key_infos[WEFT_KEY_COUNT] = {
 const weft__offset_and_mask weft__offsets_and_masks[WEFT_NUM_FUNCTIONALITIES] = {
     [WEFT_KEY_UNDEFINED] = {0, 0}, WEFT_FUNCTIONALITY_LIST(OFFSET_MASK)};
 
-_Thread_local weft__dispatch_tls weft__dtls;
+WEFT_THREAD_LOCAL weft__dispatch_tls weft__dtls;
 
 static bool valid_key(weft_dispatch_key k) { return (int)k >= 0 && k < WEFT_KEY_COUNT; }
 

@@ -1,8 +1,8 @@
 # Kernels: every file listed here is compiled once per vector backend into an
 # object library whose objects join the weft target. Native x86 builds the
 # SSE2 and scalar backends, wasm the wasm128 (-msimd128) and scalar ones;
-# other CPUs the scalar one only. The tables (kernels.c) and the plain-C
-# pieces are compiled once.
+# other CPUs (and -DWEFT_FORCE_SCALAR=ON) the scalar one only. The tables
+# (kernels.c) and the plain-C pieces are compiled once.
 set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/copy.c
   ${CMAKE_CURRENT_LIST_DIR}/cast.c
@@ -28,13 +28,22 @@ function(weft_kernel_backend name)
   target_sources(weft PRIVATE $<TARGET_OBJECTS:weft_kernels_${name}>)
 endfunction()
 
+# WEFT_FORCE_SCALAR leaves the SIMD backend out, so the selection table
+# (kernels.c) hands every caller the scalar kernels: the whole test suite
+# then runs on the portable backend. WEFT_KERNELS_BEST_ISA tells the tests
+# which backend weft__kernels() must report.
 weft_kernel_backend(scalar -DWEFT_VEC_FORCE_SCALAR)
-if(EMSCRIPTEN)
+set(WEFT_KERNELS_BEST_ISA scalar)
+if(WEFT_FORCE_SCALAR)
+  # no SIMD backend
+elseif(EMSCRIPTEN)
   weft_kernel_backend(wasm128 -msimd128)
   target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_WASM128)
+  set(WEFT_KERNELS_BEST_ISA wasm128)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64|i.86|x86")
   weft_kernel_backend(sse2 -msse2)
   target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_SSE2)
+  set(WEFT_KERNELS_BEST_ISA sse2)
 endif()
 
 target_sources(weft PRIVATE ${WEFT_KERNEL_ONCE_SOURCES})

@@ -68,13 +68,7 @@
 #endif
 #endif
 
-/* wasm-ld (clang 14) refuses thread-local storage in a build with
- * -mbulk-memory but without atomics; a build without threads needs none. */
-#if WEFT_HAVE_THREADS
-static _Thread_local bool tls_in_region;
-#else
-static bool tls_in_region;
-#endif
+static WEFT_THREAD_LOCAL bool tls_in_region;
 
 bool weft_in_parallel_region(void) { return tls_in_region; }
 

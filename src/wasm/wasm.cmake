@@ -6,7 +6,9 @@
 # Each variant links src/wasm/exports.c against the `weft` library twice:
 #   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
 #   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
-# scripts/build-wasm.sh copies both into dist/.
+# scripts/build-wasm.sh copies both into dist/. With -DWEFT_WASM_TESTS=ON the
+# same flags build the C tests as Node programs instead (top-level
+# CMakeLists.txt; scripts/test.sh runs both variants).
 
 option(WEFT_WASM_THREADS "Build the pthread (SharedArrayBuffer) variant" ON)
 set(WEFT_WASM_POOL_SIZE 4 CACHE STRING "Pthread workers started with the module")
@@ -16,9 +18,8 @@ if(WEFT_WASM_THREADS)
   set(WEFT_WASM_ISA_FLAGS "-msimd128 -mbulk-memory -pthread")
 else()
   set(WEFT_WASM_VARIANT weft-simd)
-  # wasm-ld refuses thread-local storage in objects built with bulk memory
-  # but without atomics; with a single thread, TLS is plain static storage.
-  set(WEFT_WASM_ISA_FLAGS "-msimd128 -mbulk-memory -D_Thread_local=")
+  # (no atomics: WEFT_THREAD_LOCAL, src/core/internal.h, is plain static storage)
+  set(WEFT_WASM_ISA_FLAGS "-msimd128 -mbulk-memory")
 endif()
 
 # Every object in the link must agree on atomics/bulk-memory (wasm-ld refuses
@@ -57,6 +58,12 @@ function(weft_wasm_glue target subdir)
     OUTPUT_NAME ${WEFT_WASM_VARIANT} SUFFIX ".js"
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${subdir})
 endfunction()
+
+# A -DWEFT_WASM_TESTS=ON build directory holds the C tests (top-level
+# CMakeLists.txt), not the glue.
+if(WEFT_WASM_TESTS)
+  return()
+endif()
 
 weft_wasm_glue(${WEFT_WASM_VARIANT}-node node -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0)
 weft_wasm_glue(${WEFT_WASM_VARIANT}-es6 es6 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker)

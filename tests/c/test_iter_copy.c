@@ -279,6 +279,7 @@ static void test_copy_explain(void) {
 }
 
 int main(void) {
+  setenv("WEFT_MAX_THREADS", "4", 1); /* 1-4 threads even on a 2-core machine */
   test_copy_explain();
   test_copy_errors();
   test_for_each_chunks();

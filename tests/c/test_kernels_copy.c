@@ -72,6 +72,8 @@ static void test_fill(const weft_kernels* k) {
 }
 
 int main(void) {
+  /* the build's best backend is the one selected (scalar when forced) */
+  CHECK(strcmp(weft__kernels()->isa, WEFT_TEST_BEST_ISA) == 0);
   for (int b = 0; b < KT_NBACKENDS; b++) {
     const weft_kernels* k = kt_backend(b);
     test_copy(k);
