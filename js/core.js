@@ -1,6 +1,7 @@
 // The JS API over one instantiated wasm module (either variant, Node or
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
+import { installOps } from './ops.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -675,7 +676,7 @@ export function createApi(M, info) {
   const randn = (...args) => randomOf('randn', M._weft_wasm_randn, args);
 
   function tensor(data, opts = {}) {
-    checkKeys('tensor', opts, ['dtype']);
+    checkKeys('tensor', opts, ['dtype', 'device']);
     let shape;
     let values;
     let inferred;
@@ -691,10 +692,12 @@ export function createApi(M, info) {
     }
     const dtype = opts.dtype ?? inferred;
     const dt = dtypeOf('tensor', dtype);
-    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, 0,
+    const dev = deviceOf('tensor', opts.device);
+    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, dev,
       CONTIGUOUS_FORMAT), 'tensor');
     try {
-      if (values.length > 0) writeContiguous(t.dataPtr(), t.dtype, values);
+      // a meta tensor keeps the shape and dtype only
+      if (values.length > 0 && t.device === 'cpu') writeContiguous(t.dataPtr(), t.dtype, values);
     } catch (e) {
       t.dispose();
       throw e;
@@ -733,7 +736,7 @@ export function createApi(M, info) {
     if (M._weft_wasm_set_num_threads(v) !== 0) fail('set_num_threads');
   }
 
-  return {
+  const api = {
     variant: info.variant,
     Tensor,
     WeftError,
@@ -743,6 +746,10 @@ export function createApi(M, info) {
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
   };
+  // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
+  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer,
+    DTYPES, DEVICES, FORMATS });
+  return api;
 }
 
 // Shared by both entry points: validates init() options.

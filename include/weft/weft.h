@@ -7,6 +7,7 @@
 #include "weft/dispatch.h"
 #include "weft/dtype.h"
 #include "weft/error.h"
+#include "weft/explain.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"
 #include "weft/storage.h"
