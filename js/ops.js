@@ -541,22 +541,27 @@ export function installOps(api, k) {
 
   // ---- generated functions and methods ----
 
+  // Overloads split once: out= ones are only candidates when { out } is given.
+  function byOut(cands) {
+    const plain = cands.filter((op) => !op.isOut);
+    const out = cands.filter((op) => op.isOut);
+    return (kw) => (kw && kw.out != null ? (out.length ? out : cands) : (plain.length ? plain : cands));
+  }
+
   function methodFor(base, cands) {
+    const pick = byOut(cands);
     return function generatedMethod(...rawArgs) {
       const [pos, kw] = splitKw(rawArgs);
-      const wantOut = !!(kw && kw.out != null);
-      const c = cands.filter((op) => op.isOut === wantOut);
-      const [op, vals] = resolve(base, c.length ? c : cands, pos, kw, this);
+      const [op, vals] = resolve(base, pick(kw), pos, kw, this);
       return invoke(op, vals);
     };
   }
 
   function functionFor(base, cands) {
+    const pick = byOut(cands);
     return (...rawArgs) => {
       const [pos, kw] = splitKw(rawArgs);
-      const wantOut = !!(kw && kw.out != null);
-      const c = cands.filter((op) => op.isOut === wantOut);
-      const [op, vals] = resolve(base, c.length ? c : cands, pos, kw, undefined);
+      const [op, vals] = resolve(base, pick(kw), pos, kw, undefined);
       return invoke(op, vals);
     };
   }
