@@ -265,11 +265,12 @@ export function installOps(api, k) {
     return false;
   }
 
-  function invoke(op, vals) {
+  // boxed: always through the stack (ops.call); else the typed entry point when it fits.
+  function invoke(op, vals, boxed = false) {
     const temps = [];
     try {
       if (hasWrap(vals)) materialize(vals, temps);
-      if (op.typed) {
+      if (op.typed && !boxed) {
         const r = op.typed(vals);
         if (r !== undefined) return r;
       }
@@ -454,7 +455,7 @@ export function installOps(api, k) {
     const [pos, kw] = splitKw(rawArgs);
     const cands = candidates(name, kw);
     const [op, vals] = resolve(stripNs(name).split('.')[0], cands, pos, kw, undefined);
-    return invoke(op, vals);
+    return invoke(op, vals, true);
   }
 
   // One op: 'add.Tensor', or a base name with a default ('') or a single overload.
