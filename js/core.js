@@ -224,7 +224,14 @@ function toBigInt(v) {
 export function createApi(M, info) {
   const scratchBase = M._weft_wasm_scratch();
   const buffer = () => (M.wasmMemory ? M.wasmMemory.buffer : M.HEAPU8.buffer);
-  const scratch = () => new Float64Array(buffer(), scratchBase, SLOT_OUT + 48);
+  // One view, remade only when memory growth replaces the buffer (making a
+  // view per call dominated the cost of small ops).
+  let scratchView = null;
+  const scratch = () => {
+    const b = buffer();
+    if (!scratchView || scratchView.buffer !== b) scratchView = new Float64Array(b, scratchBase, SLOT_OUT + 48);
+    return scratchView;
+  };
 
   const names = (fn, n) => Array.from({ length: n }, (_, i) => M.UTF8ToString(fn(i)));
   const DTYPES = names(M._weft_dtype_name, 10);
@@ -321,6 +328,13 @@ export function createApi(M, info) {
     }
   }
 
+  // A plain loop: Array.from(subarray) costs ~2 us, more than a small op.
+  function readDims(m, at, nd) {
+    const a = new Array(nd);
+    for (let i = 0; i < nd; i++) a[i] = m[at + i];
+    return a;
+  }
+
   class Tensor {
     #ptr;
     #meta;
@@ -338,8 +352,8 @@ export function createApi(M, info) {
         dtype: DTYPES[m[o + 3]],
         device: DEVICES[m[o + 4]],
         elementSize: m[o + 5],
-        sizes: Array.from(m.subarray(o + 8, o + 8 + nd)),
-        strides: Array.from(m.subarray(o + 8 + MAX_DIMS, o + 8 + MAX_DIMS + nd)),
+        sizes: readDims(m, o + 8, nd),
+        strides: readDims(m, o + 8 + MAX_DIMS, nd),
       };
     }
 

@@ -59,10 +59,12 @@ export function installOps(api, k) {
   // ---- JS values -> converted values (see invoke for their forms) ----
 
   const DENY = Symbol('mismatch');
-  let why = '';
+  // Why the last bind failed, formatted only when the error is thrown
+  // (overload resolution fails often on its way to a match).
+  let why = () => '';
   const deny = (op, a, v, pos) => {
-    why = `${op.base}(): argument '${a.name}'${pos >= 0 ? ` (position ${pos + 1})` : ''} must be ${a.text}, ` +
-      `not ${typeName(v)}`;
+    why = () => `${op.base}(): argument '${a.name}'${pos >= 0 ? ` (position ${pos + 1})` : ''} must be ` +
+      `${a.text}, not ${typeName(v)}`;
     return DENY;
   };
   const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
@@ -122,7 +124,7 @@ export function installOps(api, k) {
     const out = new Array(v.length);
     for (let i = 0; i < v.length; i++) {
       if (!isInt(v[i])) {
-        why = `${op.base}(): argument '${a.name}' must be ${a.text}, but found element of type ` +
+        why = () => `${op.base}(): argument '${a.name}' must be ${a.text}, but found element of type ` +
           `${typeName(v[i])} at pos ${i}`;
         return DENY;
       }
@@ -152,7 +154,7 @@ export function installOps(api, k) {
     let p = pos;
     if (self !== undefined) {
       if (op.selfIndex < 0) {
-        why = `${op.name} has no Tensor self`;
+        why = () => `${op.name} has no Tensor self`;
         return DENY;
       }
       vals[op.selfIndex] = self;
@@ -172,7 +174,7 @@ export function installOps(api, k) {
       break;
     }
     if (p.length > slots.length) {
-      why = `${op.base}() takes ${slots.length} positional argument${slots.length === 1 ? '' : 's'} but ` +
+      why = () => `${op.base}() takes ${slots.length} positional argument${slots.length === 1 ? '' : 's'} but ` +
         `${p.length} were given`;
       return DENY;
     }
@@ -188,8 +190,8 @@ export function installOps(api, k) {
         const name = snake(key);
         const i = args.findIndex((a) => a.name === name);
         if (i < 0 || given[i]) {
-          why = i < 0 ? `${op.base}() got an unexpected keyword argument '${key}'`
-            : `${op.base}() got multiple values for argument '${name}'`;
+          why = i < 0 ? () => `${op.base}() got an unexpected keyword argument '${key}'`
+            : () => `${op.base}() got multiple values for argument '${name}'`;
           return DENY;
         }
         if (kw[key] === undefined) continue;
@@ -204,7 +206,7 @@ export function installOps(api, k) {
       if (args[i].default) vals[i] = op.defaults[i];
       else if (args[i].optional) vals[i] = null;
       else {
-        why = `${op.base}() missing required argument '${args[i].name}' (position ${i + 1})`;
+        why = () => `${op.base}() missing required argument '${args[i].name}' (position ${i + 1})`;
         return DENY;
       }
     }
@@ -224,15 +226,15 @@ export function installOps(api, k) {
   // Picks the overload the arguments fit: exact types first, then with numbers
   // standing for tensors. Throws PyTorch's TypeError otherwise.
   function resolve(title, cands, pos, kw, self) {
-    const errs = [];
-    for (const lenient of [false, true]) {
-      for (const op of cands) {
-        const vals = bind(op, pos, kw, self, lenient);
-        if (vals !== DENY) return [op, vals];
-        if (!lenient) errs.push(why);
+    let first = null;
+    for (let pass = 0; pass < 2; pass++) {
+      for (let c = 0; c < cands.length; c++) {
+        const vals = bind(cands[c], pos, kw, self, pass === 1);
+        if (vals !== DENY) return [cands[c], vals];
+        if (first === null) first = why;
       }
     }
-    if (cands.length === 1) throw new WeftError('TypeError', errs[0]);
+    if (cands.length === 1) throw new WeftError('TypeError', first());
     const got = [...(self !== undefined ? [self] : []), ...pos].map(typeName);
     if (kw) for (const key of Object.keys(kw)) got.push(`${snake(key)}=${typeName(kw[key])}`);
     throw new WeftError('TypeError', `${title}() received an invalid combination of arguments - got ` +
