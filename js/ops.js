@@ -47,6 +47,7 @@ export function installOps(api, k) {
       // the returned tensor is this argument (in-place and out=)
       returnsArg: -1,
     };
+    op.alone = [op];
     const r0 = info.returns[0];
     if (info.returns.length === 1 && r0 && r0.alias) {
       op.returnsArg = info.args.findIndex((a) => a.write && a.alias === r0.alias);
@@ -439,18 +440,22 @@ export function installOps(api, k) {
   }
 
   // 'add.Tensor' -> [that op]; 'add' -> every overload of add (out= ones only with { out }).
-  function candidates(name, kw, { inplaceOk = true } = {}) {
+  const pickers = new Map();
+  function candidates(name, kw) {
     const n = stripNs(name);
     if (n.includes('.')) {
       const op = byName.get(n);
       if (!op) throw new WeftError('InvalidArgument', `unknown operator '${name}'`);
-      return [op];
+      return op.alone;
     }
-    const all = byBase.get(n);
-    if (!all || (!inplaceOk && n.endsWith('_'))) throw new WeftError('InvalidArgument', `unknown operator '${name}'`);
-    const wantOut = !!(kw && kw.out !== undefined && kw.out !== null);
-    const c = all.filter((op) => op.isOut === wantOut);
-    return c.length ? c : all;
+    let pick = pickers.get(n);
+    if (!pick) {
+      const all = byBase.get(n);
+      if (!all) throw new WeftError('InvalidArgument', `unknown operator '${name}'`);
+      pick = byOut(all);
+      pickers.set(n, pick);
+    }
+    return pick(kw);
   }
 
   function call(name, ...rawArgs) {
