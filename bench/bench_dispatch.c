@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "dispatch/opgen.h"
+#include "ops/impls.h"
 
 #define BENCH_OPS(X)                                                                      \
   X(bench_tiny, "bench::tiny(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", TENSOR, \
@@ -58,6 +59,24 @@ static weft_tensor* via_boxed(const weft_op* op, const weft_tensor* a) {
   return r;
 }
 
+/* a library op: t() of a 1-element tensor (allocates the view's handle) */
+static weft_tensor* via_t_kernel(const weft_op* op, const weft_tensor* a) {
+  (void)op;
+  return weft__t(a);
+}
+static weft_tensor* via_t(const weft_op* op, const weft_tensor* a) {
+  (void)op;
+  return weft_t(a);
+}
+static weft_tensor* via_t_boxed(const weft_op* op, const weft_tensor* a) {
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_tensor(&st, a);
+  weft_tensor* r = weft_op_call_boxed(op, &st) == WEFT_OK ? weft_stack_pop_tensor(&st) : NULL;
+  weft_stack_clear(&st);
+  return r;
+}
+
 static double bench(const char* what, call_fn fn, const weft_op* op, const weft_tensor* a, long iters) {
   for (long i = 0; i < iters / 10; i++) weft_tensor_release(fn(op, a));
   double t0 = now_ns();
@@ -87,6 +106,11 @@ int main(int argc, char** argv) {
   bench("unboxed, through a boxed Tracer fallback", via_unboxed, op, a, iters);
   weft_tls_restore(g);
   weft_registration_release(fb);
+  const weft_op* t_op = weft_op_find("aten::t");
+  printf("aten::t on a 1-element tensor\n");
+  bench("implementation called directly (weft__t)", via_t_kernel, t_op, a, iters);
+  bench("unboxed: weft_t(a)", via_t, t_op, a, iters);
+  bench("boxed: weft_op_call_boxed(aten::t, stack)", via_t_boxed, t_op, a, iters);
   weft_tensor_release(a);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "iter/copy_iter.h"
+#include "ops/impls.h"
 
 static void strided_convert(const weft_tensor* dst, const int64_t* src_strides, const char* src_base,
                             weft_dtype src_dtype) {
@@ -46,14 +47,14 @@ weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src) {
 }
 
 /* The fast path: TensorIterator + SIMD kernels (src/iter/copy_iter.c). */
-weft_status weft_copy_(weft_tensor* self, const weft_tensor* src) {
+weft_status weft__copy_(weft_tensor* self, const weft_tensor* src) {
   if (self->device != src->device && self->device != WEFT_DEVICE_META && src->device != WEFT_DEVICE_META)
     return weft__error(WEFT_INVALID_ARGUMENT, "copy_: cannot copy from a %s tensor into a %s tensor",
                        weft_device_name(src->device), weft_device_name(self->device));
   return weft__copy_iter(self, src);
 }
 
-weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
+weft_tensor* weft__clone(const weft_tensor* self, weft_memory_format f) {
   weft_tensor* out = weft_empty_like(self, self->dtype, f);
   if (!out) return NULL;
   if (weft_copy_(out, self) != WEFT_OK) {
@@ -63,7 +64,7 @@ weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
   return out;
 }
 
-weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
+weft_tensor* weft__contiguous(const weft_tensor* self, weft_memory_format f) {
   /* PRESERVE asks the default flag, so an already contiguous tensor passes */
   if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
   if (f == WEFT_PRESERVE_FORMAT)
@@ -72,7 +73,7 @@ weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
   return weft_clone(self, f);
 }
 
-weft_tensor* weft_to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
+weft_tensor* weft__to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
   if (!weft_dtype_is_valid((int)dtype))
     return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
   if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);

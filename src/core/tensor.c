@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "ops/impls.h"
 
 /* ---- flags: the one place they are computed ---- */
 
@@ -272,7 +273,7 @@ static weft_tensor* new_with_layout(const char* op, const int64_t* sizes, const 
   return t;
 }
 
-weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
+weft_tensor* weft__empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
                         weft_memory_format f) {
   if (weft_check_shape("empty", sizes, ndim) || check_dtype_device("empty", dtype, device)) return NULL;
   if (f == WEFT_CHANNELS_LAST && ndim != 4)
@@ -290,7 +291,7 @@ weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, we
   return new_with_layout("empty", sizes, strides, ndim, dtype, device);
 }
 
-weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
+weft_tensor* weft__empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
                                 weft_dtype dtype, weft_device device) {
   if (weft_check_shape("empty_strided", sizes, ndim) || check_dtype_device("empty_strided", dtype, device))
     return NULL;
@@ -338,7 +339,7 @@ static void infer_dense_strides(const weft_tensor* t, int64_t* out) {
   }
 }
 
-weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+weft_tensor* weft__empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
   if (f != WEFT_PRESERVE_FORMAT) return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
   if (self->is_non_overlapping_and_dense)
     return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);

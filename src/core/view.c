@@ -6,6 +6,7 @@
 #include "core/view_internal.h"
 
 #include "weft/copy.h"
+#include "ops/impls.h"
 
 bool weft__check_view_ndim(const char* op, const int64_t* sizes, int64_t ndim) {
   if (ndim < 0 || ndim > WEFT_MAX_DIMS) {
@@ -90,7 +91,7 @@ static bool check_in_bounds(const weft_tensor* self, const int64_t* sizes, const
   return true;
 }
 
-weft_tensor* weft_as_strided(const weft_tensor* self, const int64_t* sizes, const int64_t* strides,
+weft_tensor* weft__as_strided(const weft_tensor* self, const int64_t* sizes, const int64_t* strides,
                              int64_t ndim, int64_t storage_offset) {
   if (!weft__check_view_ndim("as_strided", sizes, ndim)) return NULL;
   if (ndim > 0 && !strides) return weft__error_null(WEFT_INVALID_ARGUMENT, "as_strided: strides is NULL");
@@ -251,14 +252,14 @@ static weft_tensor* view_inferred(const weft_tensor* self, const int64_t* shape,
   return weft__view_of(self, shape, stride, n, self->storage_offset);
 }
 
-weft_tensor* weft_view(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
+weft_tensor* weft__view(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
   int64_t shape[WEFT_MAX_DIMS];
   if (!weft__check_view_ndim("view", sizes, ndim)) return NULL;
   if (!infer_size_or_error("view", sizes, ndim, self->numel, shape)) return NULL;
   return view_inferred(self, shape, ndim);
 }
 
-weft_tensor* weft_reshape(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
+weft_tensor* weft__reshape(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
   int64_t shape[WEFT_MAX_DIMS], stride[WEFT_MAX_DIMS];
   if (!weft__check_view_ndim("reshape", sizes, ndim)) return NULL;
   if (!infer_size_or_error("reshape", sizes, ndim, self->numel, shape)) return NULL;
@@ -274,7 +275,7 @@ weft_tensor* weft_reshape(const weft_tensor* self, const int64_t* sizes, int64_t
 
 /* ---- flatten / unflatten ---- */
 
-weft_tensor* weft_flatten(const weft_tensor* self, int64_t start_dim, int64_t end_dim) {
+weft_tensor* weft__flatten(const weft_tensor* self, int64_t start_dim, int64_t end_dim) {
   int64_t s, e;
   if (!weft__wrap_dim("flatten", start_dim, self->ndim, &s) ||
       !weft__wrap_dim("flatten", end_dim, self->ndim, &e))
@@ -318,7 +319,7 @@ static weft_tensor* unflatten_error(infer_result r, int64_t dim, int64_t dim_siz
   }
 }
 
-weft_tensor* weft_unflatten(const weft_tensor* self, int64_t dim, const int64_t* sizes, int64_t nsizes) {
+weft_tensor* weft__unflatten(const weft_tensor* self, int64_t dim, const int64_t* sizes, int64_t nsizes) {
   int64_t d;
   if (!weft__wrap_dim("unflatten", dim, self->ndim, &d)) return NULL;
   if (nsizes == 0) return weft__error_null(WEFT_INVALID_ARGUMENT, "unflatten: sizes must be non-empty");

@@ -5,6 +5,7 @@
  * starts with the op's name ("select(): ...") are kept verbatim; others get
  * "<op>: ". */
 #include "core/view_internal.h"
+#include "ops/impls.h"
 
 bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out) {
   int64_t n = ndim > 0 ? ndim : 1; /* a scalar accepts 0 and -1, as maybe_wrap_dim */
@@ -21,7 +22,7 @@ bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out) {
 
 /* ---- permute / transpose / t / movedim ---- */
 
-weft_tensor* weft_permute(const weft_tensor* self, const int64_t* dims, int64_t ndim) {
+weft_tensor* weft__permute(const weft_tensor* self, const int64_t* dims, int64_t ndim) {
   /* PyTorch 1.13 says "permute(sparse_coo)" for dense tensors too. */
   if (ndim != self->ndim)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
@@ -44,7 +45,7 @@ weft_tensor* weft_permute(const weft_tensor* self, const int64_t* dims, int64_t 
   return weft__view_of(self, sizes, strides, ndim, self->storage_offset);
 }
 
-weft_tensor* weft_transpose(const weft_tensor* self, int64_t dim0, int64_t dim1) {
+weft_tensor* weft__transpose(const weft_tensor* self, int64_t dim0, int64_t dim1) {
   int64_t a, b;
   if (!weft__wrap_dim("transpose", dim0, self->ndim, &a) ||
       !weft__wrap_dim("transpose", dim1, self->ndim, &b))
@@ -59,7 +60,7 @@ weft_tensor* weft_transpose(const weft_tensor* self, int64_t dim0, int64_t dim1)
   return weft__view_of(self, sizes, strides, self->ndim, self->storage_offset);
 }
 
-weft_tensor* weft_t(const weft_tensor* self) {
+weft_tensor* weft__t(const weft_tensor* self) {
   if (self->ndim > 2)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "t() expects a tensor with <= 2 dimensions, but self is %dD", (int)self->ndim);
@@ -82,7 +83,7 @@ static bool all_unique(const int64_t* wrapped, int64_t n) {
   return true;
 }
 
-weft_tensor* weft_movedim(const weft_tensor* self, const int64_t* src, const int64_t* dst, int64_t n) {
+weft_tensor* weft__movedim(const weft_tensor* self, const int64_t* src, const int64_t* dst, int64_t n) {
   int64_t ndim = self->ndim;
   int64_t wsrc[WEFT_MAX_DIMS], wdst[WEFT_MAX_DIMS];
   if (n < 0 || (n > 0 && (!src || !dst)))
@@ -191,7 +192,7 @@ static bool expand_geometry(const weft_tensor* self, const int64_t* sizes, int64
   return true;
 }
 
-weft_tensor* weft_expand(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
+weft_tensor* weft__expand(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
   if (!weft__check_view_ndim("expand", sizes, ndim)) return NULL;
   if (ndim < self->ndim) return expand_count_error(self, sizes, ndim);
   int64_t out_sizes[WEFT_MAX_DIMS], out_strides[WEFT_MAX_DIMS];
@@ -213,7 +214,7 @@ weft_tensor* weft_expand(const weft_tensor* self, const int64_t* sizes, int64_t 
 
 /* ---- squeeze / unsqueeze ---- */
 
-weft_tensor* weft_squeeze(const weft_tensor* self) {
+weft_tensor* weft__squeeze(const weft_tensor* self) {
   int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
   int64_t n = 0;
   for (int64_t d = 0; d < self->ndim; d++) {
@@ -224,7 +225,7 @@ weft_tensor* weft_squeeze(const weft_tensor* self) {
   return weft__view_of(self, sizes, strides, n, self->storage_offset);
 }
 
-weft_tensor* weft_squeeze_dim(const weft_tensor* self, int64_t dim) {
+weft_tensor* weft__squeeze_dim(const weft_tensor* self, int64_t dim) {
   int64_t d;
   if (!weft__wrap_dim("squeeze", dim, self->ndim, &d)) return NULL;
   if (self->ndim == 0 || self->sizes[d] != 1) return weft__alias(self);
@@ -238,7 +239,7 @@ weft_tensor* weft_squeeze_dim(const weft_tensor* self, int64_t dim) {
   return weft__view_of(self, sizes, strides, n, self->storage_offset);
 }
 
-weft_tensor* weft_unsqueeze(const weft_tensor* self, int64_t dim) {
+weft_tensor* weft__unsqueeze(const weft_tensor* self, int64_t dim) {
   int64_t d;
   if (!weft__wrap_dim("unsqueeze", dim, self->ndim + 1, &d)) return NULL;
   if (self->ndim >= WEFT_MAX_DIMS)
@@ -264,7 +265,7 @@ weft_tensor* weft_unsqueeze(const weft_tensor* self, int64_t dim) {
 
 /* ---- narrow / slice / select ---- */
 
-weft_tensor* weft_slice(const weft_tensor* self, int64_t dim, int64_t start, int64_t end, int64_t step) {
+weft_tensor* weft__slice(const weft_tensor* self, int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (self->ndim == 0)
     return weft__error_null(WEFT_INDEX_ERROR, "slice() cannot be applied to a 0-dim tensor.");
   int64_t d;
@@ -291,7 +292,7 @@ weft_tensor* weft_slice(const weft_tensor* self, int64_t dim, int64_t start, int
   return weft__view_of(self, sizes, strides, self->ndim, offset);
 }
 
-weft_tensor* weft_narrow(const weft_tensor* self, int64_t dim, int64_t start, int64_t length) {
+weft_tensor* weft__narrow(const weft_tensor* self, int64_t dim, int64_t start, int64_t length) {
   if (self->ndim == 0)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "narrow() cannot be applied to a 0-dim tensor.");
   int64_t d;
@@ -307,7 +308,7 @@ weft_tensor* weft_narrow(const weft_tensor* self, int64_t dim, int64_t start, in
   return weft_slice(self, d, start, start + length, 1);
 }
 
-weft_tensor* weft_select(const weft_tensor* self, int64_t dim, int64_t index) {
+weft_tensor* weft__select(const weft_tensor* self, int64_t dim, int64_t index) {
   if (self->ndim == 0)
     return weft__error_null(WEFT_INDEX_ERROR, "select() cannot be applied to a 0-dim tensor.");
   int64_t d;

@@ -22,12 +22,13 @@
  *   MTENSOR     weft_tensor*              Tensor(a!) (mutated)
  *   OPT_TENSOR  const weft_tensor* / NULL Tensor?
  *   INT         int64_t                   int, SymInt
+ *   OPT_INT     int64_t (None: INT64_MIN) int?, SymInt?
  *   INT_LIST    const int64_t* n, int64_t n_len    int[], int[N], SymInt[]
- *   DOUBLE      double                    float
+ *   DOUBLE      double                    float, or Scalar where the C API takes a double
  *   BOOL        bool                      bool
  *   SCALAR      weft_scalar               Scalar
  *   DTYPE       weft_dtype                ScalarType (ScalarType?: None -> -1)
- *   MEMORY_FORMAT weft_memory_format      MemoryFormat (MemoryFormat?: None -> preserve_format)
+ *   MEMORY_FORMAT weft_memory_format      MemoryFormat (MemoryFormat?: None -> -1, the kernel's default)
  *   DEVICE      weft_device               Device (Device?: None -> cpu)
  *   STRING      const char*               str
  */
@@ -64,7 +65,7 @@
 
 /* ---- per-kind pieces: P params, A args, U unbox, B box, KS tensor keys, DK device keys, ID ---- */
 enum {
-  WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
+  WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
   WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING
 };
 
@@ -109,6 +110,14 @@ enum {
 #define WEFT__KS_INT WEFT__KS_0
 #define WEFT__DK_INT WEFT__DK_0
 
+#define WEFT__P_OPT_INT(n) , int64_t n
+#define WEFT__A_OPT_INT WEFT__A_1
+#define WEFT__U_OPT_INT(n) WEFT__SIMPLE_U(int64_t, weft__unbox_opt_int, n)
+#define WEFT__B_OPT_INT(n) \
+  if (!s_) s_ = (n) == INT64_MIN ? weft_stack_push_none(&st_) : weft_stack_push_int(&st_, n);
+#define WEFT__KS_OPT_INT WEFT__KS_0
+#define WEFT__DK_OPT_INT WEFT__DK_0
+
 #define WEFT__P_INT_LIST(n) , const int64_t* n, int64_t n##_len
 #define WEFT__A_INT_LIST(n) , n, n##_len
 #define WEFT__U_INT_LIST(n)                               \
@@ -150,7 +159,8 @@ enum {
 #define WEFT__P_MEMORY_FORMAT(n) , weft_memory_format n
 #define WEFT__A_MEMORY_FORMAT WEFT__A_1
 #define WEFT__U_MEMORY_FORMAT(n) WEFT__SIMPLE_U(weft_memory_format, weft__unbox_memory_format, n)
-#define WEFT__B_MEMORY_FORMAT(n) if (!s_) s_ = weft_stack_push_memory_format(&st_, n);
+#define WEFT__B_MEMORY_FORMAT(n) \
+  if (!s_) s_ = (int)(n) < 0 ? weft_stack_push_none(&st_) : weft_stack_push_memory_format(&st_, n);
 #define WEFT__KS_MEMORY_FORMAT WEFT__KS_0
 #define WEFT__DK_MEMORY_FORMAT WEFT__DK_0
 
@@ -172,6 +182,7 @@ enum {
 weft_tensor* weft__unbox_tensor(const weft_ivalue* v, int* bad);
 weft_tensor* weft__unbox_opt_tensor(const weft_ivalue* v, int* bad);
 int64_t weft__unbox_int(const weft_ivalue* v, int* bad);
+int64_t weft__unbox_opt_int(const weft_ivalue* v, int* bad);
 const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad);
 double weft__unbox_double(const weft_ivalue* v, int* bad);
 bool weft__unbox_bool(const weft_ivalue* v, int* bad);

@@ -243,6 +243,10 @@ int64_t weft__unbox_int(const weft_ivalue* v, int* bad) {
   return 0;
 }
 
+int64_t weft__unbox_opt_int(const weft_ivalue* v, int* bad) {
+  return v->tag == WEFT_IV_NONE ? INT64_MIN : weft__unbox_int(v, bad);
+}
+
 const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad) {
   if (v->tag == WEFT_IV_INT_LIST) {
     *len = v->u.ilist.len;
@@ -256,6 +260,7 @@ const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad
 double weft__unbox_double(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_DOUBLE) return v->u.d;
   if (v->tag == WEFT_IV_INT) return (double)v->u.i;
+  if (v->tag == WEFT_IV_BOOL) return v->u.b ? 1.0 : 0.0;
   *bad = 1;
   return 0;
 }
@@ -284,7 +289,7 @@ weft_dtype weft__unbox_dtype(const weft_ivalue* v, int* bad) {
 
 weft_memory_format weft__unbox_memory_format(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_MEMORY_FORMAT) return v->u.mf;
-  if (v->tag == WEFT_IV_NONE) return WEFT_PRESERVE_FORMAT;
+  if (v->tag == WEFT_IV_NONE) return (weft_memory_format)-1;
   *bad = 1;
   return WEFT_CONTIGUOUS_FORMAT;
 }

@@ -2,11 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dispatch/opgen.h"
-
-#define WEFT_OP WEFT_OP_DECLARE
-#include "ops/ops.def"
-#undef WEFT_OP
+#include "ops/ops.h"
 
 #define WEFT_OP WEFT_OP_DEFINE
 #include "ops/ops.def"
@@ -20,7 +16,7 @@ static weft_status register_schemas(void) {
 }
 
 void weft__ops_register_all(void) {
-  if (register_schemas() != WEFT_OK) {
+  if (register_schemas() != WEFT_OK || weft__ops_register_kernels() != WEFT_OK) {
     /* The op table is part of the library: a bad line is a build bug. */
     fprintf(stderr, "weft: op table registration failed: %s\n", weft_last_error());
     abort();
