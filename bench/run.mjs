@@ -1,4 +1,4 @@
-// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build]
+// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -7,9 +7,15 @@
 // Every figure is a median of --reps runs (default 15) after warm-up; ratios
 // divide by a ceiling measured in the same process with the same thread
 // count (memcpy of the same bytes, or a 3-stream SIMD add for `add`).
+// Then the peers of /work/shared/ANCHORS.md when their devDependencies are
+// installed (bench/peers.mjs, each in its own process: tfjs-wasm and
+// ndarray-ops / a plain JS loop on 1 thread, onnxruntime-web on 1 and 2);
+// a peer's ratio divides its GB/s by the best weft wasm ceiling of the same
+// run and thread count.
 // --json prints one JSON object per line: name, build ('native' |
-// 'wasm-simd' | 'wasm-simd-threads'), threads, ms, GB/s, ratio, ceiling.
+// 'wasm-simd' | 'wasm-simd-threads' | a peer), threads, ms, GB/s, ratio, ceiling.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -70,14 +76,45 @@ if (!has('--no-wasm')) {
   }
 }
 
+if (!has('--no-peers')) {
+  const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
+    ['ndarray-ops', 'ndarray-ops', [1]], ['js-loop', null, [1]]];
+  const ceilingOf = (name, threads) => {
+    const c = results.filter((r) => r.build.startsWith('wasm-') && r.threads === threads && r.name === name);
+    return c.length ? Math.max(...c.map((r) => r['GB/s'])) : NaN;
+  };
+  const ceilingName = { add: 'add3_simd_ceiling', cast_f32_f16: 'memcpy_4M' };
+  for (const [peer, pkg, threadList] of peers) {
+    if (pkg && !existsSync(`${root}/node_modules/${pkg}`)) {
+      log(`bench: ${peer} skipped (npm install its devDependency to include it)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: ${peer} threads=${t}`);
+      let out;
+      try {
+        out = run(process.execPath, ['bench/peers.mjs', peer, '--threads', String(t), '--reps', reps], peer);
+      } catch (e) {
+        log(e.message);
+        continue;
+      }
+      emit(parseLines(out).map((r) => {
+        const ceiling = ceilingName[r.name] ?? 'memcpy';
+        return { ...r, ratio: +(r['GB/s'] / ceilingOf(ceiling, r.threads)).toFixed(3), ceiling: `wasm ${ceiling}` };
+      }));
+    }
+  }
+}
+
 if (!json) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
-  const cell = (r) => (r ? `${r['GB/s'].toFixed(2).padStart(6)} ${r.ratio.toFixed(2)}x` : '').padEnd(14);
+  const width = cols.map((c) => Math.max(14, c.length));
+  const cell = (r, w) => (r ? `${r['GB/s'].toFixed(2).padStart(6)} ${Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : '-'}x` : '').padEnd(w);
   console.log('GB/s (bytes read + written / median time) and ratio to the same-run ceiling');
-  console.log(`${''.padEnd(20)}${cols.map((c) => c.padEnd(14)).join(' ')}`);
+  console.log(`${''.padEnd(20)}${cols.map((c, i) => c.padEnd(width[i])).join(' ')}`);
   for (const n of names) {
-    const row = cols.map((c) => cell(results.find((r) => r.name === n && `${r.build} t${r.threads}` === c)));
+    const row = cols.map((c, i) => cell(results.find((r) => r.name === n && `${r.build} t${r.threads}` === c), width[i]));
     console.log(`${n.padEnd(20)}${row.join(' ')}`);
   }
   const byName = (n, b, t) => results.find((r) => r.name === n && r.build === b && r.threads === t);
