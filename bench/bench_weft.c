@@ -2,7 +2,8 @@
  * and 2 threads. Reps go round-robin over the workloads (one run of each per
  * round), so machine noise spreads over all of them alike; each prints its
  * median ms, GB/s (bytes read + written / time) and the ratio to its
- * ceiling measured in the same run with the same thread count.
+ * ceiling measured in the same run with the same thread count (of the
+ * medians, and "paired": the median over rounds of the in-round ratio).
  *   bench_weft [--json] [--reps N] [--threads 1,2]
  * bench/run.mjs runs this and the wasm builds side by side. */
 #include <stdio.h>
@@ -28,8 +29,8 @@ static int cmp_d(const void* a, const void* b) {
 }
 
 static int run_threads(int threads, int reps, int json) {
-  static double t[WEFT_BENCH_COUNT][MAX_REPS];
-  double med[WEFT_BENCH_COUNT];
+  static double t[WEFT_BENCH_COUNT][MAX_REPS], paired[WEFT_BENCH_COUNT][MAX_REPS];
+  double med[WEFT_BENCH_COUNT], pmed[WEFT_BENCH_COUNT];
   weft_set_num_threads(threads);
   for (int w = 0; w < WEFT_BENCH_COUNT; w++)
     for (int r = 0; r < 3; r++)
@@ -49,21 +50,30 @@ static int run_threads(int threads, int reps, int json) {
     fprintf(stderr, "bench: %s computed a wrong result\n", weft_bench_name(bad - 1));
     return 1;
   }
+  /* the ratio within each round (the ceiling ran moments before), median
+   * over rounds: steadier than the ratio of medians on a busy machine */
+  for (int w = 0; w < WEFT_BENCH_COUNT; w++) {
+    int c = weft_bench_ceiling(w);
+    for (int r = 0; r < reps; r++)
+      paired[w][r] = (weft_bench_bytes(w) / t[w][r]) / (weft_bench_bytes(c) / t[c][r]);
+  }
   for (int w = 0; w < WEFT_BENCH_COUNT; w++) {
     qsort(t[w], (size_t)reps, sizeof t[w][0], cmp_d);
+    qsort(paired[w], (size_t)reps, sizeof paired[w][0], cmp_d);
     med[w] = t[w][reps / 2];
+    pmed[w] = paired[w][reps / 2];
   }
   for (int w = 0; w < WEFT_BENCH_COUNT; w++) {
     int c = weft_bench_ceiling(w);
     double gbs = weft_bench_bytes(w) / (med[w] * 1e6), cgbs = weft_bench_bytes(c) / (med[c] * 1e6);
     if (json)
       printf("{\"name\":\"%s\",\"build\":\"native\",\"isa\":\"%s\",\"threads\":%d,\"ms\":%.3f,\"GB/s\":%.2f,"
-             "\"ratio\":%.3f,\"ceiling\":\"%s\",\"reps\":%d}\n",
-             weft_bench_name(w), weft__kernels()->isa, weft_get_num_threads(), med[w], gbs, gbs / cgbs,
+             "\"ratio\":%.3f,\"ratio_paired\":%.3f,\"ceiling\":\"%s\",\"reps\":%d}\n",
+             weft_bench_name(w), weft__kernels()->isa, weft_get_num_threads(), med[w], gbs, gbs / cgbs, pmed[w],
              weft_bench_name(c), reps);
     else
-      printf("%-20s native/%s threads=%d %9.3f ms %7.2f GB/s  %5.2fx %s\n", weft_bench_name(w),
-             weft__kernels()->isa, weft_get_num_threads(), med[w], gbs, gbs / cgbs, weft_bench_name(c));
+      printf("%-20s native/%s threads=%d %9.3f ms %7.2f GB/s  %5.2fx (paired %5.2fx) %s\n", weft_bench_name(w),
+             weft__kernels()->isa, weft_get_num_threads(), med[w], gbs, gbs / cgbs, pmed[w], weft_bench_name(c));
   }
   fflush(stdout);
   return 0;

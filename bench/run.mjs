@@ -109,9 +109,11 @@ if (!has('--no-peers')) {
 if (!json) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
-  const width = cols.map((c) => Math.max(14, c.length));
-  const cell = (r, w) => (r ? `${r['GB/s'].toFixed(2).padStart(6)} ${Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : '-'}x` : '').padEnd(w);
-  console.log('GB/s (bytes read + written / median time) and ratio to the same-run ceiling');
+  const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '-');
+  const text = (r) => (r ? `${r['GB/s'].toFixed(2).padStart(6)} ${fmt(r.ratio)}x${r.ratio_paired !== undefined ? ` (${fmt(r.ratio_paired)})` : ''}` : '');
+  const width = cols.map((c) => Math.max(c.length, ...results.filter((r) => `${r.build} t${r.threads}` === c).map((r) => text(r).length)));
+  const cell = (r, w) => text(r).padEnd(w);
+  console.log('GB/s (bytes read + written / median time), ratio to the same-run ceiling (paired: median of in-round ratios)');
   console.log(`${''.padEnd(20)}${cols.map((c, i) => c.padEnd(width[i])).join(' ')}`);
   for (const n of names) {
     const row = cols.map((c, i) => cell(results.find((r) => r.name === n && `${r.build} t${r.threads}` === c), width[i]));

@@ -4,7 +4,9 @@
 // waits for V8 to finish its background tier-up (it recompiles hot wasm for
 // up to ~2 s and takes the second core meanwhile), then runs the reps
 // round-robin over the workloads and prints one JSON line per workload and
-// thread count: median ms, GB/s and the ratio to its ceiling from this run.
+// thread count: median ms, GB/s, the ratio to its ceiling from this run
+// (of the medians) and ratio_paired (the median over rounds of the ratio
+// within a round).
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -70,13 +72,16 @@ for (const want of threadList) {
   const bad = M._weft_wasm_bench_verify();
   if (bad !== 0) fail(`${names[bad - 1]} computed a wrong result`);
   const med = t.map(median);
+  // the ratio within each round (the ceiling ran moments before), median
+  // over rounds: steadier than the ratio of medians on a busy machine
+  const paired = (w, c) => median(t[w].map((tw, r) => (M._weft_wasm_bench_bytes(w) / tw) / (M._weft_wasm_bench_bytes(c) / t[c][r])));
   for (let w = 0; w < count; w++) {
     const c = M._weft_wasm_bench_ceiling(w);
     const gbs = M._weft_wasm_bench_bytes(w) / (med[w] * 1e6);
     const cgbs = M._weft_wasm_bench_bytes(c) / (med[c] * 1e6);
     console.log(JSON.stringify({
       name: names[w], build: `wasm-${variant}`, threads, ms: +med[w].toFixed(3), 'GB/s': +gbs.toFixed(2),
-      ratio: +(gbs / cgbs).toFixed(3), ceiling: names[c], reps,
+      ratio: +(gbs / cgbs).toFixed(3), ratio_paired: +paired(w, c).toFixed(3), ceiling: names[c], reps,
     }));
   }
 }

@@ -17,9 +17,10 @@ typedef enum {
   WEFT_BENCH_ADD3_CEILING,  /* a plain 128-bit SIMD c[i] = a[i] + b[i] loop, 4M (the ceiling of W2) */
   WEFT_BENCH_NCHW_TO_NHWC,  /* W1: copy_ of [32,64,56,56] NCHW into a channels_last tensor */
   WEFT_BENCH_NCHW_TO_NHWC_ALLOC, /* W1 through contiguous(channels_last), allocation included */
-  WEFT_BENCH_ADD,           /* W2: add of two contiguous 4M float32 (TensorIterator + f32 kernel) */
-  WEFT_BENCH_BADD,          /* W3: [32,64,56,56] + [64,1,1] */
+  WEFT_BENCH_ADD,           /* W2: add.out of two contiguous 4M float32 (the dispatched op) */
+  WEFT_BENCH_BADD,          /* W3: add.out [32,64,56,56] + [64,1,1] */
   WEFT_BENCH_CAST_F16,      /* W4: float32 -> float16, 4M (copy_ into a float16 tensor) */
+  WEFT_BENCH_ADD_ITER,      /* W2 on a bare TensorIterator + f32 kernel loop (the op's overhead check) */
   WEFT_BENCH_COUNT
 } weft_bench_workload;
 
