@@ -6,7 +6,9 @@
 # Each variant links src/wasm/exports.c (+ exports_dispatch.c) against the `weft` library twice:
 #   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
 #   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
-# scripts/build-wasm.sh copies both into dist/.
+# scripts/build-wasm.sh copies both into dist/. The module also exports the
+# benchmark workloads (src/wasm/bench_exports.c + bench/workloads.c, a few
+# KB) so bench/run.mjs measures the shipped build.
 
 option(WEFT_WASM_THREADS "Build the pthread (SharedArrayBuffer) variant" ON)
 set(WEFT_WASM_POOL_SIZE 4 CACHE STRING "Pthread workers started with the module")
@@ -48,7 +50,8 @@ if(WEFT_WASM_THREADS)
 endif()
 
 function(weft_wasm_glue target subdir)
-  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c)
+  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c src/wasm/bench_exports.c
+    bench/workloads.c)
   target_link_libraries(${target} PRIVATE weft)
   target_include_directories(${target} PRIVATE src)
   target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
