@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const require = createRequire(import.meta.url);
+// the peers live in bench/peers/ (their own package.json), so npm test never installs them
+const require = createRequire(new URL('./peers/package.json', import.meta.url));
 const args = process.argv.slice(2);
 const peer = args[0];
 const opt = (name, dflt) => {

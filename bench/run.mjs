@@ -84,9 +84,17 @@ if (!has('--no-peers')) {
     return c.length ? Math.max(...c.map((r) => r['GB/s'])) : NaN;
   };
   const ceilingName = { add: 'add3_simd_ceiling', cast_f32_f16: 'memcpy_4M' };
+  if (!existsSync(`${root}/bench/peers/node_modules`)) {
+    log('bench: installing the peers (bench/peers: npm ci)');
+    try {
+      run('npm', ['ci', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm ci');
+    } catch (e) {
+      log(`bench: peers not installed (${e.message.split('\n')[0]})`);
+    }
+  }
   for (const [peer, pkg, threadList] of peers) {
-    if (pkg && !existsSync(`${root}/node_modules/${pkg}`)) {
-      log(`bench: ${peer} skipped (npm install its devDependency to include it)`);
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: ${peer} skipped (bench/peers/node_modules/${pkg} is missing)`);
       continue;
     }
     for (const t of threadList) {
