@@ -1,0 +1,306 @@
+// The "under the hood" panels: backend badge, TensorIterator plan, dispatch
+// trace and benchmark. Each feature-detects its part of the API and says
+// plainly when this build does not have it yet.
+import { el } from './layout.js';
+
+function unavailable(what, api) {
+  return el('div', { class: 'unavailable', role: 'note' },
+    el('span', { class: 'pill pill-off', text: 'not available in this build yet' }),
+    el('p', {}, `${what} needs `, el('code', { text: api }), ', which this build of weft does not export. The panel lights up once it does.'));
+}
+
+// ---- backend -------------------------------------------------------------------
+
+export function backendInfo(wt) {
+  const isolated = globalThis.crossOriginIsolated === true;
+  const b = wt.backend && typeof wt.backend === 'object' ? wt.backend : null;
+  return {
+    variant: b?.variant ?? null,
+    simd: b?.simd,
+    threads: b?.threads ?? (typeof wt.numThreads === 'function' ? wt.numThreads() : null),
+    isolated: b?.crossOriginIsolated ?? isolated,
+    reason: b?.reason ?? null,
+    known: !!b,
+  };
+}
+
+export function renderBackend(root, wt) {
+  const info = backendInfo(wt);
+  const threaded = info.threads > 1 || (info.variant && /thread/.test(info.variant));
+  const variant = info.variant ? (info.variant.startsWith('weft-') ? info.variant : `weft-${info.variant}`) : 'variant unknown';
+  const pills = [
+    el('span', { class: `pill ${threaded ? 'pill-good' : 'pill-warn'}`, id: 'backend-variant', text: variant }),
+    el('span', { class: 'pill', id: 'backend-threads', text: info.threads ? `${info.threads} thread${info.threads > 1 ? 's' : ''}` : 'threads: ?' }),
+    info.simd === undefined ? null : el('span', { class: 'pill', text: info.simd ? 'SIMD' : 'no SIMD' }),
+    el('span', { class: `pill ${info.isolated ? 'pill-good' : 'pill-warn'}`, id: 'backend-isolated', text: info.isolated ? 'cross-origin isolated' : 'not isolated' }),
+  ];
+  let why = null;
+  if (!info.isolated) {
+    why = 'Single-threaded: this page is not cross-origin isolated (no COOP/COEP headers), so there is no SharedArrayBuffer and weft runs its single-threaded build.';
+  } else if (!threaded) {
+    why = `Single-threaded${info.reason ? `: ${info.reason}` : '.'}`;
+  }
+  root.replaceChildren(...[el('div', { class: 'pills' }, ...pills.filter(Boolean)),
+    why ? el('p', { class: 'why', id: 'backend-why', text: why }) : null,
+    info.known ? null : el('p', { class: 'why', text: 'wt.backend is not in this build yet: variant and threads are unknown.' })].filter(Boolean));
+  root.dataset.threaded = threaded ? 'true' : 'false';
+}
+
+// ---- TensorIterator plan ------------------------------------------------------------
+
+// What to explain on the current tensor x. Each returns [opName, ...args] and any temporaries to dispose.
+const PLAN_OPS = [
+  { id: 'cl', label: "x.contiguous({ memoryFormat: 'channels_last' })", need: (x) => x.shape.length === 4,
+    args: (wt, x) => ({ call: ['contiguous', x, { memoryFormat: 'channels_last' }], temps: [] }) },
+  { id: 'c', label: 'x.contiguous()', need: () => true,
+    args: (wt, x) => ({ call: ['contiguous', x], temps: [] }) },
+  { id: 'add', label: 'wt.add(x, x)', need: () => true,
+    args: (wt, x) => ({ call: ['add', x, x], temps: [] }) },
+  { id: 'addb', label: 'wt.add(x, x[0]) — broadcast', need: (x) => x.shape.length >= 1,
+    args: (wt, x) => { const y = x.select(0, 0); return { call: ['add', x, y], temps: [y] }; } },
+];
+
+const pick = (o, ...keys) => { for (const k of keys) if (o && o[k] !== undefined) return o[k]; return undefined; };
+
+// Accepts the plan in the shapes explain() may reasonably use (camelCase or snake_case).
+export function normalizePlan(p) {
+  const ops = pick(p, 'operands', 'ops') || [];
+  const strides = pick(p, 'strides', 'byteStrides', 'byte_strides') || ops.map((o) => pick(o, 'strides', 'byteStrides'));
+  return {
+    shape: pick(p, 'shape', 'broadcastShape', 'broadcast_shape') || [],
+    perm: pick(p, 'permutation', 'perm'),
+    coalesced: pick(p, 'coalescedShape', 'coalesced_shape', 'iterShape') || pick(p, 'shape') || [],
+    strides: strides || [],
+    names: ops.length ? ops.map((o, i) => (typeof o === 'string' ? o : pick(o, 'name') || (i === 0 ? 'out' : `in${i}`))) : null,
+    opShapes: ops.map((o) => (typeof o === 'object' ? pick(o, 'shape', 'sizes') : undefined)),
+    dtype: pick(p, 'dtype', 'commonDtype', 'common_dtype'),
+    fast: pick(p, 'fastPath', 'fast_path', 'fastSetup', 'fast_setup'),
+    loop: pick(p, 'loopKind', 'loop_kind', 'loop', 'kernel'),
+    chunks: pick(p, 'chunks', 'numChunks', 'num_chunks'),
+    threads: pick(p, 'threads', 'numThreads'),
+  };
+}
+
+function dimBoxes(shape, cls = '', labels) {
+  return el('div', { class: `dimboxes ${cls}` }, ...shape.map((s, i) => el('span', { class: 'dimbox', 'data-d': String(i) },
+    el('b', { text: String(s) }), labels ? el('small', { text: labels[i] }) : null)));
+}
+
+function permutationSvg(perm) {
+  const n = perm.length;
+  const w = 44;
+  const width = n * w;
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${width} 40`);
+  svg.setAttribute('width', String(width));
+  svg.setAttribute('height', '40');
+  svg.setAttribute('aria-hidden', 'true');
+  perm.forEach((from, to) => {
+    const line = document.createElementNS(ns, 'path');
+    const x1 = from * w + w / 2;
+    const x2 = to * w + w / 2;
+    line.setAttribute('d', `M${x1} 2 C ${x1} 22, ${x2} 18, ${x2} 38`);
+    line.setAttribute('class', from === to ? 'keep' : 'move');
+    svg.append(line);
+  });
+  return svg;
+}
+
+function chunkBar(chunks, threads) {
+  const n = Math.max(1, Math.min(chunks | 0, 64));
+  return el('div', { class: 'chunks', role: 'img', 'aria-label': `${chunks} chunk${chunks === 1 ? '' : 's'}` },
+    ...Array.from({ length: n }, (_, i) => el('span', { class: 'chunk', style: { '--h': String((i * 360) / Math.max(threads || n, 1)) }, text: String(i) })));
+}
+
+export function renderPlan(root, raw) {
+  const p = normalizePlan(raw);
+  const sections = [];
+  const names = p.names || p.strides.map((_, i) => (i === 0 ? 'out' : `in${i}`));
+
+  sections.push(el('div', { class: 'stage' }, el('h3', { text: '1 · broadcast' }),
+    el('div', { class: 'stage-body' },
+      ...p.opShapes.map((s, i) => (s ? el('div', { class: 'opline' }, el('code', { class: 'opname', text: names[i] }), dimBoxes(s, 'faint')) : null)),
+      el('div', { class: 'opline' }, el('code', { class: 'opname', text: 'shape' }), dimBoxes(p.shape)))));
+
+  if (Array.isArray(p.perm) && p.perm.length) {
+    sections.push(el('div', { class: 'stage' }, el('h3', { text: '2 · reorder dims (fastest-moving last)' }),
+      el('div', { class: 'stage-body perm' }, dimBoxes(p.perm.map((_, i) => i), 'faint'), permutationSvg(p.perm),
+        dimBoxes(p.perm.map((d) => `d${d}`)))));
+  }
+
+  const strideRows = p.strides.map((s, i) => el('div', { class: 'opline' }, el('code', { class: 'opname', text: names[i] || `op${i}` }),
+    el('div', { class: 'dimboxes' }, ...(s || []).map((b) => el('span', { class: `dimbox stride${b === 0 ? ' zero' : ''}`, title: b === 0 ? 'stride 0: broadcast' : `${b} bytes` },
+      el('b', { text: String(b) }), el('small', { text: 'B' }))))));
+  sections.push(el('div', { class: 'stage' }, el('h3', { text: '3 · coalesce, byte strides per operand' }),
+    el('div', { class: 'stage-body' }, el('div', { class: 'opline' }, el('code', { class: 'opname', text: 'shape' }), dimBoxes(p.coalesced, 'coal')), ...strideRows)));
+
+  sections.push(el('div', { class: 'stage' }, el('h3', { text: '4 · loop' }),
+    el('div', { class: 'stage-body' },
+      el('div', { class: 'pills' },
+        p.loop !== undefined ? el('span', { class: 'pill pill-good', id: 'plan-loop', text: `loop: ${p.loop}` }) : null,
+        p.fast !== undefined ? el('span', { class: 'pill', text: `fast path: ${p.fast === false ? 'no' : p.fast}` }) : null,
+        p.dtype ? el('span', { class: 'pill', text: p.dtype }) : null),
+      p.chunks !== undefined ? el('div', {}, el('p', { class: 'help', text: `${p.chunks} parallel chunk${p.chunks === 1 ? '' : 's'}` }), chunkBar(p.chunks, p.threads)) : null)));
+
+  root.replaceChildren(el('div', { class: 'stages' }, ...sections.filter(Boolean)),
+    el('details', { class: 'raw' }, el('summary', { text: 'raw plan' }), el('pre', { text: JSON.stringify(raw, null, 1) })));
+}
+
+export function setupPlan(ui, wt, getX, showStatus) {
+  if (typeof wt.explain !== 'function') {
+    ui.form.querySelector('button').disabled = true;
+    ui.select.disabled = true;
+    ui.select.replaceChildren(el('option', { text: '—' }));
+    ui.out.replaceChildren(unavailable('The iterator plan', 'wt.explain(opName, ...args)'));
+    ui.out.dataset.state = 'unavailable';
+    return { update() {} };
+  }
+  const run = () => {
+    const x = getX();
+    const op = PLAN_OPS.find((o) => o.id === ui.select.value);
+    if (!x || !op) return;
+    let temps = [];
+    try {
+      const a = op.args(wt, x);
+      temps = a.temps;
+      renderPlan(ui.out, wt.explain(...a.call));
+      ui.out.dataset.state = 'ok';
+    } catch (e) {
+      ui.out.replaceChildren(el('p', { class: 'error-text', text: `${e.name || 'Error'}: ${e.message}` }));
+      ui.out.dataset.state = 'error';
+    } finally {
+      for (const t of temps) t.dispose?.();
+    }
+  };
+  ui.form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
+  ui.select.addEventListener('change', run);
+  return {
+    update() {
+      const x = getX();
+      if (!x) return;
+      const prev = ui.select.value;
+      const ok = PLAN_OPS.filter((o) => o.need(x));
+      ui.select.replaceChildren(...ok.map((o) => el('option', { value: o.id, text: o.label })));
+      ui.select.value = ok.some((o) => o.id === prev) ? prev : ok[0].id;
+      run();
+    },
+  };
+}
+
+// ---- dispatch trace -------------------------------------------------------------------
+
+const KEY_CLASS = (k) => String(k).replace(/[^A-Za-z]/g, '').toLowerCase();
+
+export function renderTrace(root, wt, trace, code) {
+  if (!wt || typeof wt.trace !== 'function') {
+    root.replaceChildren(unavailable('The dispatch trace', 'wt.trace(fn)'));
+    root.dataset.state = 'unavailable';
+    return;
+  }
+  if (!trace) {
+    root.replaceChildren(el('p', { class: 'help', text: code || 'Apply an op to see its trace.' }));
+    root.dataset.state = 'empty';
+    return;
+  }
+  // Build nested lists from the flat (op, key, depth) records.
+  const top = el('ul', { class: 'tree' });
+  const stack = [{ list: top, depth: -1, last: null }];
+  for (const ev of trace) {
+    const depth = Number(ev.depth) || 0;
+    while (stack.length > 1 && stack[stack.length - 1].depth >= depth) stack.pop();
+    const parent = stack[stack.length - 1];
+    const li = el('li', {}, el('code', { class: 'op', text: ev.op }), el('span', { class: `key key-${KEY_CLASS(ev.key)}`, text: ev.key }));
+    parent.list.append(li);
+    const sub = el('ul', {});
+    li.append(sub);
+    stack.push({ list: sub, depth, last: li });
+  }
+  for (const ul of top.querySelectorAll('ul')) if (!ul.childElementCount) ul.remove();
+  root.replaceChildren(el('p', { class: 'trace-code' }, el('code', { text: code })),
+    trace.length ? top : el('p', { class: 'help', text: 'No dispatcher calls: this op only touched metadata in JS.' }));
+  root.dataset.state = 'ok';
+}
+
+// ---- benchmark ---------------------------------------------------------------------------
+
+const nextFrame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+
+function timeIt(fn, reps) {
+  fn(); // warm up: first touch of fresh memory, kernel selection
+  const ts = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    fn();
+    ts.push(performance.now() - t0);
+  }
+  ts.sort((a, b) => a - b);
+  return ts[ts.length >> 1];
+}
+
+export function setupBench(ui, wt) {
+  const info = backendInfo(wt);
+  const maxThreads = info.threads || 1;
+  const canSet = typeof wt.setNumThreads === 'function';
+  const canAdd = typeof wt.add === 'function';
+  const notes = [];
+  if (!canSet) notes.push(el('p', { class: 'help', text: 'wt.setNumThreads is not in this build yet: only the current thread count is measured.' }));
+  if (!canAdd) notes.push(el('p', { class: 'help', text: 'wt.add is not in this build yet: only the channels_last conversion is measured.' }));
+  if (maxThreads <= 1) notes.push(el('p', { class: 'help', text: 'One thread available here, so there is no 1-vs-N comparison.' }));
+  ui.out.replaceChildren(el('p', { class: 'help', text: 'Times the channels_last conversion and an add, with the median of 5 runs.' }), ...notes);
+
+  ui.form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    ui.button.disabled = true;
+    ui.button.textContent = 'Running…';
+    ui.out.setAttribute('aria-busy', 'true');
+    const shape = ui.shape.value.split(',').map(Number);
+    const counts = canSet && maxThreads > 1 ? [1, maxThreads] : [maxThreads];
+    const results = [];
+    const held = [];
+    try {
+      const x = wt.rand(shape);
+      held.push(x);
+      const a = canAdd ? wt.rand(shape) : null;
+      if (a) held.push(a);
+      const bytes = shape.reduce((p, s) => p * s, 1) * 4;
+      for (const n of counts) {
+        if (canSet) wt.setNumThreads(n);
+        await nextFrame();
+        const cl = timeIt(() => x.contiguous({ memoryFormat: 'channels_last' }).dispose(), 5);
+        results.push({ op: 'contiguous(channels_last)', threads: n, ms: cl, gbs: (2 * bytes) / cl / 1e6 });
+        if (a) {
+          await nextFrame();
+          const ad = timeIt(() => wt.add(x, a).dispose(), 5);
+          results.push({ op: 'add', threads: n, ms: ad, gbs: (3 * bytes) / ad / 1e6 });
+        }
+      }
+      renderBench(ui.out, results, shape);
+    } catch (err) {
+      ui.out.replaceChildren(el('p', { class: 'error-text', text: `${err.name || 'Error'}: ${err.message}` }));
+    } finally {
+      if (canSet) wt.setNumThreads(maxThreads);
+      for (const t of held) t.dispose?.();
+      ui.button.disabled = false;
+      ui.button.textContent = 'Run';
+      ui.out.removeAttribute('aria-busy');
+    }
+  });
+}
+
+function renderBench(root, results, shape) {
+  const max = Math.max(...results.map((r) => r.ms));
+  const byOp = new Map();
+  for (const r of results) (byOp.get(r.op) || byOp.set(r.op, []).get(r.op)).push(r);
+  const groups = [...byOp].map(([op, rs]) => {
+    const one = rs.find((r) => r.threads === 1);
+    const many = rs.find((r) => r.threads > 1);
+    return el('div', { class: 'bgroup' },
+      el('h3', {}, el('code', { text: op }), one && many ? el('span', { class: 'speedup', text: `×${(one.ms / many.ms).toFixed(2)} with ${many.threads} threads` }) : null),
+      ...rs.map((r) => el('div', { class: 'brow' },
+        el('span', { class: 'blabel', text: `${r.threads} thread${r.threads > 1 ? 's' : ''}` }),
+        el('span', { class: 'btrack' }, el('span', { class: `bbar${r.threads > 1 ? ' many' : ''}`, style: { width: `${Math.max(2, (100 * r.ms) / max)}%` } })),
+        el('span', { class: 'bfig', text: `${r.ms.toFixed(2)} ms · ${r.gbs.toFixed(1)} GB/s` }))));
+  });
+  root.replaceChildren(el('p', { class: 'help', text: `float32 [${shape.join(', ')}], median of 5 runs.` }), ...groups);
+}
