@@ -1,7 +1,7 @@
 // The demo page: make a tensor, apply views and copies, watch strides and memory.
 // Every size, stride, offset and flag shown comes from weft; the page only
 // keeps track of which storage each step points into.
-import { init } from '../js/index.js';
+import { init } from '../dist/browser.js';
 import { OPS, opById, parseList } from './ops.js';
 import { el, renderMeta, renderViews, numelOf, unravel, storageIndex } from './layout.js';
 import { renderBackend, setupPlan, renderTrace, setupBench } from './panels.js';
@@ -220,6 +220,15 @@ function flagsOf(t) {
   return flags;
 }
 
+// On a narrow screen the controls sit below the picture: bring the result into view.
+function revealResult() {
+  if (!matchMedia('(max-width: 820px)').matches) return;
+  const meta = $('meta').closest('.card');
+  if (meta.getBoundingClientRect().top < 0 || meta.getBoundingClientRect().top > innerHeight * 0.5) {
+    meta.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
+  }
+}
+
 function refresh() {
   const step = current();
   const t = step.tensor;
@@ -256,7 +265,7 @@ function renderHistory() {
   list.replaceChildren(...state.steps.map((s, i) => el('li', {},
     el('button', {
       type: 'button', class: `step${i === state.current ? ' current' : ''}`, 'aria-current': i === state.current ? 'step' : null,
-      onclick: () => { state.current = i; showStatus(''); refresh(); },
+      onclick: () => { state.current = i; showStatus(''); refresh(); revealResult(); },
     }, el('code', {}, el('span', { class: 'lhs', text: `${s.name} = ` }), s.code),
     el('span', { class: `tag ${s.copied ? 'copy' : 'view'}`, text: i === 0 ? 'new' : s.copied ? 'copy' : 'view' })))));
 }
@@ -344,6 +353,7 @@ async function start() {
   $('make').addEventListener('submit', (e) => {
     e.preventDefault();
     make($('shape').value, $('dtype').value, $('fill').value);
+    revealResult();
   });
   $('apply').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -351,8 +361,11 @@ async function start() {
     let args;
     try { args = readArgs(op); } catch (err) { return showStatus(err.message); }
     apply(op.id, args);
+    revealResult();
   });
-  for (const b of document.querySelectorAll('[data-preset]')) b.addEventListener('click', () => runPreset(b.dataset.preset));
+  for (const b of document.querySelectorAll('[data-preset]')) {
+    b.addEventListener('click', () => { runPreset(b.dataset.preset); revealResult(); });
+  }
 
   const wt = await loadWeft();
   if (!wt) return;

@@ -61,7 +61,7 @@ export const numelOf = (shape) => shape.reduce((a, b) => a * b, 1);
 // ---- metadata --------------------------------------------------------------
 
 function pill(on, label, title) {
-  return el('span', { class: `flag ${on ? 'on' : 'off'}`, title },
+  return el('span', { class: `flag ${on ? 'on' : 'off'}`, title, 'data-flag': label, 'data-on': String(on) },
     el('span', { class: 'mark', 'aria-hidden': 'true', text: on ? '✓' : '✗' }),
     el('span', { class: 'sr-only', text: on ? 'yes: ' : 'no: ' }), label);
 }
@@ -204,8 +204,8 @@ function showLogical(ctx, i) {
     el('code', { class: 'idx-expr' }, `${ctx.name}[`, ...idx.map((v, d) => [d ? ', ' : '', el('b', { style: { color: dimColor(d) }, text: String(v) })]).flat(), ']'),
     el('span', { class: 'arrow', text: ' → ' }),
     el('code', {}, el('span', { class: 'term off', text: String(ctx.offset) }), ...terms, ' = ', el('b', { class: 'result', text: String(s) })),
-    el('span', { class: 'bytes', text: ` · byte ${s * ctx.itemsize}` }),
-    aliases > 0 ? el('span', { class: 'alias', text: ` · shared with ${aliases} other index${aliases > 1 ? 'es' : ''} (stride 0)` }) : '');
+    el('span', { class: 'bytes', text: `· byte ${s * ctx.itemsize}` }),
+    aliases > 0 ? el('span', { class: 'alias', text: `· shared with ${aliases} other index${aliases > 1 ? 'es' : ''} (stride 0)` }) : '');
 }
 
 function showMemory(ctx, s) {

@@ -14,13 +14,16 @@ function unavailable(what, api) {
 export function backendInfo(wt) {
   const isolated = globalThis.crossOriginIsolated === true;
   const b = wt.backend && typeof wt.backend === 'object' ? wt.backend : null;
+  const variant = b?.variant ?? wt.variant ?? null;
+  const call = (name) => (typeof wt[name] === 'function' ? wt[name]() : undefined);
   return {
-    variant: b?.variant ?? null,
-    simd: b?.simd,
-    threads: b?.threads ?? (typeof wt.numThreads === 'function' ? wt.numThreads() : null),
+    variant,
+    simd: b?.simd ?? (variant ? !/scalar/.test(variant) : undefined),
+    threads: b?.threads ?? call('getNumThreads') ?? null,
+    maxThreads: call('maxThreads') ?? b?.threads ?? call('getNumThreads') ?? 1,
     isolated: b?.crossOriginIsolated ?? isolated,
     reason: b?.reason ?? null,
-    known: !!b,
+    known: !!variant,
   };
 }
 
@@ -42,7 +45,7 @@ export function renderBackend(root, wt) {
   }
   root.replaceChildren(...[el('div', { class: 'pills' }, ...pills.filter(Boolean)),
     why ? el('p', { class: 'why', id: 'backend-why', text: why }) : null,
-    info.known ? null : el('p', { class: 'why', text: 'wt.backend is not in this build yet: variant and threads are unknown.' })].filter(Boolean));
+    info.known ? null : el('p', { class: 'why', text: 'This build does not report its variant (wt.backend): variant and threads are unknown.' })].filter(Boolean));
   root.dataset.threaded = threaded ? 'true' : 'false';
 }
 
@@ -240,7 +243,7 @@ function timeIt(fn, reps) {
 
 export function setupBench(ui, wt) {
   const info = backendInfo(wt);
-  const maxThreads = info.threads || 1;
+  const maxThreads = info.maxThreads || 1;
   const canSet = typeof wt.setNumThreads === 'function';
   const canAdd = typeof wt.add === 'function';
   const notes = [];
