@@ -16,7 +16,7 @@ weft_status weft_copy_(weft_tensor* self, const weft_tensor* src);
 weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src);
 weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f);
 /* Returns self (retained) when already contiguous in f, else clone(f).
- * PRESERVE is refused, as in PyTorch. */
+ * PRESERVE is refused when a copy would be needed, as in PyTorch. */
 weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f);
 /* A copy with another dtype (self retained when dtype already matches and copy is false). */
 weft_tensor* weft_to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy);

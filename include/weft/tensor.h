@@ -53,7 +53,7 @@ weft_storage* weft_tensor_storage(const weft_tensor* t); /* borrowed */
 void* weft_tensor_data_ptr(const weft_tensor* t);
 
 /* Cached flags, recomputed (in one place) on every metadata change. */
-bool weft_tensor_is_contiguous(const weft_tensor* t, weft_memory_format f); /* PRESERVE -> false */
+bool weft_tensor_is_contiguous(const weft_tensor* t, weft_memory_format f); /* PRESERVE -> the default flag */
 bool weft_tensor_is_non_overlapping_and_dense(const weft_tensor* t);
 /* PyTorch's suggest_memory_format (channels_last_strides_exact_match = false) */
 weft_memory_format weft_tensor_suggest_memory_format(const weft_tensor* t);
@@ -67,7 +67,7 @@ weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype,
 weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
                                 weft_dtype dtype, weft_device device);
 /* PRESERVE keeps self's strides when self is non-overlapping and dense, else
- * uses suggest_memory_format, as PyTorch's empty_like. */
+ * dense strides in self's dim order (infer_dense_strides), as PyTorch's empty_like. */
 weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f);
 /* A new handle onto an existing storage (retained). Validated like as_strided. */
 weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,

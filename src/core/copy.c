@@ -2,33 +2,13 @@
  *
  * weft_copy_reference walks both tensors one element at a time with an
  * index counter: slow, obviously right, and kept as the oracle that the
- * TensorIterator copy is tested against. */
+ * TensorIterator copy (weft_copy_) is tested against. */
 #include <string.h>
 
 #include "core/internal.h"
 #include "core/scalar.h"
-
-/* Strides of src broadcast to dst's shape (0 on broadcast dims), or an error. */
-static weft_status broadcast_strides(const char* op, const weft_tensor* dst, const weft_tensor* src,
-                                     int64_t* strides) {
-  if (src->ndim > dst->ndim) goto mismatch;
-  for (int64_t i = 0; i < dst->ndim; i++) {
-    int64_t si = i - (dst->ndim - src->ndim);
-    if (si < 0) {
-      strides[i] = 0;
-    } else if (src->sizes[si] == dst->sizes[i]) {
-      strides[i] = src->sizes[si] == 1 ? 0 : src->strides[si];
-    } else if (src->sizes[si] == 1) {
-      strides[i] = 0;
-    } else {
-      goto mismatch;
-    }
-  }
-  return WEFT_OK;
-mismatch:
-  return weft__error(WEFT_SHAPE_ERROR, "%s: output with shape %s doesn't match the broadcast shape of src %s",
-                     op, WEFT__LIST(dst->sizes, dst->ndim), WEFT__LIST(src->sizes, src->ndim));
-}
+#include "iter/copy_iter.h"
+#include "ops/impls.h"
 
 static void strided_convert(const weft_tensor* dst, const int64_t* src_strides, const char* src_base,
                             weft_dtype src_dtype) {
@@ -66,18 +46,15 @@ weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src) {
   return WEFT_OK;
 }
 
-weft_status weft_copy_(weft_tensor* self, const weft_tensor* src) {
-  int64_t strides[WEFT_MAX_DIMS];
-  weft_status s = broadcast_strides("copy_", self, src, strides);
-  if (s) return s;
-  if (self->device != src->device && self->device != WEFT_DEVICE_META)
+/* The fast path: TensorIterator + SIMD kernels (src/iter/copy_iter.c). */
+weft_status weft__copy_(weft_tensor* self, const weft_tensor* src) {
+  if (self->device != src->device && self->device != WEFT_DEVICE_META && src->device != WEFT_DEVICE_META)
     return weft__error(WEFT_INVALID_ARGUMENT, "copy_: cannot copy from a %s tensor into a %s tensor",
                        weft_device_name(src->device), weft_device_name(self->device));
-  if (has_data(self) && has_data(src)) strided_convert(self, strides, weft_tensor_data_ptr(src), src->dtype);
-  return WEFT_OK;
+  return weft__copy_iter(self, src);
 }
 
-weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
+weft_tensor* weft__clone(const weft_tensor* self, weft_memory_format f) {
   weft_tensor* out = weft_empty_like(self, self->dtype, f);
   if (!out) return NULL;
   if (weft_copy_(out, self) != WEFT_OK) {
@@ -87,7 +64,8 @@ weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f) {
   return out;
 }
 
-weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
+weft_tensor* weft__contiguous(const weft_tensor* self, weft_memory_format f) {
+  /* PRESERVE asks the default flag, so an already contiguous tensor passes */
   if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
   if (f == WEFT_PRESERVE_FORMAT)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
@@ -95,7 +73,7 @@ weft_tensor* weft_contiguous(const weft_tensor* self, weft_memory_format f) {
   return weft_clone(self, f);
 }
 
-weft_tensor* weft_to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
+weft_tensor* weft__to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
   if (!weft_dtype_is_valid((int)dtype))
     return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
   if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);

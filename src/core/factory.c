@@ -4,6 +4,7 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
+#include "ops/impls.h"
 
 /* Walk every element of t in logical (row-major) order. */
 typedef void (*element_fn)(void* ctx, char* p, int64_t linear);
@@ -38,13 +39,13 @@ static void fill_one(void* ctx, char* p, int64_t linear) {
   weft__store(p, c->dtype, c->v);
 }
 
-weft_status weft_fill_(weft_tensor* self, double value) {
+weft_status weft__fill_(weft_tensor* self, double value) {
   fill_ctx c = {self->dtype, weft__value_from_double(value)};
   for_each_element(self, fill_one, &c);
   return WEFT_OK;
 }
 
-weft_tensor* weft_full(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
+weft_tensor* weft__full(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
                        weft_device device) {
   weft_tensor* t = weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
   if (t) weft_fill_(t, value);
@@ -70,7 +71,7 @@ static void arange_one(void* ctx, char* p, int64_t i) {
   weft__store(p, c->dtype, v);
 }
 
-weft_tensor* weft_arange(double start, double end, double step, weft_dtype dtype, weft_device device) {
+weft_tensor* weft__arange(double start, double end, double step, weft_dtype dtype, weft_device device) {
   if (!isfinite(start) || !isfinite(end))
     return weft__error_null(WEFT_INVALID_ARGUMENT, "arange: unsupported range: %g -> %g", start, end);
   if (step == 0 || isnan(step))
@@ -174,7 +175,7 @@ static weft_tensor* random_tensor(const char* op, const int64_t* sizes, int64_t 
   return weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
 }
 
-weft_tensor* weft_rand(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
+weft_tensor* weft__rand(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
   weft_tensor* t = random_tensor("rand", sizes, ndim, dtype, device);
   if (!t) return NULL;
   pthread_mutex_lock(&gen_lock);
@@ -226,7 +227,7 @@ static void randn_one(void* ctx, char* p, int64_t i) {
   weft__store(p, *(weft_dtype*)ctx, weft__value_from_double(normal_one()));
 }
 
-weft_tensor* weft_randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
+weft_tensor* weft__randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
   weft_tensor* t = random_tensor("randn", sizes, ndim, dtype, device);
   if (!t || device == WEFT_DEVICE_META) return t;
   pthread_mutex_lock(&gen_lock);

@@ -88,8 +88,9 @@ weft_tensor* weft__tensor_new(weft_storage* s, const int64_t* sizes, const int64
 /* Recompute numel and every cached flag after sizes/strides changed: the one
  * place they are computed. */
 void weft__tensor_refresh(weft_tensor* t);
-/* Contiguous strides for sizes in memory format f (CONTIGUOUS / CHANNELS_LAST / _3D). */
-void weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
+/* Contiguous strides for sizes in memory format f (CONTIGUOUS / CHANNELS_LAST / _3D);
+ * false when a stride overflows int64. */
+bool weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
                               int64_t* strides);
 /* Bytes the given layout needs from its storage start (0 when any size is 0);
  * -1 + OVERFLOW error when it does not fit in int64. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "ops/impls.h"
 
 /* ---- flags: the one place they are computed ---- */
 
@@ -80,8 +81,15 @@ static bool compute_non_overlapping_and_dense(const weft_tensor* t) {
 }
 
 void weft__tensor_refresh(weft_tensor* t) {
+  /* a zero size wins even when the sizes before it would overflow */
   int64_t numel = 1;
-  for (int i = 0; i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->sizes[i] == 0) {
+      numel = 0;
+      break;
+    }
+  }
+  for (int i = 0; numel && i < t->ndim; i++) numel *= t->sizes[i]; /* callers checked overflow */
   t->numel = numel;
   t->is_contiguous = compute_contiguous(t);
   t->is_channels_last_contiguous = false;
@@ -158,7 +166,7 @@ bool weft_tensor_is_contiguous(const weft_tensor* t, weft_memory_format f) {
     case WEFT_CONTIGUOUS_FORMAT: return t->is_contiguous;
     case WEFT_CHANNELS_LAST: return t->is_channels_last_contiguous;
     case WEFT_CHANNELS_LAST_3D: return t->is_channels_last_3d_contiguous;
-    default: return false;
+    default: return t->is_contiguous; /* PRESERVE falls back to the default, as in TensorImpl */
   }
 }
 
@@ -186,6 +194,9 @@ weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim)
   }
   int64_t numel = 1;
   for (int64_t i = 0; i < ndim; i++) {
+    if (sizes[i] == 0) return WEFT_OK;
+  }
+  for (int64_t i = 0; i < ndim; i++) {
     if (weft__mul_overflow(numel, sizes[i], &numel))
       return weft__error(WEFT_OVERFLOW, "%s: the number of elements of a tensor of size %s overflows int64",
                          op, WEFT__LIST(sizes, ndim));
@@ -193,29 +204,31 @@ weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim)
   return WEFT_OK;
 }
 
-void weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
+bool weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,
                               int64_t* strides) {
+  bool overflow = false;
   if (f == WEFT_CHANNELS_LAST && ndim == 4) {
     /* as get_channels_last_strides_2d: no max(size, 1) here, unlike NCHW */
     strides[1] = 1;
     strides[3] = sizes[1];
-    strides[2] = strides[3] * sizes[3];
-    strides[0] = strides[2] * sizes[2];
-    return;
+    overflow |= weft__mul_overflow(strides[3], sizes[3], &strides[2]);
+    overflow |= weft__mul_overflow(strides[2], sizes[2], &strides[0]);
+    return !overflow;
   }
   if (f == WEFT_CHANNELS_LAST_3D && ndim == 5) {
     strides[1] = 1;
     strides[4] = sizes[1];
-    strides[3] = strides[4] * sizes[4];
-    strides[2] = strides[3] * sizes[3];
-    strides[0] = strides[2] * sizes[2];
-    return;
+    overflow |= weft__mul_overflow(strides[4], sizes[4], &strides[3]);
+    overflow |= weft__mul_overflow(strides[3], sizes[3], &strides[2]);
+    overflow |= weft__mul_overflow(strides[2], sizes[2], &strides[0]);
+    return !overflow;
   }
   int64_t s = 1;
   for (int64_t d = ndim - 1; d >= 0; d--) {
     strides[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
+    overflow |= weft__mul_overflow(s, sizes[d] > 1 ? sizes[d] : 1, &s);
   }
+  return !overflow;
 }
 
 int64_t weft__required_bytes(const int64_t* sizes, const int64_t* strides, int64_t ndim,
@@ -260,7 +273,7 @@ static weft_tensor* new_with_layout(const char* op, const int64_t* sizes, const 
   return t;
 }
 
-weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
+weft_tensor* weft__empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
                         weft_memory_format f) {
   if (weft_check_shape("empty", sizes, ndim) || check_dtype_device("empty", dtype, device)) return NULL;
   if (f == WEFT_CHANNELS_LAST && ndim != 4)
@@ -269,16 +282,16 @@ weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, we
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "empty: required rank 5 tensor to use channels_last_3d format");
   if (f == WEFT_PRESERVE_FORMAT || (unsigned)f >= WEFT_MEMORY_FORMAT_COUNT)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "empty: Unsupported memory format. Expected contiguous_format, channels_last "
-                            "or channels_last_3d, got %s",
-                            weft_memory_format_name(f));
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: unsupported memory format %s",
+                            f == WEFT_PRESERVE_FORMAT ? "Preserve" : "(invalid)");
   int64_t strides[WEFT_MAX_DIMS];
-  weft__strides_for_format(sizes, ndim, f, strides);
+  if (!weft__strides_for_format(sizes, ndim, f, strides))
+    return weft__error_null(WEFT_OVERFLOW, "empty: Stride calculation overflowed for sizes %s",
+                            WEFT__LIST(sizes, ndim));
   return new_with_layout("empty", sizes, strides, ndim, dtype, device);
 }
 
-weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
+weft_tensor* weft__empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
                                 weft_dtype dtype, weft_device device) {
   if (weft_check_shape("empty_strided", sizes, ndim) || check_dtype_device("empty_strided", dtype, device))
     return NULL;
@@ -291,13 +304,48 @@ weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, in
   return new_with_layout("empty_strided", sizes, strides, ndim, dtype, device);
 }
 
-weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
-  if (f == WEFT_PRESERVE_FORMAT) {
-    if (self->is_non_overlapping_and_dense)
-      return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
-    f = weft_tensor_suggest_memory_format(self);
+/* Dense strides keeping self's dim order (PyTorch's infer_dense_strides):
+ * stable insertion sort by stride, stride-0 dims never move, equal strides
+ * put the smaller size inside. */
+static int stride_order_cmp(const weft_tensor* t, int d0, int d1) {
+  int64_t s0 = t->strides[d0], s1 = t->strides[d1];
+  if (s0 == 0 || s1 == 0) return 0;
+  if (s0 != s1) return s0 < s1 ? -1 : 1;
+  return t->sizes[d0] > t->sizes[d1] ? 1 : 0;
+}
+
+static void infer_dense_strides(const weft_tensor* t, int64_t* out) {
+  int perm[WEFT_MAX_DIMS]; /* innermost first */
+  int n = t->ndim;
+  for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+  for (int i = 1; i < n; i++) {
+    int d1 = i;
+    for (int d0 = i - 1; d0 >= 0; d0--) {
+      int c = stride_order_cmp(t, perm[d0], perm[d1]);
+      if (c > 0) {
+        int tmp = perm[d0];
+        perm[d0] = perm[d1];
+        perm[d1] = tmp;
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
   }
-  return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
+  int64_t stride = 1;
+  for (int i = 0; i < n; i++) {
+    out[perm[i]] = stride;
+    if (t->sizes[perm[i]] > 1) stride *= t->sizes[perm[i]];
+  }
+}
+
+weft_tensor* weft__empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  if (f != WEFT_PRESERVE_FORMAT) return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
+  if (self->is_non_overlapping_and_dense)
+    return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
+  int64_t strides[WEFT_MAX_DIMS];
+  infer_dense_strides(self, strides);
+  return weft_empty_strided(self->sizes, strides, self->ndim, dtype, self->device);
 }
 
 weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,

@@ -129,6 +129,14 @@ static void test_factories_and_errors(void) {
   CHECK(weft_empty(large, 1, WEFT_UINT8, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT) == NULL);
   CHECK(weft_last_status() == WEFT_OUT_OF_MEMORY);
   CHECK_ERROR_HAS("out of memory: tried to allocate 1125899906842624 bytes");
+  /* zero-size shapes whose other sizes would overflow: numel 0, strides overflow */
+  int64_t zhuge[] = {INT64_C(1) << 40, INT64_C(1) << 40, INT64_C(1) << 40, 0};
+  CHECK(weft_empty(zhuge, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT) == NULL);
+  CHECK_ERROR_HAS("Stride calculation overflowed");
+  int64_t zok[] = {INT64_C(1) << 40, 0, 3};
+  weft_tensor* zt = weft_empty(zok, 3, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  CHECK(zt && weft_tensor_numel(zt) == 0);
+  weft_tensor_release(zt);
   /* meta tensors allocate nothing */
   weft_tensor* m = weft_empty(large, 1, WEFT_UINT8, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
   CHECK(m && weft_tensor_data_ptr(m) == NULL && weft_tensor_device(m) == WEFT_DEVICE_META);

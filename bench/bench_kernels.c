@@ -1,0 +1,116 @@
+/* Kernel bandwidth: memcpy as the ceiling, f32 copy, contiguous add, the
+ * NCHW -> NHWC transpose of [32, 64, 56, 56] float32, f32 -> f16 cast; at 1
+ * and 2 threads. Prints one line per case: median ms, GB/s (bytes read +
+ * written), ratio to memcpy of the same run. `--json` prints JSON lines. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/kernels.h"
+#include "weft/parallel.h"
+
+#define REPS 9
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+static int cmp_d(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+struct job {
+  int kind;
+  const float* a;
+  const float* b;
+  void* y;
+  const weft_kernels* k;
+};
+enum { MEMCPY, COPY, ADD, CAST, TRANSPOSE };
+
+#define N_ELEMS 4194304
+#define TN 32
+#define TC 64
+#define THW (56 * 56)
+
+static weft_status run_range(void* p, int64_t b, int64_t e) {
+  struct job* j = p;
+  size_t n = (size_t)(e - b);
+  switch (j->kind) {
+    case MEMCPY: memcpy((float*)j->y + b, j->a + b, n * 4); break;
+    case COPY: j->k->x32_copy(n, j->a + b, (float*)j->y + b); break;
+    case ADD: {
+      struct weft_f32_binary_params prm = {1.0f};
+      j->k->f32_vadd(n, j->a + b, j->b + b, (float*)j->y + b, &prm);
+      break;
+    }
+    case CAST: j->k->f32_f16_cvt(n, j->a + b, (uint16_t*)j->y + b); break;
+  }
+  return WEFT_OK;
+}
+
+static double run_once(struct job* j) {
+  double t0 = now_ms();
+  if (j->kind == TRANSPOSE) {
+    for (int n = 0; n < TN; n++)
+      weft__transpose_2d(j->k, 4, j->a + (size_t)n * TC * THW, (float*)j->y + (size_t)n * TC * THW, THW * 4,
+                         TC * 4, THW, TC);
+  } else {
+    weft_parallel_for(0, N_ELEMS, 65536, run_range, j);
+  }
+  return now_ms() - t0;
+}
+
+static double median_ms(struct job* j) {
+  double t[REPS];
+  run_once(j); /* warm up: page faults, pool start */
+  for (int r = 0; r < REPS; r++) t[r] = run_once(j);
+  qsort(t, REPS, sizeof t[0], cmp_d);
+  return t[REPS / 2];
+}
+
+int main(int argc, char** argv) {
+  int json = argc > 1 && strcmp(argv[1], "--json") == 0;
+  size_t tbytes = (size_t)TN * TC * THW * 4;
+  float* a = malloc(tbytes);
+  float* b = malloc(N_ELEMS * 4);
+  float* y = malloc(tbytes);
+  for (size_t i = 0; i < tbytes / 4; i++) a[i] = (float)(i % 1000) * 0.25f;
+  for (size_t i = 0; i < N_ELEMS; i++) b[i] = (float)(i % 77);
+  memset(y, 0, tbytes);
+  const weft_kernels* k = weft__kernels();
+  static const struct {
+    const char* name;
+    int kind;
+    double bytes;
+  } cases[] = {
+      {"memcpy f32 4M", MEMCPY, 2.0 * N_ELEMS * 4},
+      {"copy f32 4M", COPY, 2.0 * N_ELEMS * 4},
+      {"add f32 4M", ADD, 3.0 * N_ELEMS * 4},
+      {"cast f32->f16 4M", CAST, N_ELEMS * 6.0},
+      {"transpose [32,64,56,56] nchw->nhwc", TRANSPOSE, 2.0 * TN * TC * THW * 4},
+  };
+  for (int threads = 1; threads <= 2; threads++) {
+    weft_set_num_threads(threads);
+    double memcpy_gbs = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      struct job j = {cases[c].kind, a, b, y, k};
+      double ms = median_ms(&j);
+      double gbs = cases[c].bytes / (ms * 1e6);
+      if (cases[c].kind == MEMCPY) memcpy_gbs = gbs;
+      if (json)
+        printf("{\"name\":\"%s\",\"build\":\"%s\",\"threads\":%d,\"ms\":%.3f,\"GB/s\":%.2f,\"ratio\":%.3f}\n",
+               cases[c].name, k->isa, weft_get_num_threads(), ms, gbs, gbs / memcpy_gbs);
+      else
+        printf("%-38s %-8s threads=%d %9.3f ms %7.2f GB/s  %5.2fx memcpy\n", cases[c].name, k->isa,
+               weft_get_num_threads(), ms, gbs, gbs / memcpy_gbs);
+    }
+  }
+  free(a);
+  free(b);
+  free(y);
+  return 0;
+}

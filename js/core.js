@@ -1,0 +1,767 @@
+// The JS API over one instantiated wasm module (either variant, Node or
+// browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
+import { formatTensor } from './format.js';
+
+export class WeftError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'WeftError';
+    this.code = code;
+  }
+}
+
+const MAX_DIMS = 16;
+// Scratch layout (f64 indices / byte offsets), mirrored from exports.c.
+const SLOT_A = 0;
+const SLOT_B = 16;
+const SLOT_OUT = 32;
+const STR_BYTES = 640;
+const STR_SIZE = 256;
+const INT64_MAX_AS_DOUBLE = 2 ** 63;
+
+const CONTIGUOUS_FORMAT = 0;
+const PRESERVE_FORMAT = 3;
+
+// ---- argument checks that cannot sensibly reach C (types, NaN, fractions) ----
+
+function typeName(v) {
+  if (v === null || v === undefined) return 'NoneType';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
+  if (typeof v === 'bigint') return 'int';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'string') return 'str';
+  if (Array.isArray(v)) return 'list';
+  return typeof v === 'object' ? (v.constructor?.name ?? 'object') : typeof v;
+}
+
+function toInt(op, name, v) {
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v !== 'number' || !Number.isInteger(v)) {
+    throw new WeftError('TypeError', `${op}(): argument '${name}' must be int, not ${typeName(v)}`);
+  }
+  return v;
+}
+
+function isSequence(v) {
+  return Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+}
+
+function toIntList(op, name, list) {
+  if (!isSequence(list)) {
+    throw new WeftError('TypeError',
+      `${op}(): argument '${name}' must be tuple of ints, not ${typeName(list)}`);
+  }
+  if (list.length > MAX_DIMS) {
+    throw new WeftError('InvalidArgument',
+      `${op}: number of dimensions ${list.length} must be in [0, ${MAX_DIMS}]`);
+  }
+  return Array.from(list, (v, i) => {
+    if (typeof v === 'bigint') return Number(v);
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      throw new WeftError('TypeError', `${op}(): argument '${name}' must be tuple of ints, ` +
+        `but found element of type ${typeName(v)} at pos ${i}`);
+    }
+    return v;
+  });
+}
+
+// view(2, 3) and view([2, 3]) are the same call.
+function variadic(args) {
+  return args.length === 1 && isSequence(args[0]) ? args[0] : args;
+}
+
+function isOptions(v) {
+  return v !== null && typeof v === 'object' && !isSequence(v);
+}
+
+// Splits trailing {options} off a variadic argument list.
+function splitOptions(args) {
+  if (args.length > 0 && isOptions(args[args.length - 1])) {
+    return [args.slice(0, -1), args[args.length - 1]];
+  }
+  return [args, {}];
+}
+
+function checkKeys(op, opts, allowed) {
+  if (!isOptions(opts)) {
+    throw new WeftError('TypeError', `${op}(): options must be an object, not ${typeName(opts)}`);
+  }
+  for (const k of Object.keys(opts)) {
+    if (!allowed.includes(k)) {
+      throw new WeftError('TypeError', `${op}() got an unexpected keyword argument '${k}'`);
+    }
+  }
+}
+
+// ---- float16 / bfloat16 bit conversions ----
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+function floatToHalf(v) {
+  f32[0] = v;
+  const x = u32[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (h & 1))) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++;
+  return sign | h;
+}
+
+function floatToBfloat(v) {
+  f32[0] = v;
+  const x = u32[0];
+  if ((x & 0x7fffffff) > 0x7f800000) return ((x >>> 16) | 0x40) & 0xffff;
+  return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
+}
+
+// ---- tensor(data): shape and dtype inference ----
+
+function inferShape(data) {
+  const shape = [];
+  let d = data;
+  while (isSequence(d)) {
+    shape.push(d.length);
+    if (d.length === 0) break;
+    d = d[0];
+  }
+  return shape;
+}
+
+// Flattens nested data of the given shape, checking every length; returns the
+// leaves and the widest kind seen (0 bool, 1 int, 2 float).
+function flattenData(data, shape) {
+  const out = [];
+  let kind = 0;
+  const walk = (d, dim) => {
+    if (dim === shape.length) {
+      if (isSequence(d)) {
+        throw new WeftError('InvalidArgument', `tensor: expected a number at dim ${dim} (got a sequence)`);
+      }
+      if (typeof d === 'boolean') {
+        out.push(d);
+      } else if (typeof d === 'bigint') {
+        kind = Math.max(kind, 1);
+        out.push(d);
+      } else if (typeof d === 'number') {
+        kind = Math.max(kind, Number.isInteger(d) ? 1 : 2);
+        out.push(d);
+      } else {
+        throw new WeftError('TypeError', `tensor: invalid data type '${typeName(d)}'`);
+      }
+      return;
+    }
+    if (!isSequence(d)) {
+      throw new WeftError('InvalidArgument',
+        `tensor: expected sequence of length ${shape[dim]} at dim ${dim} (got ${typeName(d)})`);
+    }
+    if (d.length !== shape[dim]) {
+      throw new WeftError('InvalidArgument',
+        `tensor: expected sequence of length ${shape[dim]} at dim ${dim} (got ${d.length})`);
+    }
+    if (ArrayBuffer.isView(d) && dim === shape.length - 1) {
+      kind = Math.max(kind, d instanceof BigInt64Array || d instanceof BigUint64Array ? 1
+        : d instanceof Float32Array || d instanceof Float64Array ? 2 : 1);
+      for (const v of d) out.push(v);
+      return;
+    }
+    for (let i = 0; i < d.length; i++) walk(d[i], dim + 1);
+  };
+  walk(data, 0);
+  if (shape.length > 0 && shape[shape.length - 1] === 0) kind = 2;
+  return { values: out, kind };
+}
+
+function typedArrayDtype(a) {
+  if (a instanceof Float32Array) return 'float32';
+  if (a instanceof Float64Array) return 'float64';
+  if (a instanceof Int32Array) return 'int32';
+  if (a instanceof Int16Array) return 'int16';
+  if (a instanceof Int8Array) return 'int8';
+  if (a instanceof Uint8Array || a instanceof Uint8ClampedArray) return 'uint8';
+  if (a instanceof BigInt64Array) return 'int64';
+  throw new WeftError('TypeError', `tensor: unsupported TypedArray ${a.constructor.name}`);
+}
+
+function toNumber(v) {
+  return typeof v === 'boolean' ? (v ? 1 : 0) : Number(v);
+}
+
+function toBigInt(v) {
+  if (typeof v === 'bigint') return BigInt.asIntN(64, v);
+  const n = toNumber(v);
+  if (!Number.isFinite(n)) return -(2n ** 63n);
+  return BigInt.asIntN(64, BigInt(Math.trunc(n)));
+}
+
+// ---- the API over one module ----
+
+export function createApi(M, info) {
+  const scratchBase = M._weft_wasm_scratch();
+  const buffer = () => (M.wasmMemory ? M.wasmMemory.buffer : M.HEAPU8.buffer);
+  const scratch = () => new Float64Array(buffer(), scratchBase, SLOT_OUT + 48);
+
+  const names = (fn, n) => Array.from({ length: n }, (_, i) => M.UTF8ToString(fn(i)));
+  const DTYPES = names(M._weft_dtype_name, 10);
+  const DEVICES = names(M._weft_device_name, 2);
+  const FORMATS = names(M._weft_memory_format_name, 4);
+
+  function fail(op) {
+    const status = M._weft_last_status();
+    const code = status ? M.UTF8ToString(M._weft_status_name(status)) : 'InternalError';
+    const msg = M.UTF8ToString(M._weft_last_error()) || `${op}: failed without a message`;
+    M._weft_clear_error();
+    throw new WeftError(code, msg);
+  }
+
+  function writeList(slot, list) {
+    scratch().set(list, slot);
+    return list.length;
+  }
+
+  const enumCache = new Map();
+  function lookup(kind, fn, name, op, argName) {
+    if (typeof name !== 'string') {
+      throw new WeftError('TypeError', `${op}(): argument '${argName}' must be ${kind}, not ${typeName(name)}`);
+    }
+    const key = kind + ':' + name;
+    const hit = enumCache.get(key);
+    if (hit !== undefined) return hit;
+    M.stringToUTF8(name, scratchBase + STR_BYTES, STR_SIZE);
+    const v = fn();
+    if (v < 0) fail(op);
+    enumCache.set(key, v);
+    return v;
+  }
+  const dtypeOf = (op, name, dflt = 'float32') =>
+    lookup('dtype', M._weft_wasm_dtype_from_name, name ?? dflt, op, 'dtype');
+  const formatOf = (op, name, dflt) =>
+    lookup('memory_format', M._weft_wasm_memory_format_from_name, name ?? dflt, op, 'memory_format');
+  const deviceOf = (op, name) =>
+    lookup('device', M._weft_wasm_device_from_name, name ?? 'cpu', op, 'device');
+
+  function wrap(ptr, op) {
+    if (!ptr) fail(op);
+    return new Tensor(ptr);
+  }
+
+  function wrapDim(op, dim, ndim, wrapScalar = true) {
+    dim = toInt(op, 'dim', dim);
+    if (ndim <= 0) {
+      if (!wrapScalar) {
+        throw new WeftError('IndexError', `${op}: dimension specified as ${dim} but tensor has no dimensions`);
+      }
+      ndim = 1;
+    }
+    if (dim < -ndim || dim >= ndim) {
+      throw new WeftError('IndexError', `${op}: Dimension out of range (expected to be in range of ` +
+        `[${-ndim}, ${ndim - 1}], but got ${dim})`);
+    }
+    return dim < 0 ? dim + ndim : dim;
+  }
+
+  // Typed views over a tensor's bytes (contiguous, cpu).
+  const ARRAY_OF = {
+    bool: Uint8Array, uint8: Uint8Array, int8: Int8Array, int16: Int16Array, int32: Int32Array,
+    int64: BigInt64Array, float16: Uint16Array, bfloat16: Uint16Array,
+    float32: Float32Array, float64: Float64Array,
+  };
+
+  function readContiguous(ptr, dtype, n) {
+    const Arr = ARRAY_OF[dtype];
+    const raw = new Arr(buffer(), ptr, n);
+    if (dtype === 'float16') return Float32Array.from(raw, halfToFloat);
+    if (dtype === 'bfloat16') {
+      const out = new Float32Array(n);
+      new Uint32Array(out.buffer).set(Uint32Array.from(raw, (h) => h << 16));
+      return out;
+    }
+    return raw.slice();
+  }
+
+  function writeContiguous(ptr, dtype, values) {
+    const n = values.length;
+    const dst = new ARRAY_OF[dtype](buffer(), ptr, n);
+    if (dtype === 'int64') {
+      for (let i = 0; i < n; i++) dst[i] = toBigInt(values[i]);
+    } else if (dtype === 'bool') {
+      for (let i = 0; i < n; i++) dst[i] = values[i] !== 0 && values[i] !== 0n && values[i] !== false ? 1 : 0;
+    } else if (dtype === 'float16') {
+      for (let i = 0; i < n; i++) dst[i] = floatToHalf(toNumber(values[i]));
+    } else if (dtype === 'bfloat16') {
+      for (let i = 0; i < n; i++) dst[i] = floatToBfloat(toNumber(values[i]));
+    } else {
+      // TypedArray stores truncate toward zero and wrap, like C casts on wasm.
+      for (let i = 0; i < n; i++) dst[i] = toNumber(values[i]);
+    }
+  }
+
+  class Tensor {
+    #ptr;
+    #meta;
+
+    constructor(ptr) {
+      this.#ptr = ptr;
+      M._weft_wasm_meta(ptr);
+      const m = scratch();
+      const o = SLOT_OUT;
+      const nd = m[o];
+      this.#meta = {
+        ndim: nd,
+        numel: m[o + 1],
+        offset: m[o + 2],
+        dtype: DTYPES[m[o + 3]],
+        device: DEVICES[m[o + 4]],
+        elementSize: m[o + 5],
+        sizes: Array.from(m.subarray(o + 8, o + 8 + nd)),
+        strides: Array.from(m.subarray(o + 8 + MAX_DIMS, o + 8 + MAX_DIMS + nd)),
+      };
+    }
+
+    // The live handle, or a WeftError naming the op.
+    #h(op) {
+      if (!this.#ptr) throw new WeftError('InvalidArgument', `${op}: tensor has been disposed`);
+      return this.#ptr;
+    }
+
+    get shape() { this.#h('shape'); return this.#meta.sizes.slice(); }
+    get dtype() { this.#h('dtype'); return this.#meta.dtype; }
+    get device() { this.#h('device'); return this.#meta.device; }
+    get isDisposed() { return !this.#ptr; }
+    // The weft_tensor* (for code calling the wasm exports directly).
+    handle(op = 'handle') { return this.#h(op); }
+
+    size(dim) {
+      this.#h('size');
+      if (dim === undefined) return this.#meta.sizes.slice();
+      return this.#meta.sizes[wrapDim('size', dim, this.#meta.ndim, false)];
+    }
+
+    stride(dim) {
+      this.#h('stride');
+      if (dim === undefined) return this.#meta.strides.slice();
+      return this.#meta.strides[wrapDim('stride', dim, this.#meta.ndim, false)];
+    }
+
+    storageOffset() { this.#h('storageOffset'); return this.#meta.offset; }
+    dim() { this.#h('dim'); return this.#meta.ndim; }
+    ndimension() { return this.dim(); }
+    numel() { this.#h('numel'); return this.#meta.numel; }
+    elementSize() { this.#h('elementSize'); return this.#meta.elementSize; }
+    dataPtr() { return M._weft_tensor_data_ptr(this.#h('dataPtr')) >>> 0; }
+
+    isContiguous(memoryFormat) {
+      const h = this.#h('isContiguous');
+      return !!M._weft_tensor_is_contiguous(h, formatOf('is_contiguous', memoryFormat, 'contiguous_format'));
+    }
+
+    suggestMemoryFormat() {
+      return FORMATS[M._weft_tensor_suggest_memory_format(this.#h('suggestMemoryFormat'))];
+    }
+
+    isNonOverlappingAndDense() {
+      return !!M._weft_tensor_is_non_overlapping_and_dense(this.#h('isNonOverlappingAndDense'));
+    }
+
+    contiguous(opts = {}) {
+      const h = this.#h('contiguous');
+      checkKeys('contiguous', opts, ['memoryFormat']);
+      const f = formatOf('contiguous', opts.memoryFormat, 'contiguous_format');
+      return wrap(M._weft_wasm_contiguous(h, f), 'contiguous');
+    }
+
+    clone(opts = {}) {
+      const h = this.#h('clone');
+      checkKeys('clone', opts, ['memoryFormat']);
+      const f = formatOf('clone', opts.memoryFormat, 'preserve_format');
+      return wrap(M._weft_wasm_clone(h, f), 'clone');
+    }
+
+    // ---- views ----
+
+    asStrided(size, stride, storageOffset) {
+      const h = this.#h('asStrided');
+      const sz = toIntList('as_strided', 'size', size);
+      const st = toIntList('as_strided', 'stride', stride);
+      const off = storageOffset === undefined || storageOffset === null
+        ? this.#meta.offset : toInt('as_strided', 'storage_offset', storageOffset);
+      if (sz.length !== st.length) {
+        throw new WeftError('InvalidArgument',
+          `as_strided: mismatch in length of strides and shape (${st.length} vs ${sz.length})`);
+      }
+      writeList(SLOT_A, sz);
+      writeList(SLOT_B, st);
+      return wrap(M._weft_wasm_as_strided(h, sz.length, off), 'as_strided');
+    }
+
+    view(...shape) { return this.#shapeOp('view', M._weft_wasm_view, shape, 'size'); }
+    reshape(...shape) { return this.#shapeOp('reshape', M._weft_wasm_reshape, shape, 'shape'); }
+    permute(...dims) { return this.#shapeOp('permute', M._weft_wasm_permute, dims, 'dims'); }
+    expand(...sizes) { return this.#shapeOp('expand', M._weft_wasm_expand, sizes, 'size'); }
+
+    #shapeOp(op, fn, args, argName) {
+      const h = this.#h(op);
+      const list = toIntList(op, argName, variadic(args));
+      return wrap(fn(h, writeList(SLOT_A, list)), op);
+    }
+
+    transpose(dim0, dim1) {
+      const h = this.#h('transpose');
+      return wrap(M._weft_wasm_transpose(h, toInt('transpose', 'dim0', dim0),
+        toInt('transpose', 'dim1', dim1)), 'transpose');
+    }
+
+    t() { return wrap(M._weft_wasm_t(this.#h('t')), 't'); }
+
+    squeeze(dim) {
+      const h = this.#h('squeeze');
+      if (dim === undefined || dim === null) return wrap(M._weft_wasm_squeeze(h), 'squeeze');
+      return wrap(M._weft_wasm_squeeze_dim(h, toInt('squeeze', 'dim', dim)), 'squeeze');
+    }
+
+    unsqueeze(dim) {
+      const h = this.#h('unsqueeze');
+      return wrap(M._weft_wasm_unsqueeze(h, toInt('unsqueeze', 'dim', dim)), 'unsqueeze');
+    }
+
+    narrow(dim, start, length) {
+      const h = this.#h('narrow');
+      return wrap(M._weft_wasm_narrow(h, toInt('narrow', 'dim', dim), toInt('narrow', 'start', start),
+        toInt('narrow', 'length', length)), 'narrow');
+    }
+
+    // slice(dim = 0, start = 0, end = to the end, step = 1), like x[start:end:step] on dim.
+    slice(dim = 0, start = null, end = null, step = 1) {
+      const h = this.#h('slice');
+      const s = start === null || start === undefined ? 0 : toInt('slice', 'start', start);
+      const e = end === null || end === undefined ? INT64_MAX_AS_DOUBLE : toInt('slice', 'end', end);
+      return wrap(M._weft_wasm_slice(h, toInt('slice', 'dim', dim), s, e,
+        toInt('slice', 'step', step)), 'slice');
+    }
+
+    select(dim, index) {
+      const h = this.#h('select');
+      return wrap(M._weft_wasm_select(h, toInt('select', 'dim', dim), toInt('select', 'index', index)),
+        'select');
+    }
+
+    flatten(startDim = 0, endDim = -1) {
+      const h = this.#h('flatten');
+      return wrap(M._weft_wasm_flatten(h, toInt('flatten', 'start_dim', startDim),
+        toInt('flatten', 'end_dim', endDim)), 'flatten');
+    }
+
+    unflatten(dim, sizes) {
+      const h = this.#h('unflatten');
+      const d = toInt('unflatten', 'dim', dim);
+      const list = toIntList('unflatten', 'sizes', sizes);
+      return wrap(M._weft_wasm_unflatten(h, d, writeList(SLOT_A, list)), 'unflatten');
+    }
+
+    movedim(source, destination) {
+      const h = this.#h('movedim');
+      const src = toIntList('movedim', 'source', isSequence(source) ? source : [source]);
+      const dst = toIntList('movedim', 'destination', isSequence(destination) ? destination : [destination]);
+      if (src.length !== dst.length) {
+        throw new WeftError('InvalidArgument', `movedim: Invalid source or destination dims: source ` +
+          `([${src.join(', ')}] dims) should contain the same number of dims as destination ` +
+          `([${dst.join(', ')}] dims)`);
+      }
+      writeList(SLOT_A, src);
+      writeList(SLOT_B, dst);
+      return wrap(M._weft_wasm_movedim(h, src.length), 'movedim');
+    }
+
+    // ---- data out ----
+
+    // The logical values in order, as a fresh TypedArray.
+    data() { return this.#read('data'); }
+
+    #read(op) {
+      const h = this.#h(op);
+      const { dtype, device, numel } = this.#meta;
+      if (device === 'meta') {
+        throw new WeftError('NotImplemented', `${op}: Cannot copy out of meta tensor; no data!`);
+      }
+      if (numel === 0) return new (dtype === 'float16' || dtype === 'bfloat16' ? Float32Array : ARRAY_OF[dtype])(0);
+      const c = M._weft_wasm_contiguous(h, CONTIGUOUS_FORMAT);
+      if (!c) fail(op);
+      try {
+        return readContiguous(M._weft_tensor_data_ptr(c) >>> 0, dtype, numel);
+      } finally {
+        M._weft_tensor_release(c);
+      }
+    }
+
+    toArray() {
+      const flat = this.#read('toArray');
+      const { sizes, dtype } = this.#meta;
+      const conv = dtype === 'bool' ? (v) => v !== 0 : dtype === 'int64' ? (v) => Number(v) : (v) => v;
+      if (sizes.length === 0) return conv(flat[0]);
+      let pos = 0;
+      const build = (dim) => {
+        const n = sizes[dim];
+        const out = new Array(n);
+        if (dim === sizes.length - 1) {
+          for (let i = 0; i < n; i++) out[i] = conv(flat[pos++]);
+        } else {
+          for (let i = 0; i < n; i++) out[i] = build(dim + 1);
+        }
+        return out;
+      };
+      return build(0);
+    }
+
+    item() {
+      this.#h('item');
+      if (this.#meta.numel !== 1) {
+        throw new WeftError('InvalidArgument',
+          `item: a Tensor with ${this.#meta.numel} elements cannot be converted to Scalar`);
+      }
+      const v = this.#read('item')[0];
+      return this.#meta.dtype === 'bool' ? v !== 0 : this.#meta.dtype === 'int64' ? Number(v) : v;
+    }
+
+    toString() {
+      this.#h('toString');
+      const { sizes, dtype, device } = this.#meta;
+      return formatTensor({ shape: sizes, dtype, device }, () => this.#read('toString'));
+    }
+
+    [Symbol.for('nodejs.util.inspect.custom')]() {
+      return this.#ptr ? this.toString() : 'tensor(<disposed>)';
+    }
+
+    // Gives the handle's reference back. Views keep their storage alive on
+    // their own, so disposing a base does not invalidate its views.
+    dispose() {
+      if (this.#ptr) M._weft_tensor_release(this.#ptr);
+      this.#ptr = 0;
+    }
+  }
+  if (Symbol.dispose) Tensor.prototype[Symbol.dispose] = Tensor.prototype.dispose;
+
+  // ---- factories ----
+
+  function shapeAndOptions(op, args, keys) {
+    const [rest, opts] = splitOptions(args);
+    checkKeys(op, opts, keys);
+    return [toIntList(op, 'size', variadic(rest)), opts];
+  }
+
+  function empty(...args) {
+    const [shape, o] = shapeAndOptions('empty', args, ['dtype', 'memoryFormat', 'device']);
+    const dt = dtypeOf('empty', o.dtype);
+    const dev = deviceOf('empty', o.device);
+    const f = formatOf('empty', o.memoryFormat, 'contiguous_format');
+    return wrap(M._weft_wasm_empty(writeList(SLOT_A, shape), dt, dev, f), 'empty');
+  }
+
+  function emptyStrided(size, stride, opts = {}) {
+    checkKeys('empty_strided', opts, ['dtype', 'device']);
+    const sz = toIntList('empty_strided', 'size', size);
+    const st = toIntList('empty_strided', 'stride', stride);
+    if (sz.length !== st.length) {
+      throw new WeftError('InvalidArgument',
+        `empty_strided: mismatch in length of strides and shape (${st.length} vs ${sz.length})`);
+    }
+    const dt = dtypeOf('empty_strided', opts.dtype);
+    const dev = deviceOf('empty_strided', opts.device);
+    writeList(SLOT_A, sz);
+    writeList(SLOT_B, st);
+    return wrap(M._weft_wasm_empty_strided(sz.length, dt, dev), 'empty_strided');
+  }
+
+  function emptyLike(t, opts = {}) {
+    if (!(t instanceof Tensor)) {
+      throw new WeftError('TypeError', `empty_like(): argument 'input' must be Tensor, not ${typeName(t)}`);
+    }
+    const h = t.handle('empty_like');
+    const o = opts ?? {};
+    checkKeys('empty_like', o, ['dtype', 'memoryFormat']);
+    const dt = dtypeOf('empty_like', o.dtype ?? t.dtype);
+    const f = formatOf('empty_like', o.memoryFormat, 'preserve_format');
+    return wrap(M._weft_wasm_empty_like(h, dt, f), 'empty_like');
+  }
+
+  function fillValue(op, value) {
+    if (typeof value === 'boolean') return [value ? 1 : 0, 'bool'];
+    if (typeof value === 'bigint') return [Number(value), 'int64'];
+    if (typeof value !== 'number') {
+      throw new WeftError('TypeError', `${op}(): argument 'fill_value' must be Number, not ${typeName(value)}`);
+    }
+    return [value, Number.isInteger(value) ? 'int64' : 'float32'];
+  }
+
+  function fullOf(op, shape, value, opts, inferred) {
+    const dt = dtypeOf(op, opts.dtype ?? inferred);
+    const dev = deviceOf(op, opts.device);
+    return wrap(M._weft_wasm_full(writeList(SLOT_A, shape), value, dt, dev), op);
+  }
+
+  function full(size, value, opts = {}) {
+    checkKeys('full', opts, ['dtype', 'device']);
+    const shape = toIntList('full', 'size', isSequence(size) ? size : [size]);
+    const [v, inferred] = fillValue('full', value);
+    return fullOf('full', shape, v, opts, inferred);
+  }
+
+  function zeros(...args) {
+    const [shape, o] = shapeAndOptions('zeros', args, ['dtype', 'device']);
+    return fullOf('zeros', shape, 0, o, 'float32');
+  }
+
+  function ones(...args) {
+    const [shape, o] = shapeAndOptions('ones', args, ['dtype', 'device']);
+    return fullOf('ones', shape, 1, o, 'float32');
+  }
+
+  function scalarArg(op, name, v) {
+    if (typeof v === 'bigint') return Number(v);
+    if (typeof v !== 'number') {
+      throw new WeftError('TypeError', `${op}(): argument '${name}' must be Number, not ${typeName(v)}`);
+    }
+    return v;
+  }
+
+  // arange(end), arange(start, end), arange(start, end, step); options last.
+  function arange(...args) {
+    const [rest, o] = splitOptions(args);
+    checkKeys('arange', o, ['dtype', 'device']);
+    if (rest.length < 1 || rest.length > 3) {
+      throw new WeftError('TypeError', `arange() takes 1 to 3 positional arguments but ${rest.length} were given`);
+    }
+    const names = rest.length === 1 ? ['end'] : ['start', 'end', 'step'];
+    const nums = rest.map((v, i) => scalarArg('arange', names[i], v));
+    const [start, end, step] = nums.length === 1 ? [0, nums[0], 1] : [nums[0], nums[1], nums[2] ?? 1];
+    const inferred = [start, end, step].every(Number.isInteger) ? 'int64' : 'float32';
+    const dt = dtypeOf('arange', o.dtype ?? inferred);
+    const dev = deviceOf('arange', o.device);
+    return wrap(M._weft_wasm_arange(start, end, step, dt, dev), 'arange');
+  }
+
+  function randomOf(op, fn, args) {
+    const [shape, o] = shapeAndOptions(op, args, ['dtype', 'device']);
+    const dt = dtypeOf(op, o.dtype);
+    const dev = deviceOf(op, o.device);
+    return wrap(fn(writeList(SLOT_A, shape), dt, dev), op);
+  }
+
+  const rand = (...args) => randomOf('rand', M._weft_wasm_rand, args);
+  const randn = (...args) => randomOf('randn', M._weft_wasm_randn, args);
+
+  function tensor(data, opts = {}) {
+    checkKeys('tensor', opts, ['dtype']);
+    let shape;
+    let values;
+    let inferred;
+    if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
+      shape = [data.length];
+      values = data;
+      inferred = typedArrayDtype(data);
+    } else {
+      shape = inferShape(data);
+      const flat = flattenData(data, shape);
+      values = flat.values;
+      inferred = ['bool', 'int64', 'float32'][flat.kind];
+    }
+    const dtype = opts.dtype ?? inferred;
+    const dt = dtypeOf('tensor', dtype);
+    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, 0,
+      CONTIGUOUS_FORMAT), 'tensor');
+    try {
+      if (values.length > 0) writeContiguous(t.dataPtr(), t.dtype, values);
+    } catch (e) {
+      t.dispose();
+      throw e;
+    }
+    return t;
+  }
+
+  function manualSeed(seed) {
+    let s;
+    if (typeof seed === 'bigint') s = seed;
+    else if (typeof seed === 'number' && Number.isInteger(seed)) s = BigInt(seed);
+    else throw new WeftError('TypeError', `manual_seed(): argument 'seed' must be int, not ${typeName(seed)}`);
+    s = BigInt.asUintN(64, s);
+    M._weft_wasm_manual_seed(Number(s >> 32n), Number(s & 0xffffffffn));
+  }
+
+  // torch.promote_types / torch.can_cast on dtype names.
+  function promoteTypes(a, b) {
+    return DTYPES[M._weft_promote_types(dtypeOf('promote_types', a), dtypeOf('promote_types', b))];
+  }
+
+  function canCast(from, to) {
+    return !!M._weft_can_cast(dtypeOf('can_cast', from), dtypeOf('can_cast', to));
+  }
+
+  function memory() {
+    M._weft_wasm_memory();
+    const m = scratch();
+    return { tensors: m[SLOT_OUT], storages: m[SLOT_OUT + 1],
+      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3] };
+  }
+
+  function setNumThreads(n) {
+    const v = toInt('set_num_threads', 'n', n);
+    if (v < 1) throw new WeftError('InvalidArgument', `set_num_threads: n must be at least 1, but got ${v}`);
+    if (M._weft_wasm_set_num_threads(v) !== 0) fail('set_num_threads');
+  }
+
+  return {
+    variant: info.variant,
+    Tensor,
+    WeftError,
+    empty, emptyStrided, emptyLike, zeros, ones, full, arange, tensor, rand, randn,
+    manualSeed, memory, promoteTypes, canCast,
+    setNumThreads,
+    getNumThreads: () => M._weft_wasm_get_num_threads(),
+    maxThreads: () => M._weft_wasm_max_threads(),
+  };
+}
+
+// Shared by both entry points: validates init() options.
+export function parseInitOptions(opts) {
+  if (opts === undefined || opts === null) opts = {};
+  checkKeys('init', opts, ['threads', 'variant', 'locateFile']);
+  const variant = opts.variant;
+  if (variant !== undefined && variant !== 'simd-threads' && variant !== 'simd') {
+    throw new WeftError('InvalidArgument',
+      `init: unknown variant '${variant}' (expected 'simd-threads' or 'simd')`);
+  }
+  const threads = opts.threads ?? 'auto';
+  if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1)) {
+    throw new WeftError('InvalidArgument',
+      `init: threads must be a positive integer or 'auto', but got ${String(threads)}`);
+  }
+  return { variant, threads, locateFile: opts.locateFile };
+}
+
+export function applyThreads(wt, threads) {
+  wt.setNumThreads(threads === 'auto' ? wt.maxThreads() : Math.min(threads, wt.maxThreads()));
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# npm run build: the native library, both wasm variants and the JS API, into
+# build/ and dist/.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+cd "$WEFT_ROOT"
+
+weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF
+weft_quiet cmake --build build/native -j2
+scripts/build-wasm.sh
+cp js/*.js js/weft.d.ts dist/
+echo "build: dist/ is ready"

@@ -1,0 +1,330 @@
+/* Code generation for operators, C preprocessor only (the counterpart of
+ * torchgen). An op table is a list of
+ *
+ *   WEFT_OP(cname, "schema", RET, (KIND, name), (KIND, name), ...)
+ *
+ * one (KIND, name) per schema argument, in schema order. RET is TENSOR (the
+ * C function returns a new weft_tensor*, NULL on error) or STATUS (returns
+ * weft_status; the schema returns the mutated first argument). From a line,
+ *
+ *   WEFT_OP_DECLARE  declares  weft_<cname>(...)            the dispatching entry point
+ *                              weft_redispatch_<cname>(ks, ...)
+ *                              weft_fn_<cname> / weft_fnks_<cname>   kernel types (without /
+ *                                                                    with a leading keyset)
+ *                              weft_impl_<cname>[_ks](key, fn, name) typed registration
+ *   WEFT_OP_DEFINE   defines them, with the box/unbox adapters and the
+ *                    BackendSelect kernel (for ops with a Device argument)
+ *   WEFT_OP_REGISTER registers the schema (a statement; returns from the
+ *                    enclosing weft_status function on failure)
+ *
+ * Kinds and their C parameters:
+ *   TENSOR      const weft_tensor*        Tensor
+ *   MTENSOR     weft_tensor*              Tensor(a!) (mutated)
+ *   OPT_TENSOR  const weft_tensor* / NULL Tensor?
+ *   INT         int64_t                   int, SymInt
+ *   OPT_INT     int64_t (None: INT64_MIN) int?, SymInt?
+ *   INT_LIST    const int64_t* n, int64_t n_len    int[], int[N], SymInt[]
+ *   DOUBLE      double                    float, or Scalar where the C API takes a double
+ *   BOOL        bool                      bool
+ *   SCALAR      weft_scalar               Scalar
+ *   DTYPE       weft_dtype                ScalarType (ScalarType?: None -> -1)
+ *   MEMORY_FORMAT weft_memory_format      MemoryFormat (MemoryFormat?: None -> -1, the kernel's default)
+ *   DEVICE      weft_device               Device (Device?: None -> cpu)
+ *   STRING      const char*               str
+ */
+#ifndef WEFT_DISPATCH_OPGEN_H
+#define WEFT_DISPATCH_OPGEN_H
+
+#include "dispatch/dispatch_internal.h"
+
+/* ---- FOR_EACH over up to 16 (KIND, name) items ---- */
+#define WEFT__CAT(a, b) WEFT__CAT_I(a, b)
+#define WEFT__CAT_I(a, b) a##b
+#define WEFT__NARGS(...) WEFT__NARGS_I(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define WEFT__NARGS_I(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define WEFT__FE_1(M, x) M x
+#define WEFT__FE_2(M, x, ...) M x WEFT__FE_1(M, __VA_ARGS__)
+#define WEFT__FE_3(M, x, ...) M x WEFT__FE_2(M, __VA_ARGS__)
+#define WEFT__FE_4(M, x, ...) M x WEFT__FE_3(M, __VA_ARGS__)
+#define WEFT__FE_5(M, x, ...) M x WEFT__FE_4(M, __VA_ARGS__)
+#define WEFT__FE_6(M, x, ...) M x WEFT__FE_5(M, __VA_ARGS__)
+#define WEFT__FE_7(M, x, ...) M x WEFT__FE_6(M, __VA_ARGS__)
+#define WEFT__FE_8(M, x, ...) M x WEFT__FE_7(M, __VA_ARGS__)
+#define WEFT__FE_9(M, x, ...) M x WEFT__FE_8(M, __VA_ARGS__)
+#define WEFT__FE_10(M, x, ...) M x WEFT__FE_9(M, __VA_ARGS__)
+#define WEFT__FE_11(M, x, ...) M x WEFT__FE_10(M, __VA_ARGS__)
+#define WEFT__FE_12(M, x, ...) M x WEFT__FE_11(M, __VA_ARGS__)
+#define WEFT__FE_13(M, x, ...) M x WEFT__FE_12(M, __VA_ARGS__)
+#define WEFT__FE_14(M, x, ...) M x WEFT__FE_13(M, __VA_ARGS__)
+#define WEFT__FE_15(M, x, ...) M x WEFT__FE_14(M, __VA_ARGS__)
+#define WEFT__FE_16(M, x, ...) M x WEFT__FE_15(M, __VA_ARGS__)
+#define WEFT__FOR_EACH(M, ...) WEFT__CAT(WEFT__FE_, WEFT__NARGS(__VA_ARGS__))(M, __VA_ARGS__)
+/* Drops the first element of a comma list: WEFT__TAIL(~ , a, b) -> a, b */
+#define WEFT__TAIL(...) WEFT__TAIL_I(__VA_ARGS__)
+#define WEFT__TAIL_I(first, ...) __VA_ARGS__
+
+/* ---- per-kind pieces: P params, A args, U unbox, B box, KS tensor keys, DK device keys, ID ---- */
+enum {
+  WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
+  WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING
+};
+
+#define WEFT__P(K, n) WEFT__P_##K(n)
+#define WEFT__A(K, n) WEFT__A_##K(n)
+#define WEFT__U(K, n) WEFT__U_##K(n)
+#define WEFT__B(K, n) WEFT__B_##K(n)
+#define WEFT__KS(K, n) WEFT__KS_##K(n)
+#define WEFT__DK(K, n) WEFT__DK_##K(n)
+#define WEFT__ID(K, n) WEFT__K_##K,
+
+#define WEFT__A_1(n) , n
+#define WEFT__KS_0(n)
+#define WEFT__DK_0(n)
+#define WEFT__SIMPLE_U(T, fn, n) T n = fn(&a_[i_++], &bad_);
+
+#define WEFT__P_TENSOR(n) , const weft_tensor* n
+#define WEFT__A_TENSOR WEFT__A_1
+#define WEFT__U_TENSOR(n) WEFT__SIMPLE_U(const weft_tensor*, weft__unbox_tensor, n)
+#define WEFT__B_TENSOR(n) if (!s_) s_ = weft_stack_push_tensor(&st_, n);
+#define WEFT__KS_TENSOR(n) | weft__tensor_keyset(n)
+#define WEFT__DK_TENSOR WEFT__DK_0
+
+#define WEFT__P_MTENSOR(n) , weft_tensor* n
+#define WEFT__A_MTENSOR WEFT__A_1
+#define WEFT__U_MTENSOR(n) WEFT__SIMPLE_U(weft_tensor*, weft__unbox_tensor, n)
+#define WEFT__B_MTENSOR WEFT__B_TENSOR
+#define WEFT__KS_MTENSOR WEFT__KS_TENSOR
+#define WEFT__DK_MTENSOR WEFT__DK_0
+
+#define WEFT__P_OPT_TENSOR(n) , const weft_tensor* n
+#define WEFT__A_OPT_TENSOR WEFT__A_1
+#define WEFT__U_OPT_TENSOR(n) WEFT__SIMPLE_U(const weft_tensor*, weft__unbox_opt_tensor, n)
+#define WEFT__B_OPT_TENSOR WEFT__B_TENSOR
+#define WEFT__KS_OPT_TENSOR WEFT__KS_TENSOR
+#define WEFT__DK_OPT_TENSOR WEFT__DK_0
+
+#define WEFT__P_INT(n) , int64_t n
+#define WEFT__A_INT WEFT__A_1
+#define WEFT__U_INT(n) WEFT__SIMPLE_U(int64_t, weft__unbox_int, n)
+#define WEFT__B_INT(n) if (!s_) s_ = weft_stack_push_int(&st_, n);
+#define WEFT__KS_INT WEFT__KS_0
+#define WEFT__DK_INT WEFT__DK_0
+
+#define WEFT__P_OPT_INT(n) , int64_t n
+#define WEFT__A_OPT_INT WEFT__A_1
+#define WEFT__U_OPT_INT(n) WEFT__SIMPLE_U(int64_t, weft__unbox_opt_int, n)
+#define WEFT__B_OPT_INT(n) \
+  if (!s_) s_ = (n) == INT64_MIN ? weft_stack_push_none(&st_) : weft_stack_push_int(&st_, n);
+#define WEFT__KS_OPT_INT WEFT__KS_0
+#define WEFT__DK_OPT_INT WEFT__DK_0
+
+#define WEFT__P_INT_LIST(n) , const int64_t* n, int64_t n##_len
+#define WEFT__A_INT_LIST(n) , n, n##_len
+#define WEFT__U_INT_LIST(n)                               \
+  int64_t n##_len = 0;                                    \
+  const int64_t* n = weft__unbox_int_list(&a_[i_++], &n##_len, &bad_);
+#define WEFT__B_INT_LIST(n) if (!s_) s_ = weft_stack_push_int_list(&st_, n, n##_len);
+#define WEFT__KS_INT_LIST WEFT__KS_0
+#define WEFT__DK_INT_LIST WEFT__DK_0
+
+#define WEFT__P_DOUBLE(n) , double n
+#define WEFT__A_DOUBLE WEFT__A_1
+#define WEFT__U_DOUBLE(n) WEFT__SIMPLE_U(double, weft__unbox_double, n)
+#define WEFT__B_DOUBLE(n) if (!s_) s_ = weft_stack_push_double(&st_, n);
+#define WEFT__KS_DOUBLE WEFT__KS_0
+#define WEFT__DK_DOUBLE WEFT__DK_0
+
+#define WEFT__P_BOOL(n) , bool n
+#define WEFT__A_BOOL WEFT__A_1
+#define WEFT__U_BOOL(n) WEFT__SIMPLE_U(bool, weft__unbox_bool, n)
+#define WEFT__B_BOOL(n) if (!s_) s_ = weft_stack_push_bool(&st_, n);
+#define WEFT__KS_BOOL WEFT__KS_0
+#define WEFT__DK_BOOL WEFT__DK_0
+
+#define WEFT__P_SCALAR(n) , weft_scalar n
+#define WEFT__A_SCALAR WEFT__A_1
+#define WEFT__U_SCALAR(n) WEFT__SIMPLE_U(weft_scalar, weft__unbox_scalar, n)
+#define WEFT__B_SCALAR(n) if (!s_) s_ = weft_stack_push_scalar(&st_, n);
+#define WEFT__KS_SCALAR WEFT__KS_0
+#define WEFT__DK_SCALAR WEFT__DK_0
+
+#define WEFT__P_DTYPE(n) , weft_dtype n
+#define WEFT__A_DTYPE WEFT__A_1
+#define WEFT__U_DTYPE(n) WEFT__SIMPLE_U(weft_dtype, weft__unbox_dtype, n)
+#define WEFT__B_DTYPE(n) \
+  if (!s_) s_ = (int)(n) < 0 ? weft_stack_push_none(&st_) : weft_stack_push_dtype(&st_, n);
+#define WEFT__KS_DTYPE WEFT__KS_0
+#define WEFT__DK_DTYPE WEFT__DK_0
+
+#define WEFT__P_MEMORY_FORMAT(n) , weft_memory_format n
+#define WEFT__A_MEMORY_FORMAT WEFT__A_1
+#define WEFT__U_MEMORY_FORMAT(n) WEFT__SIMPLE_U(weft_memory_format, weft__unbox_memory_format, n)
+#define WEFT__B_MEMORY_FORMAT(n) \
+  if (!s_) s_ = (int)(n) < 0 ? weft_stack_push_none(&st_) : weft_stack_push_memory_format(&st_, n);
+#define WEFT__KS_MEMORY_FORMAT WEFT__KS_0
+#define WEFT__DK_MEMORY_FORMAT WEFT__DK_0
+
+#define WEFT__P_DEVICE(n) , weft_device n
+#define WEFT__A_DEVICE WEFT__A_1
+#define WEFT__U_DEVICE(n) WEFT__SIMPLE_U(weft_device, weft__unbox_device, n)
+#define WEFT__B_DEVICE(n) if (!s_) s_ = weft_stack_push_device(&st_, n);
+#define WEFT__KS_DEVICE WEFT__KS_0
+#define WEFT__DK_DEVICE(n) | weft_device_backend_keyset(n)
+
+#define WEFT__P_STRING(n) , const char* n
+#define WEFT__A_STRING WEFT__A_1
+#define WEFT__U_STRING(n) WEFT__SIMPLE_U(const char*, weft__unbox_string, n)
+#define WEFT__B_STRING(n) if (!s_) s_ = weft_stack_push_string(&st_, n);
+#define WEFT__KS_STRING WEFT__KS_0
+#define WEFT__DK_STRING WEFT__DK_0
+
+/* ---- unbox helpers: set *bad on a type mismatch ---- */
+weft_tensor* weft__unbox_tensor(const weft_ivalue* v, int* bad);
+weft_tensor* weft__unbox_opt_tensor(const weft_ivalue* v, int* bad);
+int64_t weft__unbox_int(const weft_ivalue* v, int* bad);
+int64_t weft__unbox_opt_int(const weft_ivalue* v, int* bad);
+const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad);
+double weft__unbox_double(const weft_ivalue* v, int* bad);
+bool weft__unbox_bool(const weft_ivalue* v, int* bad);
+weft_scalar weft__unbox_scalar(const weft_ivalue* v, int* bad);
+weft_dtype weft__unbox_dtype(const weft_ivalue* v, int* bad);
+weft_memory_format weft__unbox_memory_format(const weft_ivalue* v, int* bad);
+weft_device weft__unbox_device(const weft_ivalue* v, int* bad);
+const char* weft__unbox_string(const weft_ivalue* v, int* bad);
+/* Error for a failed unbox of op's arguments; drops them. */
+weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nargs);
+
+/* ---- per return kind ---- */
+#define WEFT__RT_TENSOR weft_tensor*
+#define WEFT__RT_STATUS weft_status
+#define WEFT__RERR_TENSOR NULL
+#define WEFT__RERR_STATUS weft_last_status()
+/* unbox: push the result r_ after dropping the nargs arguments (a_ still valid until the drop) */
+#define WEFT__RPUSH_TENSOR                                        \
+  weft_stack_drop(stack, n_);                                     \
+  if (!r_) return weft_last_status();                             \
+  return weft_stack_push_tensor_owned(stack, r_);
+#define WEFT__RPUSH_STATUS                                        \
+  if (r_ != WEFT_OK) {                                            \
+    weft_stack_drop(stack, n_);                                   \
+    return r_;                                                    \
+  }                                                               \
+  weft_tensor* self_ = weft_tensor_retain(a_[0].u.t);             \
+  weft_stack_drop(stack, n_);                                     \
+  return weft_stack_push_tensor_owned(stack, self_);
+/* box: the boxed kernel's result back to the C return */
+#define WEFT__RPOP_TENSOR                                         \
+  weft_tensor* r_ = s_ ? NULL : weft_stack_pop_tensor(&st_);      \
+  weft_stack_clear(&st_);                                         \
+  return r_;
+#define WEFT__RPOP_STATUS                                         \
+  weft_stack_clear(&st_);                                         \
+  return s_;
+
+#define WEFT__PARAMS(...) WEFT__FOR_EACH(WEFT__P, __VA_ARGS__)
+#define WEFT__ARGS(...) WEFT__FOR_EACH(WEFT__A, __VA_ARGS__)
+
+/* ---- declarations ---- */
+#define WEFT_OP_DECLARE(c, schema, R, ...)                                                   \
+  typedef WEFT__RT_##R (*weft_fn_##c)(WEFT__TAIL(~ WEFT__PARAMS(__VA_ARGS__)));              \
+  typedef WEFT__RT_##R (*weft_fnks_##c)(weft_keyset ks WEFT__PARAMS(__VA_ARGS__));           \
+  WEFT__RT_##R weft_##c(WEFT__TAIL(~ WEFT__PARAMS(__VA_ARGS__)));                            \
+  WEFT__RT_##R weft_redispatch_##c(weft_keyset ks WEFT__PARAMS(__VA_ARGS__));                \
+  weft_registration* weft_impl_##c(weft_dispatch_key key, weft_fn_##c fn, const char* name); \
+  weft_registration* weft_impl_##c##_ks(weft_dispatch_key key, weft_fnks_##c fn, const char* name);
+
+/* ---- definitions ---- */
+#define WEFT_OP_DEFINE(c, schema, R, ...)                                                       \
+  weft_op* _Atomic weft__slot_##c;                                                              \
+  static WEFT__RT_##R weft__box_##c(const weft_op* op_, const weft_kernel* k_, weft_keyset ks_  \
+                                        WEFT__PARAMS(__VA_ARGS__)) {                            \
+    weft_stack st_;                                                                             \
+    weft_stack_init(&st_);                                                                      \
+    weft_status s_ = WEFT_OK;                                                                   \
+    WEFT__FOR_EACH(WEFT__B, __VA_ARGS__)                                                        \
+    if (!s_) s_ = k_->boxed(op_, ks_, &st_, k_->ctx);                                           \
+    WEFT__RPOP_##R                                                                              \
+  }                                                                                             \
+  static inline WEFT__RT_##R weft__run_##c(const weft_op* op_, const weft_kernel* k_,           \
+                                           weft_keyset ks_ WEFT__PARAMS(__VA_ARGS__)) {         \
+    if (k_->unboxed) {                                                                          \
+      if (k_->flags & WEFT_KERNEL_TAKES_KEYSET)                                                 \
+        return ((weft_fnks_##c)k_->unboxed)(ks_ WEFT__ARGS(__VA_ARGS__));                      \
+      return ((weft_fn_##c)k_->unboxed)(WEFT__TAIL(~ WEFT__ARGS(__VA_ARGS__)));                 \
+    }                                                                                           \
+    return weft__box_##c(op_, k_, ks_ WEFT__ARGS(__VA_ARGS__));                                 \
+  }                                                                                             \
+  static WEFT__RT_##R weft__invoke_##c(const weft_op* op_, const weft__entry* e_, weft_keyset ks_, \
+                                       bool re_ WEFT__PARAMS(__VA_ARGS__)) {                    \
+    if (WEFT_UNLIKELY(weft__tracing())) {                                                       \
+      int d_ = weft__trace_enter(op_, ks_, re_);                                                \
+      WEFT__RT_##R r_ = weft__run_##c(op_, &e_->k, ks_ WEFT__ARGS(__VA_ARGS__));                \
+      weft__trace_leave(d_);                                                                    \
+      return r_;                                                                                \
+    }                                                                                           \
+    return weft__run_##c(op_, &e_->k, ks_ WEFT__ARGS(__VA_ARGS__));                             \
+  }                                                                                             \
+  WEFT__RT_##R weft_##c(WEFT__TAIL(~ WEFT__PARAMS(__VA_ARGS__))) {                              \
+    const weft_op* op_ = weft__op_get(&weft__slot_##c);                                         \
+    weft_keyset ks_ = weft__call_keyset(op_, 0 WEFT__FOR_EACH(WEFT__KS, __VA_ARGS__));          \
+    const weft__entry* e_ = weft__lookup(op_, ks_);                                             \
+    if (!e_) return WEFT__RERR_##R;                                                             \
+    return weft__invoke_##c(op_, e_, ks_, false WEFT__ARGS(__VA_ARGS__));                       \
+  }                                                                                             \
+  WEFT__RT_##R weft_redispatch_##c(weft_keyset ks_ WEFT__PARAMS(__VA_ARGS__)) {                 \
+    const weft_op* op_ = weft__op_get(&weft__slot_##c);                                         \
+    ks_ = weft__redispatch_keyset(op_, ks_);                                                    \
+    const weft__entry* e_ = weft__lookup(op_, ks_);                                             \
+    if (!e_) return WEFT__RERR_##R;                                                             \
+    return weft__invoke_##c(op_, e_, ks_, true WEFT__ARGS(__VA_ARGS__));                        \
+  }                                                                                             \
+  /* BackendSelect: redispatch to the backend the Device arguments name. */                    \
+  static WEFT__RT_##R weft__backend_select_##c(weft_keyset ks_ WEFT__PARAMS(__VA_ARGS__)) {     \
+    (void)ks_;                                                                                  \
+    return weft_redispatch_##c(0 WEFT__FOR_EACH(WEFT__DK, __VA_ARGS__) WEFT__ARGS(__VA_ARGS__)); \
+  }                                                                                             \
+  static weft_status weft__unbox_##c(const weft_op* op_, const weft_kernel* k_, weft_keyset ks_, \
+                                     weft_stack* stack) {                                       \
+    const int64_t n_ = WEFT__NARGS(__VA_ARGS__);                                                \
+    if (stack->size < n_) return weft__unbox_failed(op_, stack, stack->size);                   \
+    weft_ivalue* a_ = stack->v + stack->size - n_;                                              \
+    int i_ = 0, bad_ = 0;                                                                       \
+    WEFT__FOR_EACH(WEFT__U, __VA_ARGS__)                                                        \
+    (void)i_;                                                                                   \
+    if (bad_) return weft__unbox_failed(op_, stack, n_);                                        \
+    WEFT__RT_##R r_ = weft__run_##c(op_, k_, ks_ WEFT__ARGS(__VA_ARGS__));                      \
+    WEFT__RPUSH_##R                                                                             \
+  }                                                                                             \
+  static const uint8_t weft__kinds_##c[] = {WEFT__FOR_EACH(WEFT__ID, __VA_ARGS__)};             \
+  weft_registration* weft_impl_##c(weft_dispatch_key key, weft_fn_##c fn, const char* name) {  \
+    weft_kernel k = {NULL, (weft_unboxed_fn)fn, NULL, name, 0};                                 \
+    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c), key, k);                       \
+  }                                                                                             \
+  weft_registration* weft_impl_##c##_ks(weft_dispatch_key key, weft_fnks_##c fn,               \
+                                         const char* name) {                                    \
+    weft_kernel k = {NULL, (weft_unboxed_fn)fn, NULL, name, WEFT_KERNEL_TAKES_KEYSET};          \
+    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c), key, k);                       \
+  }                                                                                             \
+  static weft_status weft__register_##c(void) {                                                 \
+    weft_op* op = weft__op_def_generated(schema, weft__unbox_##c, weft__kinds_##c,              \
+                                         (int)sizeof weft__kinds_##c);                          \
+    if (!op) return weft_last_status();                                                         \
+    atomic_store_explicit(&weft__slot_##c, op, memory_order_release);                           \
+    if (weft__op_has_device_arg(op)) {                                                          \
+      weft_kernel k = {NULL, (weft_unboxed_fn)weft__backend_select_##c, NULL,                   \
+                       "backend_select", WEFT_KERNEL_TAKES_KEYSET};                             \
+      if (!weft_op_impl(op, WEFT_KEY_BACKEND_SELECT, k)) return weft_last_status();             \
+    }                                                                                           \
+    return WEFT_OK;                                                                             \
+  }
+
+/* A statement inside a weft_status function. */
+#define WEFT_OP_REGISTER(c, schema, R, ...)   \
+  do {                                        \
+    weft_status s_ = weft__register_##c();    \
+    if (s_ != WEFT_OK) return s_;             \
+  } while (0);
+
+bool weft__op_has_device_arg(const weft_op* op);
+
+#endif

@@ -1,0 +1,144 @@
+/* The iterator's plan, for weft_iter_explain_json and the JS explain():
+ * what build decided and which inner loop the built-in loops will take. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iter/iter_internal.h"
+#include "weft/iter.h"
+#include "weft/parallel.h"
+
+const char* weft_loop_kind_name(weft_loop_kind k) {
+  static const char* const names[WEFT_LOOP_KIND_COUNT] = {"vectorized", "scalar-broadcast",
+                                                          "transpose", "strided"};
+  return (int)k >= 0 && k < WEFT_LOOP_KIND_COUNT ? names[k] : "?";
+}
+
+const char* weft_iter_fast_setup_name(weft_iter_fast_setup f) {
+  switch (f) {
+    case WEFT_ITER_FAST_NONE: return "none";
+    case WEFT_ITER_FAST_CONTIGUOUS: return "contiguous";
+    case WEFT_ITER_FAST_CHANNELS_LAST: return "channels_last";
+    case WEFT_ITER_FAST_NON_OVERLAPPING_DENSE: return "non_overlapping_dense";
+  }
+  return "?";
+}
+
+static int64_t elsize(const weft_iter* it, int arg) {
+  return (int64_t)weft_dtype_size(it->ops[arg].dtype);
+}
+
+/* One input whose inner two dims are the output's transposed: the output
+ * moves by one element along dim 0 and the input along dim 1. */
+static bool is_transpose(const weft_iter* it) {
+  if (it->ntensors != 2 || it->noutputs != 1 || it->ndim < 2) return false;
+  if (it->ops[0].dtype != it->ops[1].dtype) return false;
+  const int64_t* so = it->ops[0].stride_bytes;
+  const int64_t* si = it->ops[1].stride_bytes;
+  int64_t es = elsize(it, 0);
+  return so[0] == es && si[1] == es && si[0] != es && si[0] != 0;
+}
+
+weft_loop_kind weft_iter_loop_kind(const weft_iter* it) {
+  if (it->ndim == 0) return WEFT_LOOP_VECTORIZED;
+  bool contiguous = true, broadcast_ok = true, any_zero = false;
+  for (int a = 0; a < it->ntensors; a++) {
+    int64_t s = it->ops[a].stride_bytes[0], es = elsize(it, a);
+    if (s != es) contiguous = false;
+    if (s == 0 && !it->ops[a].is_output) any_zero = true;
+    else if (s != es) broadcast_ok = false;
+  }
+  if (contiguous) return WEFT_LOOP_VECTORIZED;
+  if (broadcast_ok && any_zero) return WEFT_LOOP_SCALAR_BROADCAST;
+  if (is_transpose(it)) return WEFT_LOOP_TRANSPOSE;
+  return WEFT_LOOP_STRIDED;
+}
+
+int64_t weft__parallel_chunks(int64_t len, int64_t grain) {
+  if (len <= 0) return 0;
+  if (grain < 1) grain = 1;
+  int64_t t = weft_get_num_threads();
+  if (len <= grain || t <= 1) return 1;
+  /* src/parallel: a few chunks per thread for stealing, each >= grain */
+  int64_t chunk = (len + 4 * t - 1) / (4 * t);
+  if (chunk < grain) chunk = grain;
+  return (len + chunk - 1) / chunk;
+}
+
+int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
+  return weft__parallel_chunks(weft_iter_numel(it), grain);
+}
+
+/* ---- JSON ---- */
+
+typedef struct {
+  char* buf;
+  size_t len, cap;
+  bool oom;
+} sbuf;
+
+static void put(sbuf* b, const char* fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = true;
+      return;
+    }
+    if ((size_t)n < b->cap - b->len) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = b->cap * 2 + (size_t)n;
+    char* p = realloc(b->buf, cap);
+    if (!p) {
+      b->oom = true;
+      return;
+    }
+    b->buf = p;
+    b->cap = cap;
+  }
+}
+
+static void put_i64s(sbuf* b, const int64_t* v, int n) {
+  put(b, "[");
+  for (int i = 0; i < n; i++) put(b, i ? ",%lld" : "%lld", (long long)v[i]);
+  put(b, "]");
+}
+
+char* weft_iter_explain_json(const weft_iter* it, int64_t grain) {
+  return weft__iter_explain_json_ex(it, weft_iter_loop_kind(it), weft_iter_num_chunks(it, grain));
+}
+
+char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks) {
+  sbuf b = {malloc(256), 0, 256, false};
+  if (!b.buf) return NULL;
+  put(&b, "{\"op\":\"%s\",\"numel\":%lld,\"broadcastShape\":", it->op_name,
+      (long long)weft_iter_numel(it));
+  put_i64s(&b, it->broadcast_shape, it->broadcast_ndim);
+  put(&b, ",\"permutation\":[");
+  for (int d = 0; d < it->perm_ndim; d++) put(&b, d ? ",%d" : "%d", it->perm[d]);
+  put(&b, "],\"shape\":");
+  put_i64s(&b, it->shape, it->ndim);
+  put(&b, ",\"strides\":[");
+  for (int a = 0; a < it->ntensors; a++) {
+    if (a) put(&b, ",");
+    put_i64s(&b, it->ops[a].stride_bytes, it->ndim);
+  }
+  put(&b, "],\"dtypes\":[");
+  for (int a = 0; a < it->ntensors; a++) put(&b, a ? ",\"%s\"" : "\"%s\"", weft_dtype_name(it->ops[a].dtype));
+  put(&b, "],\"commonDtype\":");
+  if (it->has_common_dtype) put(&b, "\"%s\"", weft_dtype_name(it->common_dtype));
+  else put(&b, "null");
+  put(&b, ",\"fastSetup\":\"%s\",\"loop\":\"%s\",\"chunks\":%lld}",
+      weft_iter_fast_setup_name(it->fast_setup), weft_loop_kind_name(loop), (long long)chunks);
+  if (b.oom) {
+    free(b.buf);
+    return NULL;
+  }
+  return b.buf;
+}

@@ -1,0 +1,16 @@
+/* Helpers shared by src/iter/. Not installed. */
+#ifndef WEFT_ITER_INTERNAL_H
+#define WEFT_ITER_INTERNAL_H
+
+#include "weft/iter.h"
+
+/* PyTorch's C++ ScalarType names ("Float", "Long", ...), which its iterator
+ * error messages use. */
+const char* weft__torch_scalar_name(weft_dtype t);
+
+/* How many chunks weft_parallel_for cuts [0, len) into at this thread count. */
+int64_t weft__parallel_chunks(int64_t len, int64_t grain);
+/* explain JSON with the loop kind and chunk count a caller chose. */
+char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
+
+#endif

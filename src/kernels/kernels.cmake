@@ -1,0 +1,40 @@
+# Kernels: every file listed here is compiled once per vector backend into an
+# object library whose objects join the weft target. Native x86 builds the
+# SSE2 and scalar backends, wasm the wasm128 (-msimd128) and scalar ones;
+# other CPUs the scalar one only. The tables (kernels.c) and the plain-C
+# pieces are compiled once.
+set(WEFT_KERNEL_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/copy.c
+  ${CMAKE_CURRENT_LIST_DIR}/cast.c
+  ${CMAKE_CURRENT_LIST_DIR}/transpose.c
+  ${CMAKE_CURRENT_LIST_DIR}/vbinary.c
+  ${CMAKE_CURRENT_LIST_DIR}/vcmp.c
+  ${CMAKE_CURRENT_LIST_DIR}/vunary.c)
+set(WEFT_KERNEL_ONCE_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/kernels.c
+  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c
+  ${CMAKE_CURRENT_LIST_DIR}/transpose_blocked.c)
+
+set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS})
+if(WEFT_SANITIZE)
+  list(APPEND WEFT_KERNEL_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+endif()
+
+function(weft_kernel_backend name)
+  add_library(weft_kernels_${name} OBJECT ${WEFT_KERNEL_SOURCES})
+  target_include_directories(weft_kernels_${name} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(weft_kernels_${name} PRIVATE ${WEFT_KERNEL_FLAGS} ${ARGN})
+  target_compile_definitions(weft_kernels_${name} PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
+  target_sources(weft PRIVATE $<TARGET_OBJECTS:weft_kernels_${name}>)
+endfunction()
+
+weft_kernel_backend(scalar -DWEFT_VEC_FORCE_SCALAR)
+if(EMSCRIPTEN)
+  weft_kernel_backend(wasm128 -msimd128)
+  target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_WASM128)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64|i.86|x86")
+  weft_kernel_backend(sse2 -msse2)
+  target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_SSE2)
+endif()
+
+target_sources(weft PRIVATE ${WEFT_KERNEL_ONCE_SOURCES})

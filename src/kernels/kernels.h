@@ -1,0 +1,88 @@
+/* Kernel families, naming, and the per-ISA selection table.
+ *
+ * A kernel is written once against vec/vec.h and compiled once per backend
+ * (native: sse2 + scalar; wasm: wasm128 + scalar); WEFT_UKERNEL(f32_vadd, u8)
+ * names it weft__f32_vadd__sse2_u8 / __wasm128_u8 / __scalar_u8 from the
+ * backend vec.h picked. kernels.inc lists every kernel once; prototypes and
+ * the tables expand from it. Counts are elements, strides bytes; no kernel
+ * allocates, threads or sees a tensor; outputs may alias inputs exactly. */
+#ifndef WEFT_KERNELS_H
+#define WEFT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/dtype.h"
+#include "weft/error.h"
+
+#define WEFT__UK_CAT(op, isa, u) weft__##op##__##isa##_##u
+#define WEFT__UK_NAME(op, isa, u) WEFT__UK_CAT(op, isa, u)
+#define WEFT_UKERNEL(op, u) WEFT__UK_NAME(op, WEFT_VEC_ISA, u)
+
+struct weft_f32_binary_params {
+  float alpha; /* add/sub: a + alpha * b (1 for the other ops) */
+};
+struct weft_f32_unary_params {
+  int approximate; /* gelu: 0 'none' (erf), 1 'tanh' */
+};
+
+/* contiguous n elements x -> y (copies, casts) */
+typedef void weft_xcopy_fn(size_t n, const void* x, void* y);
+/* strided copy: y[i*ys] = x[i*xs], byte strides (xs 0 broadcasts) */
+typedef void weft_xcopy_strided_fn(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys);
+/* y[0..n) = *value */
+typedef void weft_xfill_fn(size_t n, const void* value, void* y);
+/* contiguous dtype conversion */
+typedef void weft_vcvt_fn(size_t n, const void* x, void* y);
+/* out[j*out_stride + i] = in[i*in_stride + j] for i < height, j < width (byte strides) */
+typedef void weft_transpose_fn(const void* in, void* out, size_t in_stride, size_t out_stride,
+                               size_t width, size_t height);
+/* y = a op b; the ...c kernels read b[0] only */
+typedef void weft_f32_vbinary_fn(size_t n, const float* a, const float* b, float* y,
+                                 const struct weft_f32_binary_params* p);
+/* y = (a op b) as bool bytes 0/1; the ...c kernels read b[0] only */
+typedef void weft_f32_vcmp_fn(size_t n, const float* a, const float* b, uint8_t* y);
+typedef void weft_f32_vunary_fn(size_t n, const float* x, float* y, const struct weft_f32_unary_params* p);
+
+/* prototypes for every backend built */
+#define K(family, name, u)                                 \
+  weft_##family##_fn WEFT__UK_NAME(name, sse2, u);         \
+  weft_##family##_fn WEFT__UK_NAME(name, wasm128, u);      \
+  weft_##family##_fn WEFT__UK_NAME(name, scalar, u);
+#include "kernels/kernels.inc"
+#undef K
+
+typedef struct weft_kernels {
+  const char* isa; /* "sse2", "wasm128", "scalar" */
+#define K(family, name, u) weft_##family##_fn* name;
+#include "kernels/kernels.inc"
+#undef K
+} weft_kernels;
+
+/* The best backend this build has, and the portable one (tests, fallbacks). */
+const weft_kernels* weft__kernels(void);
+const weft_kernels* weft__kernels_scalar(void);
+
+/* Element-size-typed copies of table k (size 1, 2, 4 or 8; NULL otherwise). */
+weft_xcopy_fn* weft__copy_kernel(const weft_kernels* k, size_t elem_size);
+weft_xcopy_strided_fn* weft__copy_strided_kernel(const weft_kernels* k, size_t elem_size);
+weft_xfill_fn* weft__fill_kernel(const weft_kernels* k, size_t elem_size);
+weft_transpose_fn* weft__transpose_kernel(const weft_kernels* k, size_t elem_size);
+
+/* Casts with PyTorch's conversion semantics (see cast_ref.c), every pair:
+ * the SIMD kernel of table k when one exists, else the generic one.
+ * Same dtype is a copy. */
+weft_vcvt_fn* weft__cast_kernel(const weft_kernels* k, weft_dtype from, weft_dtype to);
+weft_xcopy_strided_fn* weft__cast_strided_kernel(weft_dtype from, weft_dtype to);
+/* The generic (plain C, one element at a time) cast: the reference. */
+weft_vcvt_fn* weft__cast_ref_kernel(weft_dtype from, weft_dtype to);
+
+/* Blocked 2-D transpose of elem_size-byte elements, parallel over blocks
+ * with weft_parallel_for: out[j][i] = in[i][j], i < height, j < width. */
+weft_status weft__transpose_2d(const weft_kernels* k, size_t elem_size, const void* in, void* out,
+                               size_t in_stride, size_t out_stride, size_t width, size_t height);
+/* The parallel tasks weft__transpose_2d runs: the block count (the
+ * parallel_for range) and its grain in blocks (for explain()). */
+int64_t weft__transpose_2d_blocks(size_t elem_size, size_t width, size_t height, int64_t* grain);
+
+#endif

@@ -1,0 +1,44 @@
+/* Ops derived from the backend primitives, written once for every backend. */
+#ifndef WEFT_VEC_GENERIC_H
+#define WEFT_VEC_GENERIC_H
+
+/* Tails: move the first nbytes (< 16) through a stack buffer, so a kernel
+ * never reads or writes past the end of its range. */
+static inline wv128 wv_v128_load_partial(const void* p, size_t nbytes) {
+  unsigned char buf[16] = {0};
+  memcpy(buf, p, nbytes);
+  return wv_v128_load(buf);
+}
+static inline void wv_v128_store_partial(void* p, wv128 v, size_t nbytes) {
+  unsigned char buf[16];
+  wv_v128_store(buf, v);
+  memcpy(p, buf, nbytes);
+}
+
+static inline wv128 wv_v128_zero(void) { return wv_i32x4_splat(0); }
+
+/* Unsigned 32-bit compares through the sign-flip trick (SSE2 has only signed). */
+static inline wv128 wv_u32x4_gt(wv128 a, wv128 b) {
+  wv128 s = wv_i32x4_splat(INT32_MIN);
+  return wv_i32x4_gt(wv_v128_xor(a, s), wv_v128_xor(b, s));
+}
+static inline wv128 wv_u32x4_lt(wv128 a, wv128 b) { return wv_u32x4_gt(b, a); }
+static inline wv128 wv_u32x4_max(wv128 a, wv128 b) { return wv_v128_bitselect(a, b, wv_u32x4_gt(a, b)); }
+
+/* Keep the low 16 bits of each i32 lane (a truncating narrow): sign-extend
+ * the low half so the saturating narrow is exact. */
+static inline wv128 wv_i16x8_narrow_low16_i32x4(wv128 a, wv128 b) {
+  return wv_i16x8_narrow_i32x4(wv_i32x4_shr(wv_i32x4_shl(a, 16), 16), wv_i32x4_shr(wv_i32x4_shl(b, 16), 16));
+}
+
+/* f32 lane masks (all ones / zero) of 16 lanes to 16 bytes of 0/1. */
+static inline wv128 wv_u8x16_bool_from_masks(wv128 m0, wv128 m1, wv128 m2, wv128 m3) {
+  wv128 lo = wv_i16x8_narrow_i32x4(m0, m1), hi = wv_i16x8_narrow_i32x4(m2, m3);
+  return wv_v128_and(wv_i8x16_narrow_i16x8(lo, hi), wv_i8x16_splat(1));
+}
+
+static inline wv128 wv_f32x4_copysign(wv128 mag, wv128 sgn) {
+  return wv_v128_bitselect(sgn, mag, wv_i32x4_splat(INT32_MIN));
+}
+
+#endif

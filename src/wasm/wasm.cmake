@@ -1,0 +1,62 @@
+# WebAssembly targets (included by the top-level CMakeLists.txt under emcmake).
+#
+# One build directory per variant, chosen with -DWEFT_WASM_THREADS=ON|OFF:
+#   ON  -> weft-simd-threads (-msimd128 -pthread, a pool of pthread workers)
+#   OFF -> weft-simd         (-msimd128, single-threaded)
+# Each variant links src/wasm/exports.c against the `weft` library twice:
+#   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
+#   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
+# scripts/build-wasm.sh copies both into dist/.
+
+option(WEFT_WASM_THREADS "Build the pthread (SharedArrayBuffer) variant" ON)
+set(WEFT_WASM_POOL_SIZE 4 CACHE STRING "Pthread workers started with the module")
+
+if(WEFT_WASM_THREADS)
+  set(WEFT_WASM_VARIANT weft-simd-threads)
+  set(WEFT_WASM_ISA_FLAGS "-msimd128 -mbulk-memory -pthread")
+else()
+  set(WEFT_WASM_VARIANT weft-simd)
+  # wasm-ld refuses thread-local storage in objects built with bulk memory
+  # but without atomics; with a single thread, TLS is plain static storage.
+  set(WEFT_WASM_ISA_FLAGS "-msimd128 -mbulk-memory -D_Thread_local=")
+endif()
+
+# Every object in the link must agree on atomics/bulk-memory (wasm-ld refuses
+# shared memory otherwise), including objects of targets defined before this
+# file such as the per-ISA kernels. CMAKE_C_FLAGS is read when the directory
+# is generated, so appending here reaches all of them.
+set(CMAKE_C_FLAGS "${CMAKE_C_FLAGS} ${WEFT_WASM_ISA_FLAGS} -DWEFT_WASM_POOL_SIZE=${WEFT_WASM_POOL_SIZE}")
+
+set(WEFT_WASM_EXPORTED_FUNCTIONS
+  _malloc _free
+  _weft_last_error _weft_last_status _weft_status_name _weft_clear_error
+  _weft_dtype_name _weft_device_name _weft_memory_format_name
+  _weft_tensor_release _weft_tensor_dim _weft_tensor_dtype _weft_tensor_device
+  _weft_tensor_element_size _weft_tensor_data_ptr _weft_tensor_is_contiguous
+  _weft_tensor_is_non_overlapping_and_dense _weft_tensor_suggest_memory_format
+  _weft_promote_types _weft_can_cast)
+list(JOIN WEFT_WASM_EXPORTED_FUNCTIONS "," WEFT_WASM_EXPORTS_CSV)
+
+set(WEFT_WASM_LINK_FLAGS
+  -O3 -msimd128 -mbulk-memory
+  -sMODULARIZE=1 -sEXPORT_NAME=createWeft
+  -sALLOW_MEMORY_GROWTH=1
+  -sEXPORTED_FUNCTIONS=${WEFT_WASM_EXPORTS_CSV}
+  -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,wasmMemory -Wno-pthreads-mem-growth)
+if(WEFT_WASM_THREADS)
+  list(APPEND WEFT_WASM_LINK_FLAGS -pthread -sPTHREAD_POOL_SIZE=${WEFT_WASM_POOL_SIZE})
+endif()
+
+function(weft_wasm_glue target subdir)
+  add_executable(${target} src/wasm/exports.c)
+  target_link_libraries(${target} PRIVATE weft)
+  target_include_directories(${target} PRIVATE src)
+  target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
+  target_link_options(${target} PRIVATE ${WEFT_WASM_LINK_FLAGS} ${ARGN})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${WEFT_WASM_VARIANT} SUFFIX ".js"
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${subdir})
+endfunction()
+
+weft_wasm_glue(${WEFT_WASM_VARIANT}-node node -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0)
+weft_wasm_glue(${WEFT_WASM_VARIANT}-es6 es6 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker)

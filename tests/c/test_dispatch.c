@@ -1,0 +1,495 @@
+/* The registry and calls, with test ops: table precedence, alias expansion,
+ * fallthrough, boxed fallbacks wrapping unboxed kernels (and back),
+ * deregistration, TLS include/exclude, redispatch, BackendSelect, trace,
+ * errors. */
+#include "dispatch/opgen.h"
+#include "test.h"
+
+#define TEST_OPS(X)                                                                                  \
+  X(tst_unary, "test::unary(Tensor self, int tag=0) -> Tensor", TENSOR, (TENSOR, self), (INT, tag))  \
+  X(tst_factory, "test::factory(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor", \
+    TENSOR, (INT_LIST, size), (DTYPE, dtype), (DEVICE, device))                                      \
+  X(tst_fill_, "test::fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", STATUS, (MTENSOR, self),   \
+    (SCALAR, value))                                                                                 \
+  X(tst_opt, "test::opt(Tensor? a, Tensor b, float x=0.5, bool flag=True, str s='hi', "            \
+             "MemoryFormat? mf=None) -> Tensor",                                                     \
+    TENSOR, (OPT_TENSOR, a), (TENSOR, b), (DOUBLE, x), (BOOL, flag), (STRING, s), (MEMORY_FORMAT, mf))
+
+TEST_OPS(WEFT_OP_DECLARE)
+TEST_OPS(WEFT_OP_DEFINE)
+static weft_status register_test_ops(void) {
+  TEST_OPS(WEFT_OP_REGISTER)
+  return WEFT_OK;
+}
+
+static char log_buf[1024];
+static void note(const char* s) {
+  strncat(log_buf, s, sizeof log_buf - strlen(log_buf) - 2);
+  strcat(log_buf, " ");
+}
+static const char* take_log(void) {
+  static char out[1024];
+  size_t n = strlen(log_buf);
+  if (n && log_buf[n - 1] == ' ') log_buf[n - 1] = '\0';
+  strcpy(out, log_buf);
+  log_buf[0] = '\0';
+  return out;
+}
+#define CHECK_LOG(want)                                                                 \
+  do {                                                                                  \
+    const char* got_ = take_log();                                                      \
+    if (strcmp(got_, want) != 0) fprintf(stderr, "  log \"%s\" != \"%s\"\n", got_, want); \
+    CHECK(strcmp(got_, want) == 0);                                                     \
+  } while (0)
+
+/* ---- kernels ---- */
+static weft_tensor* unary_cpu(const weft_tensor* self, int64_t tag) {
+  (void)tag;
+  note("cpu");
+  return weft_tensor_retain((weft_tensor*)self);
+}
+static weft_tensor* unary_cpu2(const weft_tensor* self, int64_t tag) {
+  (void)tag;
+  note("cpu2");
+  return weft_tensor_retain((weft_tensor*)self);
+}
+static weft_tensor* unary_meta(const weft_tensor* self, int64_t tag) {
+  (void)tag;
+  note("meta");
+  return weft_tensor_retain((weft_tensor*)self);
+}
+static weft_tensor* unary_cea(const weft_tensor* self, int64_t tag) {
+  (void)tag;
+  note("cea");
+  return weft_tensor_retain((weft_tensor*)self);
+}
+static weft_tensor* unary_cia(const weft_tensor* self, int64_t tag) {
+  (void)tag;
+  note("cia");
+  return weft_tensor_retain((weft_tensor*)self);
+}
+/* VariableType-style: do autograd's part, then redispatch below autograd. */
+static weft_tensor* unary_autograd(weft_keyset ks, const weft_tensor* self, int64_t tag) {
+  note("autograd");
+  weft_tls_guard g = weft_dispatch_below_ad_inplace_or_view();
+  weft_tensor* r = weft_redispatch_tst_unary(ks & weft_after_autograd_keyset(), self, tag);
+  weft_tls_restore(g);
+  return r;
+}
+/* A boxed Tracer fallback for every op: record, then continue below Tracer. */
+static weft_status tracer_fallback(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
+  int* count = ctx;
+  (*count)++;
+  note("tracer");
+  return weft_op_redispatch_boxed(op, ks & weft_keyset_full_after(WEFT_KEY_TRACER), stack);
+}
+/* A boxed kernel for one op: returns its first argument with tag added to a log. */
+static weft_status unary_boxed(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
+  (void)ks;
+  (void)ctx;
+  CHECK(strcmp(weft_op_name(op), "test::unary") == 0);
+  weft_ivalue tag = weft_stack_pop(stack);
+  CHECK(tag.tag == WEFT_IV_INT);
+  char b[32];
+  snprintf(b, sizeof b, "boxed%lld", (long long)tag.u.i);
+  note(b);
+  return WEFT_OK; /* self stays on the stack as the return */
+}
+
+static weft_tensor* factory_cpu(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device) {
+  note("factory_cpu");
+  CHECK(device == WEFT_DEVICE_CPU);
+  return weft_empty(size, n, (int)dtype < 0 ? WEFT_FLOAT32 : dtype, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+}
+static weft_tensor* factory_meta(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device) {
+  note("factory_meta");
+  CHECK(device == WEFT_DEVICE_META);
+  return weft_empty(size, n, (int)dtype < 0 ? WEFT_FLOAT32 : dtype, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
+}
+
+static weft_status fill_cpu(weft_tensor* self, weft_scalar v) {
+  note("fill_cpu");
+  return weft_fill_(self, weft_scalar_to_double(v));
+}
+static weft_status fill_boxed(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
+  (void)op;
+  (void)ks;
+  (void)ctx;
+  note("fill_boxed");
+  weft_ivalue v = weft_stack_pop(stack);
+  CHECK(v.tag == WEFT_IV_DOUBLE);
+  return weft_fill_(weft_stack_peek(stack, 0)->u.t, v.u.d);
+}
+
+static weft_tensor* opt_cpu(const weft_tensor* a, const weft_tensor* b, double x, bool flag, const char* s,
+                            weft_memory_format mf) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "opt a=%s x=%g flag=%d s=%s mf=%d", a ? "T" : "None", x, flag, s, (int)mf);
+  note(buf);
+  return weft_tensor_retain((weft_tensor*)b);
+}
+
+static weft_tensor *cpu_t, *meta_t;
+
+static weft_entry_kind entry_kind(weft_op* op, weft_dispatch_key k, weft_dispatch_key* source) {
+  weft_table_entry e;
+  CHECK(weft_op_table_entry(op, k, &e) == WEFT_OK);
+  if (source) *source = e.source;
+  return e.kind;
+}
+
+static void call_unary(const weft_tensor* t) {
+  weft_tensor* r = weft_tst_unary(t, 0);
+  if (!r) note("error");
+  weft_tensor_release(r);
+}
+
+static void test_precedence(weft_op* op) {
+  weft_registration* cpu = weft_impl_tst_unary(WEFT_KEY_CPU, unary_cpu, "unary_cpu");
+  CHECK(cpu != NULL);
+  call_unary(cpu_t);
+  CHECK_LOG("cpu");
+  CHECK(entry_kind(op, WEFT_KEY_CPU, NULL) == WEFT_ENTRY_DIRECT);
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_CPU, NULL) == WEFT_ENTRY_FALLTHROUGH);
+  CHECK(entry_kind(op, WEFT_KEY_META, NULL) == WEFT_ENTRY_MISSING);
+
+  /* missing kernel */
+  CHECK(weft_tst_unary(meta_t, 0) == NULL);
+  CHECK(weft_last_status() == WEFT_DISPATCH_ERROR);
+  CHECK_ERROR_HAS("Could not run 'test::unary' with arguments from the 'Meta' backend.");
+  CHECK_ERROR_HAS("'test::unary' is only available for these backends: [CPU, BackendSelect, "
+                  "ADInplaceOrView, AutogradCPU, AutogradMeta, Tracer].");
+
+  /* CompositeImplicitAutograd fills Meta and AutogradMeta, but not AutogradCPU (CPU has a kernel) */
+  weft_registration* cia = weft_impl_tst_unary(WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, unary_cia, "unary_cia");
+  weft_dispatch_key src;
+  CHECK(entry_kind(op, WEFT_KEY_META, &src) == WEFT_ENTRY_ALIAS && src == WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD);
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_META, &src) == WEFT_ENTRY_ALIAS);
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_CPU, NULL) == WEFT_ENTRY_FALLTHROUGH);
+  CHECK(entry_kind(op, WEFT_KEY_CPU, NULL) == WEFT_ENTRY_DIRECT);
+  CHECK(entry_kind(op, WEFT_KEY_BACKEND_SELECT, NULL) == WEFT_ENTRY_FALLTHROUGH);
+  call_unary(meta_t);
+  CHECK_LOG("cia");
+  call_unary(cpu_t);
+  CHECK_LOG("cpu");
+
+  /* CompositeExplicitAutograd beats CompositeImplicitAutograd and stops it at AutogradMeta */
+  weft_registration* cea = weft_impl_tst_unary(WEFT_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, unary_cea, "unary_cea");
+  CHECK(entry_kind(op, WEFT_KEY_META, &src) == WEFT_ENTRY_ALIAS && src == WEFT_KEY_COMPOSITE_EXPLICIT_AUTOGRAD);
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_META, NULL) == WEFT_ENTRY_FALLTHROUGH);
+  call_unary(meta_t);
+  CHECK_LOG("cea");
+
+  /* a direct kernel beats both */
+  weft_registration* meta = weft_impl_tst_unary(WEFT_KEY_META, unary_meta, "unary_meta");
+  call_unary(meta_t);
+  CHECK_LOG("meta");
+  char dump[1024];
+  weft_op_table_dump(op, dump, sizeof dump);
+  CHECK(strstr(dump, "CPU: direct unary_cpu\n") != NULL);
+  CHECK(strstr(dump, "Meta: direct unary_meta\n") != NULL);
+  CHECK(strstr(dump, "AutogradCPU: fallthrough fallthrough [Autograd]\n") != NULL);
+
+  /* releasing restores what was there before, in any order */
+  weft_registration_release(meta);
+  call_unary(meta_t);
+  CHECK_LOG("cea");
+  weft_registration_release(cea);
+  call_unary(meta_t);
+  CHECK_LOG("cia");
+  weft_registration_release(cia);
+  call_unary(meta_t);
+  CHECK_LOG("error");
+
+  /* per-key stacks: newest wins; releasing an older one keeps the newest */
+  weft_registration* a = weft_impl_tst_unary(WEFT_KEY_CPU, unary_cpu2, "unary_cpu2");
+  call_unary(cpu_t);
+  CHECK_LOG("cpu2");
+  weft_registration_release(cpu);
+  call_unary(cpu_t);
+  CHECK_LOG("cpu2");
+  cpu = weft_impl_tst_unary(WEFT_KEY_CPU, unary_cpu, "unary_cpu");
+  call_unary(cpu_t);
+  CHECK_LOG("cpu");
+  weft_registration_release(cpu);
+  call_unary(cpu_t);
+  CHECK_LOG("cpu2");
+  weft_registration_release(a);
+  call_unary(cpu_t);
+  CHECK_LOG("error");
+}
+
+static void test_autograd_redispatch(weft_op* op) {
+  weft_registration* cpu = weft_impl_tst_unary(WEFT_KEY_CPU, unary_cpu, "unary_cpu");
+  weft_registration* meta = weft_impl_tst_unary(WEFT_KEY_META, unary_meta, "unary_meta");
+  weft_registration* ag = weft_impl_tst_unary_ks(WEFT_KEY_AUTOGRAD, unary_autograd, "unary_autograd");
+  weft_dispatch_key src;
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_CPU, &src) == WEFT_ENTRY_ALIAS && src == WEFT_KEY_AUTOGRAD);
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_META, NULL) == WEFT_ENTRY_ALIAS);
+
+  weft_trace_start();
+  call_unary(cpu_t);
+  weft_trace_stop();
+  CHECK_LOG("autograd cpu");
+  CHECK_EQ_I64(weft_trace_count(), 2);
+  const weft_trace_entry* tr = weft_trace_entries();
+  if (weft_trace_count() == 2) {
+    CHECK(strcmp(tr[0].op, "test::unary") == 0 && tr[0].key == WEFT_KEY_AUTOGRAD_CPU && tr[0].depth == 0 &&
+          !tr[0].redispatch);
+    CHECK(tr[1].key == WEFT_KEY_CPU && tr[1].depth == 1 && tr[1].redispatch);
+  }
+  call_unary(meta_t);
+  CHECK_LOG("autograd meta");
+
+  /* fallthrough for AutogradCPU only: the CPU path skips autograd, Meta keeps it */
+  weft_registration* ft = weft_op_impl_fallthrough(op, WEFT_KEY_AUTOGRAD_CPU);
+  CHECK(entry_kind(op, WEFT_KEY_AUTOGRAD_CPU, &src) == WEFT_ENTRY_FALLTHROUGH && src == WEFT_KEY_AUTOGRAD_CPU);
+  call_unary(cpu_t);
+  CHECK_LOG("cpu");
+  call_unary(meta_t);
+  CHECK_LOG("autograd meta");
+  weft_registration_release(ft);
+  call_unary(cpu_t);
+  CHECK_LOG("autograd cpu");
+
+  /* TLS exclude: below ADInplaceOrView, autograd is skipped */
+  weft_tls_guard g = weft_dispatch_below_ad_inplace_or_view();
+  call_unary(cpu_t);
+  CHECK_LOG("cpu");
+  weft_tls_restore(g);
+  call_unary(cpu_t);
+  CHECK_LOG("autograd cpu");
+
+  /* TLS include Tracer with a boxed fallback: typed call -> boxed fallback
+   * (box adapter) -> boxed redispatch -> unboxed autograd kernel (unbox
+   * adapter) -> typed redispatch -> CPU */
+  int count = 0;
+  weft_kernel tk = {tracer_fallback, NULL, &count, "tracer_fallback", 0};
+  weft_registration* tf = weft_dispatch_fallback(WEFT_KEY_TRACER, tk);
+  call_unary(cpu_t); /* Tracer not in the key set yet */
+  CHECK_LOG("autograd cpu");
+  g = weft_tls_include(weft_keyset_of(WEFT_KEY_TRACER));
+  CHECK(entry_kind(op, WEFT_KEY_TRACER, NULL) == WEFT_ENTRY_FALLBACK);
+  int32_t rc = weft_tensor_refcount(cpu_t);
+  weft_trace_start();
+  weft_tensor* r = weft_tst_unary(cpu_t, 7);
+  weft_trace_stop();
+  CHECK(r == cpu_t);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), rc + 1);
+  weft_tensor_release(r);
+  CHECK_LOG("tracer autograd cpu");
+  CHECK_EQ_I64(count, 1);
+  CHECK_EQ_I64(weft_trace_count(), 3);
+  if (weft_trace_count() == 3) {
+    tr = weft_trace_entries();
+    CHECK(tr[0].key == WEFT_KEY_TRACER && tr[0].depth == 0);
+    CHECK(tr[1].key == WEFT_KEY_AUTOGRAD_CPU && tr[1].depth == 1 && tr[1].redispatch);
+    CHECK(tr[2].key == WEFT_KEY_CPU && tr[2].depth == 2);
+  }
+  /* boxed call by name through the same chain */
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_op* byname = weft_op_find("test::unary");
+  CHECK(byname == op);
+  weft_stack_push_tensor(&st, cpu_t);
+  CHECK(weft_op_prepare_args(op, &st, 1) == WEFT_OK);
+  CHECK_EQ_I64(st.size, 2);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_OK);
+  CHECK_EQ_I64(st.size, 1);
+  CHECK(st.v[0].tag == WEFT_IV_TENSOR && st.v[0].u.t == cpu_t);
+  weft_stack_clear(&st);
+  CHECK_LOG("tracer autograd cpu");
+  CHECK_EQ_I64(count, 2);
+  weft_tls_restore(g);
+  weft_registration_release(tf);
+
+  /* a boxed kernel called from the typed entry (box adapter) */
+  weft_registration* bx = weft_op_impl_boxed(op, WEFT_KEY_CPU, unary_boxed, NULL, "unary_boxed");
+  CHECK(entry_kind(op, WEFT_KEY_CPU, NULL) == WEFT_ENTRY_DIRECT);
+  r = weft_tst_unary(cpu_t, 5);
+  CHECK(r == cpu_t);
+  weft_tensor_release(r);
+  CHECK_LOG("autograd boxed5");
+  weft_table_entry te;
+  weft_op_table_entry(op, WEFT_KEY_CPU, &te);
+  CHECK(te.boxed_only && strcmp(te.kernel, "unary_boxed") == 0);
+  weft_registration_release(bx);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), rc);
+
+  weft_registration_release(ag);
+  weft_registration_release(meta);
+  weft_registration_release(cpu);
+}
+
+static void test_boxed_calls(void) {
+  weft_op* op = weft_op_find("test::opt");
+  CHECK(op != NULL);
+  weft_registration* r = weft_impl_tst_opt(WEFT_KEY_CPU, opt_cpu, "opt_cpu");
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_none(&st);
+  weft_stack_push_tensor(&st, cpu_t);
+  CHECK(weft_op_prepare_args(op, &st, 2) == WEFT_OK);
+  CHECK_EQ_I64(st.size, 6);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_OK);
+  CHECK_LOG("opt a=None x=0.5 flag=1 s=hi mf=-1");
+  CHECK_EQ_I64(st.size, 1);
+  weft_stack_clear(&st);
+
+  /* type errors name the argument and position */
+  weft_stack_push_tensor(&st, cpu_t);
+  weft_stack_push_int(&st, 3);
+  CHECK(weft_op_prepare_args(op, &st, 2) == WEFT_TYPE_ERROR);
+  CHECK_ERROR_HAS("opt(): argument 'b' (position 2) must be Tensor, not int");
+  CHECK_EQ_I64(st.size, 0);
+  weft_stack_push_tensor(&st, cpu_t);
+  CHECK(weft_op_prepare_args(op, &st, 1) == WEFT_INVALID_ARGUMENT);
+  CHECK_ERROR_HAS("opt() missing required argument 'b' (position 2)");
+  CHECK_EQ_I64(st.size, 0);
+
+  /* the typed entry point with a real optional tensor */
+  weft_tensor* out = weft_tst_opt(cpu_t, cpu_t, 2.0, false, "x", WEFT_CHANNELS_LAST);
+  CHECK(out == cpu_t);
+  weft_tensor_release(out);
+  CHECK_LOG("opt a=T x=2 flag=0 s=x mf=1");
+
+  /* no kernel: the arguments are dropped and the error returned */
+  weft_registration_release(r);
+  weft_stack_push_none(&st);
+  weft_stack_push_tensor(&st, cpu_t);
+  weft_op_prepare_args(op, &st, 2);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_DISPATCH_ERROR);
+  CHECK_EQ_I64(st.size, 0);
+  weft_stack_clear(&st);
+}
+
+static void test_factory_backend_select(void) {
+  weft_op* op = weft_op_find("test::factory");
+  weft_dispatch_key src;
+  CHECK(entry_kind(op, WEFT_KEY_BACKEND_SELECT, &src) == WEFT_ENTRY_DIRECT);
+  weft_registration* c = weft_impl_tst_factory(WEFT_KEY_CPU, factory_cpu, "factory_cpu");
+  weft_registration* m = weft_impl_tst_factory(WEFT_KEY_META, factory_meta, "factory_meta");
+  const int64_t size[] = {2, 3};
+  weft_trace_start();
+  weft_tensor* t = weft_tst_factory(size, 2, (weft_dtype)-1, WEFT_DEVICE_META);
+  weft_trace_stop();
+  CHECK(t != NULL && weft_tensor_device(t) == WEFT_DEVICE_META);
+  CHECK_LOG("factory_meta");
+  /* the kernel's weft_empty dispatches too */
+  CHECK_EQ_I64(weft_trace_count(), 4);
+  const weft_trace_entry* tr = weft_trace_entries();
+  if (weft_trace_count() == 4) {
+    CHECK(tr[0].key == WEFT_KEY_BACKEND_SELECT && !tr[0].redispatch && tr[0].depth == 0);
+    CHECK(tr[1].key == WEFT_KEY_META && tr[1].redispatch && tr[1].depth == 1);
+    CHECK(strcmp(tr[2].op, "aten::empty.memory_format") == 0 && tr[2].key == WEFT_KEY_BACKEND_SELECT &&
+          tr[2].depth == 2);
+    CHECK(tr[3].key == WEFT_KEY_META && tr[3].redispatch && tr[3].depth == 3);
+  }
+  weft_tensor_release(t);
+
+  /* boxed, by name, with the device default and an int64 dtype */
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_int_list(&st, size, 2);
+  weft_stack_push_dtype(&st, WEFT_INT64);
+  CHECK(weft_op_prepare_args(op, &st, 2) == WEFT_OK);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_OK);
+  CHECK_LOG("factory_cpu");
+  t = weft_stack_pop_tensor(&st);
+  CHECK(t && weft_tensor_dtype(t) == WEFT_INT64 && weft_tensor_device(t) == WEFT_DEVICE_CPU);
+  weft_tensor_release(t);
+  weft_stack_clear(&st);
+
+  /* device given as a string converts */
+  weft_stack_push_int_list(&st, size, 2);
+  weft_stack_push_none(&st);
+  weft_stack_push_string(&st, "meta");
+  CHECK(weft_op_prepare_args(op, &st, 3) == WEFT_OK);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_OK);
+  CHECK_LOG("factory_meta");
+  weft_stack_clear(&st);
+
+  /* without BackendSelect in the key set there are no keys at all */
+  weft_tls_guard g = weft_tls_exclude(weft_keyset_of(WEFT_KEY_BACKEND_SELECT));
+  CHECK(weft_tst_factory(size, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU) == NULL);
+  CHECK_ERROR_HAS("There were no tensor arguments to this function");
+  weft_tls_restore(g);
+  weft_registration_release(c);
+  weft_registration_release(m);
+}
+
+static void test_status_op(void) {
+  weft_registration* r = weft_impl_tst_fill_(WEFT_KEY_CPU, fill_cpu, "fill_cpu");
+  const int64_t size[] = {3};
+  weft_tensor* t = weft_empty(size, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  CHECK(weft_tst_fill_(t, weft_scalar_double(2.5)) == WEFT_OK);
+  CHECK(weft_tensor_get_double(t, 2) == 2.5);
+  CHECK_LOG("fill_cpu");
+  /* boxed: the mutated self comes back */
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_tensor(&st, t);
+  weft_stack_push_int(&st, 4);
+  CHECK(weft_op_call_boxed(weft_op_find("test::fill_"), &st) == WEFT_OK);
+  CHECK(st.size == 1 && st.v[0].u.t == t);
+  CHECK(weft_tensor_get_double(t, 0) == 4.0);
+  weft_stack_clear(&st);
+  CHECK_LOG("fill_cpu");
+  /* a boxed kernel behind the typed entry */
+  weft_registration* b = weft_op_impl_boxed(weft_op_find("test::fill_"), WEFT_KEY_CPU, fill_boxed, NULL, "fill_boxed");
+  CHECK(weft_tst_fill_(t, weft_scalar_double(-1)) == WEFT_OK);
+  CHECK(weft_tensor_get_double(t, 1) == -1.0);
+  CHECK_LOG("fill_boxed");
+  CHECK_EQ_I64(weft_tensor_refcount(t), 1);
+  weft_registration_release(b);
+  weft_registration_release(r);
+  weft_tensor_release(t);
+}
+
+static void test_registry_errors(void) {
+  CHECK(weft_op_def("test::unary(Tensor self, int tag=0) -> Tensor") == NULL);
+  CHECK_ERROR_HAS("Tried to register an operator (test::unary(Tensor self, int tag=0) -> Tensor) with the "
+                  "same name and overload name multiple times");
+  CHECK(weft_op_def("test::bad(Tensor self -> Tensor") == NULL);
+  CHECK_ERROR_HAS("schema: expected");
+  CHECK(weft_op_find("test::nope") == NULL);
+  CHECK_ERROR_HAS("unknown operator 'test::nope'");
+  static const uint8_t kinds[] = {WEFT__K_INT};
+  CHECK(weft__op_def_generated("test::mismatch(Tensor a) -> Tensor", NULL, kinds, 1) == NULL);
+  CHECK_ERROR_HAS("does not match its schema type");
+  CHECK(weft_op_find("test::mismatch") == NULL);
+
+  /* a boxed-only op (as JS would define one) */
+  weft_op* op = weft_op_def("test::js_only(Tensor self) -> Tensor");
+  CHECK(op != NULL);
+  weft_kernel k = {NULL, (weft_unboxed_fn)unary_cpu, NULL, "x", 0};
+  CHECK(weft_op_impl(op, WEFT_KEY_CPU, k) == NULL);
+  CHECK_ERROR_HAS("no generated signature");
+  CHECK(weft_op_impl_fallthrough(op, WEFT_KEY_DENSE) == NULL);
+  CHECK_ERROR_HAS("'Dense' is not a runtime or alias dispatch key");
+  CHECK(weft_op_count() >= 5);
+  bool found = false;
+  for (int64_t i = 0; i < weft_op_count(); i++) found |= weft_op_at(i) == op;
+  CHECK(found);
+}
+
+int main(void) {
+  CHECK(register_test_ops() == WEFT_OK);
+  if (weft_last_status() != WEFT_OK) fprintf(stderr, "%s\n", weft_last_error());
+  int64_t base_tensors = weft_memory().tensors;
+  const int64_t size[] = {2, 2};
+  cpu_t = weft_empty(size, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  meta_t = weft_empty(size, 2, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
+  weft_op* unary = weft_op_find("test::unary");
+  test_precedence(unary);
+  test_autograd_redispatch(unary);
+  test_boxed_calls();
+  test_factory_backend_select();
+  test_status_op();
+  test_registry_errors();
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
+  weft_tensor_release(cpu_t);
+  weft_tensor_release(meta_t);
+  CHECK_EQ_I64(weft_memory().tensors, base_tensors);
+  TEST_REPORT();
+}

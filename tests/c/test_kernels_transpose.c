@@ -1,0 +1,68 @@
+/* Transposes: every element size and backend over many (width, height),
+ * padded strides, untouched padding; the parallel blocked driver against
+ * the plain loop at 1-4 threads. */
+#include <stdlib.h>
+
+#include "kernel_test_util.h"
+#include "test.h"
+#include "weft/parallel.h"
+
+/* in: height rows of width elements, row stride in_stride bytes */
+static int check_one(weft_transpose_fn* fn, const weft_kernels* k, size_t es, size_t width, size_t height,
+                     int blocked) {
+  size_t pad_in = (width * 7) % 5, pad_out = (height * 3) % 4;
+  size_t in_stride = (width + pad_in) * es, out_stride = (height + pad_out) * es;
+  size_t in_bytes = height * in_stride, out_bytes = width * out_stride;
+  char* in = malloc(in_bytes + 1);
+  char* out = malloc(out_bytes + 1);
+  kt_fill_bytes(in, in_bytes);
+  memset(out, 0xCD, out_bytes);
+  if (blocked)
+    CHECK(weft__transpose_2d(k, es, in, out, in_stride, out_stride, width, height) == WEFT_OK);
+  else
+    fn(in, out, in_stride, out_stride, width, height);
+  int ok = 1;
+  for (size_t j = 0; j < width; j++) {
+    for (size_t i = 0; i < height; i++)
+      ok &= memcmp(out + j * out_stride + i * es, in + i * in_stride + j * es, es) == 0;
+    for (size_t b = height * es; b < out_stride; b++) ok &= (unsigned char)out[j * out_stride + b] == 0xCD;
+  }
+  if (!ok)
+    fprintf(stderr, "transpose x%zu %s %zux%zu%s wrong\n", es * 8, k->isa, width, height, blocked ? " blocked" : "");
+  free(in);
+  free(out);
+  return ok;
+}
+
+static void test_kernels(void) {
+  for (int b = 0; b < KT_NBACKENDS; b++) {
+    const weft_kernels* k = kt_backend(b);
+    for (size_t es = 1; es <= 8; es *= 2) {
+      int ok = 1;
+      for (size_t w = 1; w <= 19; w++)
+        for (size_t h = 1; h <= 19; h++) ok &= check_one(weft__transpose_kernel(k, es), k, es, w, h, 0);
+      ok &= check_one(weft__transpose_kernel(k, es), k, es, 64, 20, 0);
+      ok &= check_one(weft__transpose_kernel(k, es), k, es, 20, 64, 0);
+      CHECK(ok);
+    }
+  }
+}
+
+static void test_blocked(void) {
+  static const size_t shapes[][2] = {{1, 1}, {1, 1000}, {1000, 1}, {31, 33}, {32, 32}, {33, 97},
+                                     {64, 20}, {3136, 64}, {64, 3136}, {100, 257}, {513, 65}};
+  const int threads[] = {1, 2, 3, 4};
+  for (size_t t = 0; t < 4; t++) {
+    weft_set_num_threads(threads[t]);
+    for (size_t es = 1; es <= 8; es *= 2)
+      for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        CHECK(check_one(NULL, weft__kernels(), es, shapes[s][0], shapes[s][1], 1));
+  }
+}
+
+int main(void) {
+  setenv("WEFT_MAX_THREADS", "4", 1);
+  test_kernels();
+  test_blocked();
+  TEST_REPORT();
+}

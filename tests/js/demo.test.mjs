@@ -1,0 +1,16 @@
+// The Node demo prints the seed example's answers, and the process exits on
+// its own (the pthread pool's workers must not keep it alive).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const script = fileURLToPath(new URL('../../demo/node/channels_last.mjs', import.meta.url));
+
+test('demo/node/channels_last.mjs', async () => {
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [script], { timeout: 20000 }, (err, out, errOut) =>
+      (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)));
+  });
+  assert.equal(stdout, '[1, 64, 5, 4]\n[1280, 1, 256, 64]\nfalse\ntrue\n');
+});

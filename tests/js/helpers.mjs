@@ -1,0 +1,40 @@
+// Shared by the JS tests: both variants, and a check that a block of code
+// leaves wt.memory() where it found it.
+import assert from 'node:assert/strict';
+import { init, WeftError } from 'weft';
+
+export const VARIANTS = ['simd-threads', 'simd'];
+export { init, WeftError };
+
+export function counts(wt) {
+  const { tensors, storages, bytesInUse } = wt.memory();
+  return { tensors, storages, bytesInUse };
+}
+
+// Runs fn(wt) and asserts no tensor, storage or byte outlives it.
+export async function noLeaks(wt, fn) {
+  const before = counts(wt);
+  await fn(wt);
+  assert.deepEqual(counts(wt), before);
+}
+
+// Asserts fn throws a WeftError with this code and a message matching re.
+export function throwsWeft(fn, code, re) {
+  assert.throws(fn, (e) => {
+    assert.ok(e instanceof WeftError, `expected WeftError, got ${e && e.name}: ${e && e.message}`);
+    assert.ok(e instanceof Error);
+    assert.equal(e.name, 'WeftError');
+    if (code !== undefined) assert.equal(e.code, code, `code of "${e.message}"`);
+    assert.equal(typeof e.code, 'string');
+    if (re) assert.match(e.message, re);
+    return true;
+  });
+}
+
+// Disposes every tensor created through track().
+export function tracker() {
+  const live = [];
+  const track = (t) => { live.push(t); return t; };
+  track.disposeAll = () => { for (const t of live.splice(0)) t.dispose(); };
+  return track;
+}
