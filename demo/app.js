@@ -242,7 +242,7 @@ function refresh() {
   renderViews(ui, info);
   renderStorageNote(step, prev);
   renderHistory();
-  renderOpTrace(step.trace, step.code);
+  renderOpTrace(step.trace, `${step.name} = ${step.code}`);
   syncOpForm();
   state.plan?.update();
 }

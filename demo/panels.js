@@ -51,36 +51,52 @@ export function renderBackend(root, wt) {
 
 // ---- TensorIterator plan ------------------------------------------------------------
 
-// What to explain on the current tensor x. Each returns [opName, ...args] and any temporaries to dispose.
+// What to explain on the current tensor x. Each gives the explain() calls to
+// try in order (the first that works wins) and temporaries to dispose after.
 const PLAN_OPS = [
   { id: 'cl', label: "x.contiguous({ memoryFormat: 'channels_last' })", need: (x) => x.shape.length === 4,
-    args: (wt, x) => ({ call: ['contiguous', x, { memoryFormat: 'channels_last' }], temps: [] }) },
+    calls: (wt, x) => copyCalls(wt, x, 'channels_last') },
   { id: 'c', label: 'x.contiguous()', need: () => true,
-    args: (wt, x) => ({ call: ['contiguous', x], temps: [] }) },
+    calls: (wt, x) => copyCalls(wt, x, 'contiguous_format') },
   { id: 'add', label: 'wt.add(x, x)', need: () => true,
-    args: (wt, x) => ({ call: ['add', x, x], temps: [] }) },
+    calls: (wt, x) => ({ calls: [['add', x, x]], temps: [] }) },
   { id: 'addb', label: 'wt.add(x, x[0]) — broadcast', need: (x) => x.shape.length >= 1,
-    args: (wt, x) => { const y = x.select(0, 0); return { call: ['add', x, y], temps: [y] }; } },
+    calls: (wt, x) => { const y = x.select(0, 0); return { calls: [['add', x, y]], temps: [y] }; } },
 ];
 
-const pick = (o, ...keys) => { for (const k of keys) if (o && o[k] !== undefined) return o[k]; return undefined; };
+function copyCalls(wt, x, memoryFormat) {
+  const calls = [['contiguous', x, { memoryFormat }]];
+  const temps = [];
+  if (typeof wt.emptyLike === 'function') {
+    const dst = wt.emptyLike(x, { memoryFormat });
+    temps.push(dst);
+    calls.push(['copy_', dst, x]);
+  }
+  return { calls, temps };
+}
 
-// Accepts the plan in the shapes explain() may reasonably use (camelCase or snake_case).
+const pick = (o, ...keys) => { for (const k of keys) if (o && o[k] !== undefined && o[k] !== null) return o[k]; return undefined; };
+
+// The plan as weft_iter_explain_json writes it ({op, broadcastShape, permutation,
+// shape, strides, dtypes, commonDtype, fastSetup, loop, chunks}); iterator dims
+// are fastest first, as in PyTorch's TensorIterator. snake_case is accepted too.
 export function normalizePlan(p) {
-  const ops = pick(p, 'operands', 'ops') || [];
-  const strides = pick(p, 'strides', 'byteStrides', 'byte_strides') || ops.map((o) => pick(o, 'strides', 'byteStrides'));
+  const strides = pick(p, 'strides', 'byteStrides', 'byte_strides') || [];
+  const n = strides.length;
+  const names = n === 2 ? ['out', 'self'] : n === 3 ? ['out', 'self', 'other'] : strides.map((_, i) => (i ? `in${i}` : 'out'));
   return {
-    shape: pick(p, 'shape', 'broadcastShape', 'broadcast_shape') || [],
+    op: pick(p, 'op'),
+    shape: pick(p, 'broadcastShape', 'broadcast_shape') || [],
     perm: pick(p, 'permutation', 'perm'),
-    coalesced: pick(p, 'coalescedShape', 'coalesced_shape', 'iterShape') || pick(p, 'shape') || [],
-    strides: strides || [],
-    names: ops.length ? ops.map((o, i) => (typeof o === 'string' ? o : pick(o, 'name') || (i === 0 ? 'out' : `in${i}`))) : null,
-    opShapes: ops.map((o) => (typeof o === 'object' ? pick(o, 'shape', 'sizes') : undefined)),
-    dtype: pick(p, 'dtype', 'commonDtype', 'common_dtype'),
-    fast: pick(p, 'fastPath', 'fast_path', 'fastSetup', 'fast_setup'),
-    loop: pick(p, 'loopKind', 'loop_kind', 'loop', 'kernel'),
+    coalesced: pick(p, 'shape', 'coalescedShape', 'coalesced_shape') || [],
+    strides,
+    names,
+    dtypes: pick(p, 'dtypes') || [],
+    dtype: pick(p, 'commonDtype', 'common_dtype', 'dtype'),
+    fast: pick(p, 'fastSetup', 'fast_setup', 'fastPath', 'fast_path'),
+    loop: pick(p, 'loop', 'loopKind', 'loop_kind'),
     chunks: pick(p, 'chunks', 'numChunks', 'num_chunks'),
-    threads: pick(p, 'threads', 'numThreads'),
+    numel: pick(p, 'numel'),
   };
 }
 
@@ -116,38 +132,53 @@ function chunkBar(chunks, threads) {
     ...Array.from({ length: n }, (_, i) => el('span', { class: 'chunk', style: { '--h': String((i * 360) / Math.max(threads || n, 1)) }, text: String(i) })));
 }
 
-export function renderPlan(root, raw) {
+const LOOP_DOC = {
+  vectorized: 'every operand moves one element at a time: SIMD kernel',
+  'scalar-broadcast': 'contiguous, with an input of stride 0: kernel with a scalar operand',
+  transpose: 'input and output walk the inner two dims in opposite order: tiled transpose kernel',
+  strided: 'general strides: element-by-element loop',
+};
+
+export function renderPlan(root, raw, threads) {
   const p = normalizePlan(raw);
   const sections = [];
-  const names = p.names || p.strides.map((_, i) => (i === 0 ? 'out' : `in${i}`));
+  const perm = Array.isArray(p.perm) && p.perm.length ? p.perm : null;
 
   sections.push(el('div', { class: 'stage' }, el('h3', { text: '1 · broadcast' }),
     el('div', { class: 'stage-body' },
-      ...p.opShapes.map((s, i) => (s ? el('div', { class: 'opline' }, el('code', { class: 'opname', text: names[i] }), dimBoxes(s, 'faint')) : null)),
-      el('div', { class: 'opline' }, el('code', { class: 'opname', text: 'shape' }), dimBoxes(p.shape)))));
+      el('div', { class: 'opline' }, el('code', { class: 'opname', text: 'shape' }),
+        dimBoxes(p.shape, '', p.shape.map((_, d) => `d${d}`))))));
 
-  if (Array.isArray(p.perm) && p.perm.length) {
-    sections.push(el('div', { class: 'stage' }, el('h3', { text: '2 · reorder dims (fastest-moving last)' }),
-      el('div', { class: 'stage-body perm' }, dimBoxes(p.perm.map((_, i) => i), 'faint'), permutationSvg(p.perm),
-        dimBoxes(p.perm.map((d) => `d${d}`)))));
-  }
+  sections.push(el('div', { class: 'stage' },
+    el('h3', { text: perm ? '2 · reorder: fastest-moving dim first' : '2 · reorder: skipped (fast setup)' }),
+    perm ? el('div', { class: 'stage-body perm' },
+      dimBoxes(p.shape.length ? p.shape : perm.map(() => '?'), 'faint', p.shape.map((_, d) => `d${d}`)),
+      permutationSvg(perm),
+      dimBoxes(perm.map((d) => p.shape[d] ?? '?'), '', perm.map((d) => `d${d}`))) : null));
 
-  const strideRows = p.strides.map((s, i) => el('div', { class: 'opline' }, el('code', { class: 'opname', text: names[i] || `op${i}` }),
+  const strideRows = p.strides.map((s, i) => el('div', { class: 'opline' },
+    el('code', { class: 'opname', text: p.names[i], title: p.dtypes[i] }),
     el('div', { class: 'dimboxes' }, ...(s || []).map((b) => el('span', { class: `dimbox stride${b === 0 ? ' zero' : ''}`, title: b === 0 ? 'stride 0: broadcast' : `${b} bytes` },
       el('b', { text: String(b) }), el('small', { text: 'B' }))))));
-  sections.push(el('div', { class: 'stage' }, el('h3', { text: '3 · coalesce, byte strides per operand' }),
-    el('div', { class: 'stage-body' }, el('div', { class: 'opline' }, el('code', { class: 'opname', text: 'shape' }), dimBoxes(p.coalesced, 'coal')), ...strideRows)));
+  sections.push(el('div', { class: 'stage' }, el('h3', { text: '3 · coalesce; byte strides per operand' }),
+    el('div', { class: 'stage-body' },
+      el('div', { class: 'opline' }, el('code', { class: 'opname', text: 'shape' }), dimBoxes(p.coalesced, 'coal')),
+      ...strideRows)));
 
+  const threadCount = threads || 1;
   sections.push(el('div', { class: 'stage' }, el('h3', { text: '4 · loop' }),
     el('div', { class: 'stage-body' },
       el('div', { class: 'pills' },
         p.loop !== undefined ? el('span', { class: 'pill pill-good', id: 'plan-loop', text: `loop: ${p.loop}` }) : null,
-        p.fast !== undefined ? el('span', { class: 'pill', text: `fast path: ${p.fast === false ? 'no' : p.fast}` }) : null,
+        p.fast !== undefined ? el('span', { class: 'pill', text: `fast setup: ${p.fast}` }) : null,
         p.dtype ? el('span', { class: 'pill', text: p.dtype }) : null),
-      p.chunks !== undefined ? el('div', {}, el('p', { class: 'help', text: `${p.chunks} parallel chunk${p.chunks === 1 ? '' : 's'}` }), chunkBar(p.chunks, p.threads)) : null)));
+      LOOP_DOC[p.loop] ? el('p', { class: 'help', text: LOOP_DOC[p.loop] }) : null,
+      p.chunks !== undefined ? el('div', {},
+        el('p', { class: 'help', text: `${p.chunks} parallel chunk${p.chunks === 1 ? '' : 's'}${p.numel !== undefined ? ` over ${p.numel} elements` : ''}, ${threadCount} thread${threadCount === 1 ? '' : 's'}` }),
+        chunkBar(p.chunks, threadCount)) : null)));
 
-  root.replaceChildren(el('div', { class: 'stages' }, ...sections.filter(Boolean)),
-    el('details', { class: 'raw' }, el('summary', { text: 'raw plan' }), el('pre', { text: JSON.stringify(raw, null, 1) })));
+  root.replaceChildren(el('div', { class: 'stages' }, ...sections),
+    el('details', { class: 'raw' }, el('summary', { text: 'raw plan (JSON)' }), el('pre', { text: JSON.stringify(raw, null, 1) })));
 }
 
 export function setupPlan(ui, wt, getX, showStatus) {
@@ -165,9 +196,16 @@ export function setupPlan(ui, wt, getX, showStatus) {
     if (!x || !op) return;
     let temps = [];
     try {
-      const a = op.args(wt, x);
-      temps = a.temps;
-      renderPlan(ui.out, wt.explain(...a.call));
+      const c = op.calls(wt, x);
+      temps = c.temps;
+      let plan;
+      let err;
+      for (const call of c.calls) {
+        try { plan = wt.explain(...call); break; } catch (e) { err = err ?? e; }
+      }
+      if (plan === undefined) throw err;
+      if (typeof plan === 'string') plan = JSON.parse(plan);
+      renderPlan(ui.out, plan, backendInfo(wt).threads);
       ui.out.dataset.state = 'ok';
     } catch (e) {
       ui.out.replaceChildren(el('p', { class: 'error-text', text: `${e.name || 'Error'}: ${e.message}` }));
@@ -177,7 +215,8 @@ export function setupPlan(ui, wt, getX, showStatus) {
     }
   };
   ui.form.addEventListener('submit', (e) => { e.preventDefault(); run(); });
-  ui.select.addEventListener('change', run);
+  let chosen = false; // the person picked an op: keep it while it applies
+  ui.select.addEventListener('change', () => { chosen = true; run(); });
   return {
     update() {
       const x = getX();
@@ -185,7 +224,7 @@ export function setupPlan(ui, wt, getX, showStatus) {
       const prev = ui.select.value;
       const ok = PLAN_OPS.filter((o) => o.need(x));
       ui.select.replaceChildren(...ok.map((o) => el('option', { value: o.id, text: o.label })));
-      ui.select.value = ok.some((o) => o.id === prev) ? prev : ok[0].id;
+      ui.select.value = chosen && ok.some((o) => o.id === prev) ? prev : ok[0].id;
       run();
     },
   };
