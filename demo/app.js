@@ -171,6 +171,9 @@ function make(shapeText, dtype, fill) {
   } catch (e) {
     return showStatus(errorText(e));
   }
+  $('shape').value = shape.join(', ');
+  $('dtype').value = dtype;
+  $('fill').value = fill;
   disposeSteps(0);
   state.storages.clear();
   state.nextStorage = 0;
@@ -250,7 +253,8 @@ function refresh() {
 function renderStorageNote(step, prev) {
   const st = step.storage;
   const mem = typeof state.wt.memory === 'function' ? state.wt.memory() : null;
-  const live = mem ? ` · weft now holds ${mem.tensors ?? '?'} tensors, ${mem.storages ?? '?'} storages, ${mem.bytesInUse ?? '?'} B` : '';
+  const plural = (n, w) => `${n ?? '?'} ${w}${n === 1 ? '' : 's'}`;
+  const live = mem ? ` · weft now holds ${plural(mem.tensors, 'tensor')}, ${plural(mem.storages, 'storage')}, ${mem.bytesInUse ?? '?'} B` : '';
   let what;
   if (!prev) what = el('span', { class: 'badge new', text: `storage ${st.label} · new` });
   else if (step.copied) what = el('span', { class: 'badge copy', text: `storage ${st.label} · new: the op copied ${numelOf(step.tensor.shape)} elements` });

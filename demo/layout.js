@@ -138,10 +138,10 @@ export function renderViews(ui, info) {
         cells[i] = c;
         grid.append(c);
       }
-      slices.push(el('figure', { class: 'slice' }, el('figcaption', { text: label }), grid));
+      slices.push(el('figure', { class: 'slice', 'data-lead': String(lead[0] ?? 0) }, el('figcaption', { text: label }), grid));
     }
   }
-  ui.logical.replaceChildren(...slices);
+  ui.logical.replaceChildren(...groupByLead(slices, shape.length));
 
   // Memory: every element of the storage; the ones this view reaches are solid.
   const memCells = [];
@@ -163,6 +163,18 @@ export function renderViews(ui, info) {
   const ctx = { shape, strides, offset, name, dtype, itemsize: info.itemsize, values, toStorage, users, cells, memCells, formula: ui.formula };
   wireHover(ui, ctx);
   return ctx;
+}
+
+// 4-D and 5-D: one row of slices per index of dim 0, so the nesting shows.
+function groupByLead(slices, ndim) {
+  if (ndim < 4 || slices.every((s) => s.dataset.lead === '0')) return slices;
+  const groups = new Map();
+  for (const s of slices) {
+    const k = s.dataset.lead;
+    if (!groups.has(k)) groups.set(k, el('div', { class: 'slice-group' }));
+    groups.get(k).append(s);
+  }
+  return [...groups.values()];
 }
 
 // The storage a copy read from, drawn small beneath, so both orders can be compared.

@@ -330,6 +330,11 @@ export function setupBench(ui, wt) {
   });
 }
 
+function speedup(x, threads) {
+  const faster = x >= 1;
+  return el('span', { class: `speedup${faster ? '' : ' slower'}`, text: `${threads} threads: ${faster ? `${x.toFixed(2)}× faster` : `${(1 / x).toFixed(2)}× slower here`}` });
+}
+
 function renderBench(root, results, shape) {
   const max = Math.max(...results.map((r) => r.ms));
   const byOp = new Map();
@@ -338,7 +343,7 @@ function renderBench(root, results, shape) {
     const one = rs.find((r) => r.threads === 1);
     const many = rs.find((r) => r.threads > 1);
     return el('div', { class: 'bgroup' },
-      el('h3', {}, el('code', { text: op }), one && many ? el('span', { class: 'speedup', text: `×${(one.ms / many.ms).toFixed(2)} with ${many.threads} threads` }) : null),
+      el('h3', {}, el('code', { text: op }), one && many ? speedup(one.ms / many.ms, many.threads) : null),
       ...rs.map((r) => el('div', { class: 'brow' },
         el('span', { class: 'blabel', text: `${r.threads} thread${r.threads > 1 ? 's' : ''}` }),
         el('span', { class: 'btrack' }, el('span', { class: `bbar${r.threads > 1 ? ' many' : ''}`, style: { width: `${Math.max(2, (100 * r.ms) / max)}%` } })),
