@@ -94,6 +94,42 @@ describe('demo served with COOP/COEP', { timeout: TIMEOUT }, () => {
     else assert.match(await text(page, '#trace'), /not available in this build yet/);
   });
 
+  test('the plan and trace drawings render the C side\'s formats', async () => {
+    // Independent of whether this build exports explain()/trace(): the drawing code
+    // gets the seed's channels_last copy plan as weft_iter_explain_json writes it.
+    const got = await page.evaluate(async () => {
+      const m = await import('/demo/panels.js');
+      const plan = document.createElement('div');
+      m.renderPlan(plan, { op: 'copy_', numel: 1280, broadcastShape: [1, 64, 5, 4], permutation: [1, 3, 2, 0],
+        shape: [64, 20], strides: [[4, 256], [80, 4]], dtypes: ['float32', 'float32'], commonDtype: null,
+        fastSetup: 'none', loop: 'transpose', chunks: 2 }, 2);
+      const trace = document.createElement('div');
+      m.renderTrace(trace, { trace() {} }, [
+        { op: 'aten::contiguous', key: 'CompositeImplicitAutograd', depth: 0 },
+        { op: 'aten::clone', key: 'CPU', depth: 1 },
+        { op: 'aten::empty_like', key: 'CompositeExplicitAutograd', depth: 2 },
+        { op: 'aten::copy_', key: 'CPU', depth: 2 }], 'x1 = x0.contiguous()');
+      return {
+        stages: plan.querySelectorAll('.stage').length,
+        arrows: plan.querySelectorAll('.perm svg path').length,
+        coalesced: [...plan.querySelectorAll('.dimboxes.coal .dimbox b')].map((b) => b.textContent),
+        loop: plan.querySelector('#plan-loop')?.textContent,
+        chunks: plan.querySelectorAll('.chunk').length,
+        nested: [...trace.querySelectorAll('.tree li')].map((li) => {
+          let d = 0;
+          for (let p = li.parentElement; !p.classList.contains('tree'); p = p.parentElement) if (p.tagName === 'UL') d++;
+          return `${d}:${li.querySelector('.op').textContent}`;
+        }),
+      };
+    });
+    assert.equal(got.stages, 4);
+    assert.equal(got.arrows, 4);
+    assert.deepEqual(got.coalesced, ['64', '20']);
+    assert.equal(got.loop, 'loop: transpose');
+    assert.equal(got.chunks, 2);
+    assert.deepEqual(got.nested, ['0:aten::contiguous', '1:aten::clone', '2:aten::empty_like', '2:aten::copy_']);
+  });
+
   test('the benchmark runs', async () => {
     await page.selectOption('#bench-shape', '1,64,32,32');
     await page.click('#bench-run');
