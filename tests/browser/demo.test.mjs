@@ -139,6 +139,7 @@ describe('demo served with COOP/COEP', { timeout: TIMEOUT }, () => {
 
   test('reads well on a phone-sized viewport', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ reducedMotion: 'reduce' }); // instant scrolling: no race with the clicks
     await makeTensor(page, '1, 3, 2, 2');
     await applyOp(page, 'contiguous_cl');
     assert.ok(await noHorizontalScroll(page), 'the page scrolls sideways at 390 px');
