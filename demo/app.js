@@ -385,7 +385,7 @@ async function start() {
 async function loadWeft() {
   const isolated = globalThis.crossOriginIsolated === true;
   try {
-    return await init(isolated ? { threads: 'auto' } : {});
+    return await init(isolated ? { threads: 'auto' } : { threads: 1 });
   } catch (first) {
     try {
       return await init({ variant: 'simd' });
