@@ -242,6 +242,8 @@ function refresh() {
   renderMeta($('meta'), info);
   const prev = state.steps[state.current - 1];
   info.source = step.copied && prev ? prev.storage : null;
+  info.fresh = step.copied && !step.shown;
+  step.shown = true;
   renderViews(ui, info);
   renderStorageNote(step, prev);
   renderHistory();

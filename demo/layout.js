@@ -145,7 +145,7 @@ export function renderViews(ui, info) {
 
   // Memory: every element of the storage; the ones this view reaches are solid.
   const memCells = [];
-  const mem = el('div', { class: 'mem-row', role: 'group', 'aria-label': `storage ${storage.label}, ${storage.size} elements` });
+  const mem = el('div', { class: `mem-row${info.fresh ? ' fresh' : ''}`, role: 'group', 'aria-label': `storage ${storage.label}, ${storage.size} elements` });
   for (let s = 0; s < storage.size; s++) {
     const used = users.has(s);
     const origin = storage.origin[s];

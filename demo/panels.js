@@ -54,13 +54,13 @@ export function renderBackend(root, wt) {
 // What to explain on the current tensor x. Each gives the explain() calls to
 // try in order (the first that works wins) and temporaries to dispose after.
 const PLAN_OPS = [
-  { id: 'cl', label: "x.contiguous({ memoryFormat: 'channels_last' })", need: (x) => x.shape.length === 4,
+  { id: 'cl', label: 'x.contiguous(channels_last)', need: (x) => x.shape.length === 4,
     calls: (wt, x) => copyCalls(wt, x, 'channels_last') },
   { id: 'c', label: 'x.contiguous()', need: () => true,
     calls: (wt, x) => copyCalls(wt, x, 'contiguous_format') },
   { id: 'add', label: 'wt.add(x, x)', need: () => true,
     calls: (wt, x) => ({ calls: [['add', x, x]], temps: [] }) },
-  { id: 'addb', label: 'wt.add(x, x[0]) — broadcast', need: (x) => x.shape.length >= 1,
+  { id: 'addb', label: 'wt.add(x, x[0]) · broadcast', need: (x) => x.shape.length >= 1,
     calls: (wt, x) => { const y = x.select(0, 0); return { calls: [['add', x, y]], temps: [y] }; } },
 ];
 
@@ -117,8 +117,8 @@ function permutationSvg(perm) {
   svg.setAttribute('aria-hidden', 'true');
   perm.forEach((from, to) => {
     const line = document.createElementNS(ns, 'path');
-    const x1 = from * w + w / 2;
-    const x2 = to * w + w / 2;
+    const x1 = from * w + 20; // boxes are 40 px wide with a 4 px gap (style.css .perm)
+    const x2 = to * w + 20;
     line.setAttribute('d', `M${x1} 2 C ${x1} 22, ${x2} 18, ${x2} 38`);
     line.setAttribute('class', from === to ? 'keep' : 'move');
     svg.append(line);
