@@ -197,6 +197,7 @@ function apply(opId, args) {
   disposeSteps(state.current + 1);
   pushStep(res.out, `${step.name}.${op.code(args)}`, step.tensor, res.trace);
   const now = current();
+  now.opId = opId;
   if (res.out === step.tensor || (!now.copied && (opId === 'contiguous' || opId === 'contiguous_cl') && sameMeta(res.out, step.tensor))) {
     now.note = 'Already in that format: contiguous() returned the same tensor, no copy.';
   }
@@ -378,7 +379,11 @@ async function start() {
   state.wt = wt;
   window.weftDemo = { wt, state, make, apply, runPreset };
   renderBackend($('backend'), wt);
-  state.plan = setupPlan({ form: $('plan-form'), select: $('plan-op'), out: $('plan') }, wt, () => current()?.tensor, showStatus);
+  state.plan = setupPlan({ form: $('plan-form'), select: $('plan-op'), out: $('plan') }, wt, () => {
+    const step = current();
+    const prev = state.steps[state.current - 1];
+    return { x: step?.tensor, last: step && prev && step.opId ? { tensor: prev.tensor, opId: step.opId, name: prev.name } : null };
+  });
   setupBench({ form: $('bench-form'), shape: $('bench-shape'), out: $('bench'), button: $('bench-run') }, wt);
   make($('shape').value, $('dtype').value, $('fill').value);
   document.body.dataset.ready = 'true';

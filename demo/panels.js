@@ -53,7 +53,10 @@ export function renderBackend(root, wt) {
 
 // What to explain on the current tensor x. Each gives the explain() calls to
 // try in order (the first that works wins) and temporaries to dispose after.
+const LAST_FORMAT = { contiguous: 'contiguous_format', contiguous_cl: 'channels_last' };
 const PLAN_OPS = [
+  { id: 'last', label: (last) => `the copy that made x (${last.name} → x)`, need: (x, last) => !!(last && LAST_FORMAT[last.opId]),
+    calls: (wt, x, last) => copyCalls(wt, last.tensor, LAST_FORMAT[last.opId]) },
   { id: 'cl', label: 'x.contiguous(channels_last)', need: (x) => x.shape.length === 4,
     calls: (wt, x) => copyCalls(wt, x, 'channels_last') },
   { id: 'c', label: 'x.contiguous()', need: () => true,
@@ -181,7 +184,8 @@ export function renderPlan(root, raw, threads) {
     el('details', { class: 'raw' }, el('summary', { text: 'raw plan (JSON)' }), el('pre', { text: JSON.stringify(raw, null, 1) })));
 }
 
-export function setupPlan(ui, wt, getX, showStatus) {
+// getCtx() -> { x: the current tensor, last: { tensor, opId } of the op that made it, or null }
+export function setupPlan(ui, wt, getCtx) {
   if (typeof wt.explain !== 'function') {
     ui.form.querySelector('button').disabled = true;
     ui.select.disabled = true;
@@ -191,12 +195,12 @@ export function setupPlan(ui, wt, getX, showStatus) {
     return { update() {} };
   }
   const run = () => {
-    const x = getX();
+    const { x, last } = getCtx();
     const op = PLAN_OPS.find((o) => o.id === ui.select.value);
     if (!x || !op) return;
     let temps = [];
     try {
-      const c = op.calls(wt, x);
+      const c = op.calls(wt, x, last);
       temps = c.temps;
       let plan;
       let err;
@@ -205,6 +209,12 @@ export function setupPlan(ui, wt, getX, showStatus) {
       }
       if (plan === undefined) throw err;
       if (typeof plan === 'string') plan = JSON.parse(plan);
+      if (plan === null) {
+        ui.out.replaceChildren(el('div', { class: 'unavailable' }, el('span', { class: 'pill pill-good', text: 'no iterator' }),
+          el('p', { text: 'Nothing to iterate: x is already in that layout, so the op returns x itself without a copy.' })));
+        ui.out.dataset.state = 'none';
+        return;
+      }
       renderPlan(ui.out, plan, backendInfo(wt).threads);
       ui.out.dataset.state = 'ok';
     } catch (e) {
@@ -219,11 +229,11 @@ export function setupPlan(ui, wt, getX, showStatus) {
   ui.select.addEventListener('change', () => { chosen = true; run(); });
   return {
     update() {
-      const x = getX();
+      const { x, last } = getCtx();
       if (!x) return;
       const prev = ui.select.value;
-      const ok = PLAN_OPS.filter((o) => o.need(x));
-      ui.select.replaceChildren(...ok.map((o) => el('option', { value: o.id, text: o.label })));
+      const ok = PLAN_OPS.filter((o) => o.need(x, last));
+      ui.select.replaceChildren(...ok.map((o) => el('option', { value: o.id, text: typeof o.label === 'function' ? o.label(last) : o.label })));
       ui.select.value = chosen && ok.some((o) => o.id === prev) ? prev : ok[0].id;
       run();
     },
@@ -252,7 +262,8 @@ export function renderTrace(root, wt, trace, code) {
     const depth = Number(ev.depth) || 0;
     while (stack.length > 1 && stack[stack.length - 1].depth >= depth) stack.pop();
     const parent = stack[stack.length - 1];
-    const li = el('li', {}, el('code', { class: 'op', text: ev.op }), el('span', { class: `key key-${KEY_CLASS(ev.key)}`, text: ev.key }));
+    const li = el('li', { class: ev.redispatch ? 'redispatch' : null, title: ev.redispatch ? 'redispatch: the same op, continued at a lower key' : null },
+      el('code', { class: 'op', text: ev.op }), el('span', { class: `key key-${KEY_CLASS(ev.key)}`, text: ev.key }));
     parent.list.append(li);
     const sub = el('ul', {});
     li.append(sub);
@@ -332,7 +343,7 @@ export function setupBench(ui, wt) {
 
 function speedup(x, threads) {
   const faster = x >= 1;
-  return el('span', { class: `speedup${faster ? '' : ' slower'}`, text: `${threads} threads: ${faster ? `${x.toFixed(2)}× faster` : `${(1 / x).toFixed(2)}× slower here`}` });
+  return el('span', { class: `speedup${faster ? '' : ' slower'}`, text: `${threads} threads: ${faster ? `${x.toFixed(2)}× faster` : `${(1 / x).toFixed(2)}× slower`}` });
 }
 
 function renderBench(root, results, shape) {

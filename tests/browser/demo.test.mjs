@@ -84,11 +84,15 @@ describe('demo served with COOP/COEP', { timeout: TIMEOUT }, () => {
   test('plan and trace panels render (or say they are not available yet)', async () => {
     await makeTensor(page, '1, 3, 2, 2');
     await applyOp(page, 'contiguous_cl');
+    // The panel starts on the copy that made x: [1,3,2,2] NCHW -> NHWC, a transpose.
     const plan = await page.locator('#plan').getAttribute('data-state');
     const trace = await page.locator('#trace').getAttribute('data-state');
     assert.ok(['ok', 'unavailable'].includes(plan), `plan state ${plan}: ${await text(page, '#plan')}`);
     assert.ok(['ok', 'unavailable'].includes(trace), `trace state ${trace}: ${await text(page, '#trace')}`);
-    if (plan === 'ok') assert.ok(await page.locator('#plan .stage').count() >= 3);
+    if (plan === 'ok') {
+      assert.equal(await page.locator('#plan .stage').count(), 4);
+      assert.equal(await text(page, '#plan-loop'), 'loop: transpose');
+    }
     else assert.match(await text(page, '#plan'), /not available in this build yet/);
     if (trace === 'ok') assert.match(await text(page, '#trace'), /copy_/);
     else assert.match(await text(page, '#trace'), /not available in this build yet/);
