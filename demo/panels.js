@@ -19,8 +19,10 @@ export function backendInfo(wt) {
   return {
     variant,
     simd: b?.simd ?? (variant ? !/scalar/.test(variant) : undefined),
-    threads: b?.threads ?? call('getNumThreads') ?? null,
-    maxThreads: call('maxThreads') ?? b?.threads ?? call('getNumThreads') ?? 1,
+    // wt.backend.threads may be a count or a yes/no; the pool size comes from getNumThreads().
+    threads: (typeof b?.threads === 'number' ? b.threads : call('getNumThreads')) ?? (b?.threads === false ? 1 : null),
+    threadedBuild: typeof b?.threads === 'boolean' ? b.threads : undefined,
+    maxThreads: call('maxThreads') ?? call('getNumThreads') ?? 1,
     isolated: b?.crossOriginIsolated ?? isolated,
     reason: b?.reason ?? null,
     known: !!variant,
@@ -29,10 +31,10 @@ export function backendInfo(wt) {
 
 export function renderBackend(root, wt) {
   const info = backendInfo(wt);
-  const threaded = info.threads > 1 || (info.variant && /thread/.test(info.variant));
+  const threaded = info.threadedBuild ?? (info.threads > 1 || (!!info.variant && /thread/.test(info.variant)));
   const variant = info.variant ? (info.variant.startsWith('weft-') ? info.variant : `weft-${info.variant}`) : 'variant unknown';
   const pills = [
-    el('span', { class: `pill ${threaded ? 'pill-good' : 'pill-warn'}`, id: 'backend-variant', text: variant }),
+    el('span', { class: `pill ${threaded ? 'pill-good' : 'pill-warn'}`, id: 'backend-variant', text: variant, title: info.reason }),
     el('span', { class: 'pill', id: 'backend-threads', text: info.threads ? `${info.threads} thread${info.threads > 1 ? 's' : ''}` : 'threads: ?' }),
     info.simd === undefined ? null : el('span', { class: 'pill', text: info.simd ? 'SIMD' : 'no SIMD' }),
     el('span', { class: `pill ${info.isolated ? 'pill-good' : 'pill-warn'}`, id: 'backend-isolated', text: info.isolated ? 'cross-origin isolated' : 'not isolated' }),
