@@ -3,7 +3,7 @@
 # One build directory per variant, chosen with -DWEFT_WASM_THREADS=ON|OFF:
 #   ON  -> weft-simd-threads (-msimd128 -pthread, a pool of pthread workers)
 #   OFF -> weft-simd         (-msimd128, single-threaded)
-# Each variant links src/wasm/exports.c against the `weft` library twice:
+# Each variant links src/wasm/exports.c (+ exports_dispatch.c) against the `weft` library twice:
 #   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
 #   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
 # scripts/build-wasm.sh copies both into dist/.
@@ -48,7 +48,7 @@ if(WEFT_WASM_THREADS)
 endif()
 
 function(weft_wasm_glue target subdir)
-  add_executable(${target} src/wasm/exports.c)
+  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c)
   target_link_libraries(${target} PRIVATE weft)
   target_include_directories(${target} PRIVATE src)
   target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
