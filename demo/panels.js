@@ -57,7 +57,7 @@ export function renderBackend(root, wt) {
 // try in order (the first that works wins) and temporaries to dispose after.
 const LAST_FORMAT = { contiguous: 'contiguous_format', contiguous_cl: 'channels_last' };
 const PLAN_OPS = [
-  { id: 'last', label: (last) => `the copy that made x (${last.name} → x)`, need: (x, last) => !!(last && LAST_FORMAT[last.opId]),
+  { id: 'last', label: (last) => `${last.name} → x: the last copy`, need: (x, last) => !!(last && LAST_FORMAT[last.opId]),
     calls: (wt, x, last) => copyCalls(wt, last.tensor, LAST_FORMAT[last.opId]) },
   { id: 'cl', label: 'x.contiguous(channels_last)', need: (x) => x.shape.length === 4,
     calls: (wt, x) => copyCalls(wt, x, 'channels_last') },
