@@ -1,5 +1,11 @@
 // weft: PyTorch's tensor machinery in WebAssembly. First typings (the
 // foundation API); later issues extend them.
+import type { OpsFunctions, TensorOps } from './ops.js';
+
+export type {
+  AlphaOptions, ExplainPlan, OpArg, OpResult, Operand, OpsFunctions, OpsNamespace, OutOptions, TableEntry,
+  TensorOps, TraceEntry,
+} from './ops.js';
 
 export type DType =
   | 'bool' | 'uint8' | 'int8' | 'int16' | 'int32' | 'int64'
@@ -52,7 +58,8 @@ export interface MemoryStats {
   peakBytes: number;
 }
 
-export interface Tensor {
+/** Methods of the op table (elementwise ops, copy_, to, ...) come from TensorOps (js/ops.d.ts). */
+export interface Tensor extends TensorOps {
   readonly shape: number[];
   readonly dtype: DType;
   readonly device: Device;
@@ -103,7 +110,8 @@ export interface Tensor {
   handle(): number;
 }
 
-export interface Weft {
+/** wt.ops, trace, explain and the op table's functions come from OpsFunctions (js/ops.d.ts). */
+export interface Weft extends OpsFunctions {
   readonly variant: Variant;
   readonly WeftError: typeof WeftError;
   empty(...args: [...ShapeArgs, EmptyOptions?] | [Shape, EmptyOptions?]): Tensor;
@@ -117,7 +125,7 @@ export interface Weft {
   arange(end: number, options?: DTypeOptions): Tensor;
   arange(start: number, end: number, step?: number, options?: DTypeOptions): Tensor;
   /** Integers give int64, booleans bool, anything fractional float32; a TypedArray keeps its type. */
-  tensor(data: TensorData, options?: { dtype?: DTypeName }): Tensor;
+  tensor(data: TensorData, options?: DTypeOptions): Tensor;
   rand(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   randn(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   manualSeed(seed: number | bigint): void;

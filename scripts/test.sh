@@ -5,7 +5,7 @@
 #   build/native-scalar          native, WEFT_FORCE_SCALAR (the scalar kernels everywhere)
 #   build/wasm-tests-threads     wasm SIMD + pthreads, under Node
 #   build/wasm-tests-nothreads   wasm SIMD single-threaded, under Node
-# Each stage prints its time.
+# then the browser tests (Chromium). Each stage prints its time.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$WEFT_ROOT"
@@ -42,4 +42,6 @@ for threads in ON OFF; do
 done
 node --test tests/js/*.test.mjs
 stage_done "JS tests"
+node --test tests/browser/*.test.mjs
+stage_done "browser tests"
 echo "test: all passed ($((SECONDS - total_start)) s)"

@@ -3,11 +3,13 @@
 # One build directory per variant, chosen with -DWEFT_WASM_THREADS=ON|OFF:
 #   ON  -> weft-simd-threads (-msimd128 -pthread, a pool of pthread workers)
 #   OFF -> weft-simd         (-msimd128, single-threaded)
-# Each variant links src/wasm/exports.c against the `weft` library twice:
+# Each variant links src/wasm/exports.c (+ exports_dispatch.c) against the `weft` library twice:
 #   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
 #   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
-# scripts/build-wasm.sh copies both into dist/. With -DWEFT_WASM_TESTS=ON the
-# same flags build the C tests as Node programs instead (top-level
+# scripts/build-wasm.sh copies both into dist/. The module also exports the
+# benchmark workloads (src/wasm/bench_exports.c + bench/workloads.c, a few
+# KB) so bench/run.mjs measures the shipped build. With -DWEFT_WASM_TESTS=ON
+# the same flags build the C tests as Node programs instead (top-level
 # CMakeLists.txt; scripts/test.sh runs both variants).
 
 option(WEFT_WASM_THREADS "Build the pthread (SharedArrayBuffer) variant" ON)
@@ -49,7 +51,8 @@ if(WEFT_WASM_THREADS)
 endif()
 
 function(weft_wasm_glue target subdir)
-  add_executable(${target} src/wasm/exports.c)
+  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c src/wasm/bench_exports.c
+    bench/workloads.c)
   target_link_libraries(${target} PRIVATE weft)
   target_include_directories(${target} PRIVATE src)
   target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
