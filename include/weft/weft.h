@@ -6,6 +6,7 @@
 #include "weft/device.h"
 #include "weft/dispatch.h"
 #include "weft/dtype.h"
+#include "weft/elementwise.h"
 #include "weft/error.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ops/elementwise.h"
 #include "ops/ops.h"
 
 #define WEFT_OP WEFT_OP_DEFINE
@@ -16,7 +17,8 @@ static weft_status register_schemas(void) {
 }
 
 void weft__ops_register_all(void) {
-  if (register_schemas() != WEFT_OK || weft__ops_register_kernels() != WEFT_OK) {
+  if (register_schemas() != WEFT_OK || weft__ops_register_kernels() != WEFT_OK ||
+      weft__elementwise_register() != WEFT_OK) {
     /* The op table is part of the library: a bad line is a build bug. */
     fprintf(stderr, "weft: op table registration failed: %s\n", weft_last_error());
     abort();
