@@ -8,6 +8,7 @@
 // glue with new Worker(<url of weft-simd-threads.worker.js>): no blob: URLs,
 // so a Content-Security-Policy without blob: in worker-src works.
 import { createApi, WeftError } from './core.js';
+import { createWorkerApi } from './worker-client.js';
 import { binaryFor, checkWasmBytes, fileUrl, loadChain, parseInitOptions, planVariants } from './loader.js';
 
 export { WeftError };
@@ -72,4 +73,25 @@ export async function init(options) {
   if (key !== null && !loaded.has(wt.variant)) loaded.set(wt.variant, p);
   wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
   return wt;
+}
+
+/**
+ * Worker mode: weft runs in a dedicated module Worker, so the page's main
+ * thread never blocks on a kernel; the same API with async results.
+ */
+export async function initWorker(options) {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const endpoint = {
+    post: (msg, transfer) => w.postMessage(msg, transfer),
+    onMessage: (cb) => w.addEventListener('message', (e) => cb(e.data)),
+    terminate: () => w.terminate(),
+  };
+  const failed = new Promise((_, reject) => w.addEventListener('error', (e) =>
+    reject(new WeftError('InternalError', `initWorker: the worker failed to start: ${e.message ?? 'error'}`))));
+  try {
+    return await Promise.race([createWorkerApi(endpoint, options), failed]);
+  } catch (e) {
+    w.terminate();
+    throw e;
+  }
 }

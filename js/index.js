@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { createApi, WeftError } from './core.js';
+import { createWorkerApi } from './worker-client.js';
 import { binaryFor, checkWasmBytes, fileUrl, loadChain, parseInitOptions, planVariants } from './loader.js';
 
 export { WeftError };
@@ -93,4 +95,27 @@ export async function init(options) {
   if (picked !== null && !loaded.has(picked)) loaded.set(picked, p);
   wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
   return wt;
+}
+
+/**
+ * Worker mode: weft runs in a worker_threads Worker; same API, async results.
+ * The worker keeps the process alive only while calls are pending.
+ */
+export async function initWorker(options) {
+  const w = new Worker(new URL('./worker-node.js', import.meta.url));
+  w.unref();
+  const endpoint = {
+    post: (msg, transfer) => w.postMessage(msg, transfer),
+    onMessage: (cb) => w.on('message', cb),
+    busy: () => w.ref(),
+    idle: () => w.unref(),
+    terminate: () => w.terminate(),
+  };
+  const failed = new Promise((_, reject) => w.once('error', reject));
+  try {
+    return await Promise.race([createWorkerApi(endpoint, options), failed]);
+  } catch (e) {
+    await w.terminate();
+    throw e;
+  }
 }

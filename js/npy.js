@@ -90,7 +90,9 @@ function parseHeader(text) {
 }
 
 function toBytes(input) {
-  if (input instanceof ArrayBuffer) return new Uint8Array(input);
+  if (input instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && input instanceof SharedArrayBuffer)) {
+    return new Uint8Array(input);
+  }
   if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
   throw new WeftError('TypeError', `fromNpy(): argument 'bytes' must be an ArrayBuffer or a TypedArray, ` +
     `not ${input === null ? 'null' : typeof input}`);
