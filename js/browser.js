@@ -42,7 +42,10 @@ async function fetchWasm(url) {
 async function load(opts, variant) {
   const file = `weft-${variant}.wasm`;
   const given = binaryFor(opts, variant);
-  const url = given ? null : fileUrl(file, opts, new URL('./', import.meta.url)) ?? WASM_URL[variant]().href;
+  // (the base is cut from import.meta.url by hand: bundlers would take a
+  // new URL('./', import.meta.url) for an asset and bundle the directory index)
+  const base = String(import.meta.url).replace(/[^/]*$/, '');
+  const url = given ? null : fileUrl(file, opts, base) ?? WASM_URL[variant]().href;
   const bytes = given ? checkWasmBytes(given, `wasmBinary (${file})`) : await fetchWasm(url);
   const glue = await GLUE[variant]();
   const moduleOpts = { wasmBinary: bytes };

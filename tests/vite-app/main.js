@@ -1,0 +1,30 @@
+// A tiny app importing the package the way a bundled site does. The test
+// reads window.weftResult.
+import { init, initWorker } from 'weft';
+
+async function run() {
+  const wt = await init();
+  const x = wt.rand([1, 3, 2, 2]);
+  const y = x.contiguous({ memoryFormat: 'channels_last' });
+  const result = {
+    backend: wt.backend,
+    buildId: wt.buildId,
+    strides: y.stride(),
+    same: Array.from(x.data()).join() === Array.from(y.data()).join(),
+    text: String(wt.arange(4).view(2, 2)),
+  };
+  x.dispose();
+  y.dispose();
+  const ww = await initWorker();
+  result.worker = { backend: await ww.backend(), values: await ww.arange(6).view(2, 3).t().contiguous().toArray() };
+  await ww.terminate();
+  return result;
+}
+
+run().then((r) => {
+  window.weftResult = r;
+  document.getElementById('out').textContent = JSON.stringify(r, null, 2);
+}, (e) => {
+  window.weftResult = { error: String(e && e.stack || e) };
+  document.getElementById('out').textContent = String(e);
+});
