@@ -9,7 +9,9 @@
 // so a Content-Security-Policy without blob: in worker-src works.
 import { createApi, WeftError } from './core.js';
 import { createWorkerApi } from './worker-client.js';
-import { binaryFor, checkWasmBytes, fileUrl, loadChain, parseInitOptions, planVariants } from './loader.js';
+import {
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, loadChain, parseInitOptions, planVariants,
+} from './loader.js';
 
 export { WeftError };
 
@@ -55,7 +57,8 @@ async function load(opts, variant) {
   if (opts.locateFile || (opts.wasmPaths !== undefined && fileUrl(workerFile, opts, '') !== null)) {
     moduleOpts.locateFile = (path, prefix) => fileUrl(path, opts, prefix) ?? prefix + path;
   }
-  return { M: await glue.default(moduleOpts), file: url ?? file };
+  const M = await guardStartup(moduleOpts, glue.default(moduleOpts), `weft-${variant}`);
+  return { M, file: url ?? file };
 }
 
 /** Loads (once per variant) and returns the weft API. */

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createApi, WeftError } from './core.js';
 import { createWorkerApi } from './worker-client.js';
-import { binaryFor, checkWasmBytes, fileUrl, loadChain, parseInitOptions, planVariants } from './loader.js';
+import {
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, loadChain, parseInitOptions, planVariants,
+} from './loader.js';
 
 export { WeftError };
 
@@ -63,7 +65,8 @@ async function load(opts, variant) {
   }
   const { bytes, file } = await readWasm(opts, variant);
   const factory = require(fileURLToPath(glue));
-  const M = await factory({ wasmBinary: bytes });
+  const moduleOpts = { wasmBinary: bytes };
+  const M = await guardStartup(moduleOpts, factory(moduleOpts), `weft-${variant}`);
   unrefWorkers(M);
   return { M, file };
 }

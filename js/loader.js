@@ -201,6 +201,39 @@ export async function workersReady(M, timeoutMs = 30000) {
   }
 }
 
+// Emscripten 3.1.6 resolves its factory only after every pool worker loaded,
+// and never rejects when one cannot start (a CSP without worker-src, a COEP-
+// blocked or missing worker script): the promise would hang. The glue runs
+// synchronously inside the factory call and makes its pool then, on the
+// Module object we passed in, so the workers can be watched from here.
+export function guardStartup(moduleObj, ready, what, timeoutMs = 30000) {
+  const P = moduleObj.PThread;
+  if (!P) return ready;
+  let timer;
+  const failed = new Promise((_, reject) => {
+    const fail = (detail) => reject(new WeftError('InternalError',
+      `init: a pthread worker of ${what} failed to start${detail ? `: ${detail}` : ''}`));
+    for (const w of P.unusedWorkers) {
+      if (typeof w.addEventListener === 'function') {
+        w.addEventListener('error', (e) => fail(e?.message || 'worker error (blocked by a Content-Security-Policy, ' +
+          'Cross-Origin-Embedder-Policy or a missing worker script?)'));
+      } else if (typeof w.on === 'function') {
+        w.on('error', (e) => fail(e?.message ?? String(e)));
+      }
+    }
+    timer = setTimeout(() => fail(`not ready after ${timeoutMs} ms`), timeoutMs);
+    timer.unref?.();
+  });
+  return Promise.race([ready, failed]).then((M) => {
+    clearTimeout(timer);
+    return M;
+  }, (e) => {
+    clearTimeout(timer);
+    try { P.terminateAllThreads(); } catch { /* the pool is being dropped anyway */ }
+    throw e;
+  });
+}
+
 // Tries each variant in turn; load(variant) returns { M, file }.
 export async function loadChain(opts, load, finish) {
   const plan = planVariants(opts);

@@ -108,6 +108,9 @@ for (const variant of VARIANTS) {
     const y = wt.tensor([1.5, 2.5]);
     assert.deepEqual(Array.from(y.data()), [1.5, 2.5]);
     assert.deepEqual(x.view(10, 100).t().contiguous().select(0, 99).toArray().slice(0, 2), [99, 199]);
+    // Error messages and names are read from the grown memory too.
+    throwsWeft(() => x.view(7), 'ShapeError', /^view: shape '\[7\]' is invalid for input of size 1000$/);
+    assert.equal(wt.zeros(2, { dtype: 'half' }).dtype, 'float16');
     for (const t of [x, big, y]) t.dispose();
   });
 }

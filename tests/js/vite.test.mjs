@@ -20,6 +20,7 @@ const haveTools = existsSync(join(root, 'node_modules/vite')) && existsSync(join
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 
 const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; img-src data:";
+const CSP_NO_WORKERS = CSP.replace("worker-src 'self'", "worker-src 'none'");
 
 function serve(dir, isolated, csp = false) {
   const server = createServer((req, res) => {
@@ -31,7 +32,7 @@ function serve(dir, isolated, csp = false) {
       return;
     }
     const headers = { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' };
-    if (csp) headers['Content-Security-Policy'] = CSP;
+    if (csp) headers['Content-Security-Policy'] = csp === 'no-workers' ? CSP_NO_WORKERS : CSP;
     if (isolated) {
       headers['Cross-Origin-Opener-Policy'] = 'same-origin';
       headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
@@ -86,6 +87,24 @@ test('a Vite app bundles weft and runs it in Chromium', { skip: !haveTools && 'v
       '--disable-component-update', '--no-first-run'],
   });
   try {
+    // A page whose CSP forbids workers cannot start pthreads: init() steps
+    // down to weft-simd instead of hanging.
+    {
+      const server = await serve(plain, true, 'no-workers');
+      const page = await browser.newPage();
+      try {
+        await page.goto(`http://127.0.0.1:${server.address().port}/?noworker`);
+        await page.waitForFunction(() => window.weftResult !== undefined, null, { timeout: 60000 });
+        const r = await page.evaluate(() => window.weftResult);
+        assert.equal(r.error, undefined, r.error);
+        assert.equal(r.backend.variant, 'simd');
+        assert.match(r.backend.reason, /weft-simd-threads failed: .*(pthread worker|Worker|worker)/);
+        assert.deepEqual(r.strides, [12, 1, 6, 3]);
+      } finally {
+        await page.close();
+        server.close();
+      }
+    }
     for (const [dir, isolated, csp] of [[out, true, false], [out, false, false], [plain, true, true], [plain, false, true]]) {
       const server = await serve(dir, isolated, csp);
       const page = await browser.newPage();

@@ -15,9 +15,11 @@ async function run() {
   };
   x.dispose();
   y.dispose();
-  const ww = await initWorker();
-  result.worker = { backend: await ww.backend(), values: await ww.arange(6).view(2, 3).t().contiguous().toArray() };
-  await ww.terminate();
+  if (!location.search.includes('noworker')) {
+    const ww = await initWorker();
+    result.worker = { backend: await ww.backend(), values: await ww.arange(6).view(2, 3).t().contiguous().toArray() };
+    await ww.terminate();
+  }
   return result;
 }
 
