@@ -12,34 +12,38 @@ const op = typeof wt.add === 'function' ? 'add' : 'contiguous';
 const run = () => (op === 'add' ? wt.add(y, wt.ones(3)) : y.contiguous());
 console.log(`op: ${op} on sizes [${y.shape.join(', ')}], strides [${y.stride().join(', ')}]`);
 
+// wt.explain(op, ...args): the plan of the first TensorIterator the op would
+// run; wt.trace(fn): every call and redispatch fn made, as { op, key, depth }.
+const other = wt.ones(3);
 if (typeof wt.explain === 'function') {
-  const plan = op === 'add' ? wt.explain('add', y, wt.ones(3)) : wt.explain('contiguous', y);
+  const plan = op === 'add' ? wt.explain('add', y, other) : wt.explain('contiguous', y);
   console.log('\niterator plan:');
-  console.log(typeof plan === 'string' ? plan : JSON.stringify(plan, null, 2));
+  if (plan && typeof plan === 'object') {
+    const row = (k, v) => console.log(`  ${k.padEnd(16)} ${Array.isArray(v) ? JSON.stringify(v) : v}`);
+    for (const [k, v] of Object.entries(plan)) row(k, v);
+  } else {
+    console.log(`  ${plan === null ? '(no TensorIterator: the op only changes metadata)' : plan}`);
+  }
 } else {
   console.log('\niterator plan: wt.explain is not in this build of weft');
 }
 
 if (typeof wt.trace === 'function') {
-  const t = wt.trace(run);
-  const events = Array.isArray(t) ? t : t?.events ?? t;
+  let r;
+  const events = wt.trace(() => { r = run(); });
   console.log('\ndispatch trace:');
-  const print = (evs, depth) => {
-    for (const e of Array.isArray(evs) ? evs : [evs]) {
-      if (e && typeof e === 'object' && 'op' in e) {
-        console.log(`${'  '.repeat(depth)}${e.op}${e.key ? `  [${e.key}]` : ''}`);
-        if (e.children) print(e.children, depth + 1);
-      } else {
-        console.log('  '.repeat(depth) + (typeof e === 'string' ? e : JSON.stringify(e)));
-      }
-    }
-  };
-  print(events, 1);
+  for (const e of Array.isArray(events) ? events : []) {
+    const depth = typeof e.depth === 'number' ? e.depth : 0;
+    console.log(`  ${'  '.repeat(depth)}${e.op}  [${e.key}]${e.redispatch ? ' (redispatch)' : ''}`);
+  }
+  console.log(`result strides [${r.stride().join(', ')}], contiguous: ${r.isContiguous()}`);
+  r.dispose();
 } else {
   const r = run();
   console.log('\ndispatch trace: wt.trace is not in this build of weft');
   console.log(`result strides [${r.stride().join(', ')}], contiguous: ${r.isContiguous()}`);
   r.dispose();
 }
+other.dispose();
 x.dispose();
 y.dispose();
