@@ -109,14 +109,25 @@ test('a Vite app bundles weft and runs it in Chromium', { skip: !haveTools && 'v
       const server = await serve(dir, isolated, csp);
       const page = await browser.newPage();
       const problems = [];
-      page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+      const warnings = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+        if (m.type() === 'warning') warnings.push(m.text());
+      });
       page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
       const where = `${dir === out ? 'vite' : 'plain'} app, ${isolated ? '' : 'not '}isolated`;
       try {
-        await page.goto(`http://127.0.0.1:${server.address().port}/`);
+        await page.goto(`http://127.0.0.1:${server.address().port}/${dir === plain ? '?threads4' : ''}`);
         await page.waitForFunction(() => window.weftResult !== undefined, null, { timeout: 60000 });
         const r = await page.evaluate(() => window.weftResult);
         assert.equal(r.error, undefined, `${where}: ${r.error}`);
+        const ours = warnings.filter((w) => w.startsWith('weft:'));
+        if (dir === plain && !isolated) {
+          assert.equal(ours.length, 1, `${where}: one warning, got ${JSON.stringify(warnings)}`);
+          assert.match(ours[0], /threads: 4.*single-threaded \(weft-simd\).*not cross-origin isolated/);
+        } else {
+          assert.deepEqual(ours, [], where);
+        }
         assert.equal(r.backend.variant, isolated ? 'simd-threads' : 'simd', where);
         assert.equal(r.backend.crossOriginIsolated, isolated);
         if (isolated) assert.ok(r.backend.workers >= 1, 'pthread workers loaded');

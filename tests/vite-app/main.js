@@ -3,7 +3,11 @@
 import { init, initWorker } from 'weft';
 
 async function run() {
-  const wt = await init();
+  // ?threads4 asks for 4 threads, twice: a page that cannot have them must
+  // say so once (console.warn), and still run.
+  const asked = location.search.includes('threads4');
+  const wt = await init(asked ? { threads: 4 } : undefined);
+  if (asked) await init({ threads: 4 });
   const x = wt.rand([1, 3, 2, 2]);
   const y = x.contiguous({ memoryFormat: 'channels_last' });
   const result = {
