@@ -367,7 +367,7 @@ export function createApi(M, info) {
 
   function wrap(ptr, op) {
     if (!ptr) fail(op);
-    return mem.adopt(new Tensor(ptr), ptr);
+    return new Tensor(ptr);
   }
 
   function wrapDim(op, dim, ndim, wrapScalar = true) {
@@ -434,8 +434,10 @@ export function createApi(M, info) {
     #ptr;
     #meta;
 
+    // Every Tensor joins the open tidy() scope and the collection safety net.
     constructor(ptr) {
       this.#ptr = ptr;
+      mem.adopt(this, ptr);
       M._weft_wasm_meta(ptr);
       const m = scratch();
       const o = SLOT_OUT;
