@@ -1,6 +1,7 @@
 // The JS API over one instantiated wasm module (either variant, Node or
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
+import { installOps } from './ops.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -324,7 +325,14 @@ export function createApi(M, info) {
   const mem = createMemoryTracker(M);
   const scratchBase = M._weft_wasm_scratch();
   const buffer = () => (M.wasmMemory ? M.wasmMemory.buffer : M.HEAPU8.buffer);
-  const scratch = () => new Float64Array(buffer(), scratchBase, SLOT_OUT + 48);
+  // One view, remade only when memory growth replaces the buffer (making a
+  // view per call dominated the cost of small ops).
+  let scratchView = null;
+  const scratch = () => {
+    const b = buffer();
+    if (!scratchView || scratchView.buffer !== b) scratchView = new Float64Array(b, scratchBase, SLOT_OUT + 48);
+    return scratchView;
+  };
 
   const names = (fn, n) => Array.from({ length: n }, (_, i) => M.UTF8ToString(fn(i)));
   const DTYPES = names(M._weft_dtype_name, 10);
@@ -430,6 +438,13 @@ export function createApi(M, info) {
     }
   }
 
+  // A plain loop: Array.from(subarray) costs ~2 us, more than a small op.
+  function readDims(m, at, nd) {
+    const a = new Array(nd);
+    for (let i = 0; i < nd; i++) a[i] = m[at + i];
+    return a;
+  }
+
   class Tensor {
     #ptr;
     #meta;
@@ -449,8 +464,8 @@ export function createApi(M, info) {
         dtype: DTYPES[m[o + 3]],
         device: DEVICES[m[o + 4]],
         elementSize: m[o + 5],
-        sizes: Array.from(m.subarray(o + 8, o + 8 + nd)),
-        strides: Array.from(m.subarray(o + 8 + MAX_DIMS, o + 8 + MAX_DIMS + nd)),
+        sizes: readDims(m, o + 8, nd),
+        strides: readDims(m, o + 8 + MAX_DIMS, nd),
       };
     }
 
@@ -796,7 +811,7 @@ export function createApi(M, info) {
 
   // { dtype: 'float16' | 'bfloat16', bits: true } takes a Uint16Array of raw bits.
   function tensor(data, opts = {}) {
-    checkKeys('tensor', opts, ['dtype', 'bits']);
+    checkKeys('tensor', opts, ['dtype', 'device', 'bits']);
     let shape;
     let values;
     let inferred;
@@ -820,10 +835,12 @@ export function createApi(M, info) {
     }
     const dtype = opts.dtype ?? inferred;
     const dt = dtypeOf('tensor', dtype);
-    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, 0,
+    const dev = deviceOf('tensor', opts.device);
+    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, dev,
       CONTIGUOUS_FORMAT), 'tensor');
     try {
-      if (values.length > 0) writeContiguous(t.dataPtr(), t.dtype, values, bits);
+      // a meta tensor keeps the shape and dtype only
+      if (values.length > 0 && t.device === 'cpu') writeContiguous(t.dataPtr(), t.dtype, values, bits);
     } catch (e) {
       t.dispose();
       throw e;
@@ -863,7 +880,7 @@ export function createApi(M, info) {
     if (M._weft_wasm_set_num_threads(v) !== 0) fail('set_num_threads');
   }
 
-  return {
+  const api = {
     variant: info.variant,
     backend: Object.freeze({ ...info.backend }),
     buildId: info.buildId,
@@ -876,4 +893,8 @@ export function createApi(M, info) {
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
   };
+  // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
+  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer,
+    DTYPES, DEVICES, FORMATS });
+  return api;
 }

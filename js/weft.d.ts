@@ -1,5 +1,11 @@
 // weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
 // API (checked by tsc --noEmit over tests/types/example.ts).
+import type { OpsFunctions, TensorOps } from './ops.js';
+
+export type {
+  AlphaOptions, ExplainPlan, OpArg, OpResult, Operand, OpsFunctions, OpsNamespace, OutOptions, TableEntry,
+  TensorOps, TraceEntry,
+} from './ops.js';
 
 export type DType =
   | 'bool' | 'uint8' | 'int8' | 'int16' | 'int32' | 'int64'
@@ -103,10 +109,8 @@ export interface MemoryStats {
   tidyScopes: number;
 }
 
-/** A tidy() result: the tensors inside it (arrays, objects, Maps, Sets) survive. */
-export type TidyResult = unknown;
-
-export interface Tensor {
+/** Methods of the op table (elementwise ops, copy_, to, ...) come from TensorOps (js/ops.d.ts). */
+export interface Tensor extends TensorOps {
   readonly shape: number[];
   readonly dtype: DType;
   readonly device: Device;
@@ -162,7 +166,8 @@ export interface Tensor {
   handle(): number;
 }
 
-export interface Weft {
+/** wt.ops, trace, explain and the op table's functions come from OpsFunctions (js/ops.d.ts). */
+export interface Weft extends OpsFunctions {
   readonly variant: Variant;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
@@ -190,9 +195,9 @@ export interface Weft {
   arange(end: number, options?: DTypeOptions): Tensor;
   arange(start: number, end: number, step?: number, options?: DTypeOptions): Tensor;
   /** Integers give int64, booleans bool, anything fractional float32; a TypedArray keeps its type. */
-  tensor(data: TensorData, options?: { dtype?: DTypeName }): Tensor;
+  tensor(data: TensorData, options?: DTypeOptions): Tensor;
   /** Raw float16/bfloat16 bits. */
-  tensor(data: Uint16Array, options: { dtype: 'float16' | 'bfloat16' | 'half'; bits: true }): Tensor;
+  tensor(data: Uint16Array, options: { dtype: 'float16' | 'bfloat16' | 'half'; bits: true; device?: Device }): Tensor;
   rand(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   randn(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   manualSeed(seed: number | bigint): void;

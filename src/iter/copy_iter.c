@@ -167,6 +167,7 @@ char* weft__copy_explain_json(weft_tensor* dst, const weft_tensor* src) {
 
 static weft_status run_copy(const weft_iter* it, copy_ctx* c) {
   weft_loop_kind kind = weft_iter_loop_kind(it);
+  if (weft_explaining()) return weft__explain_record(it, kind, copy_chunks(it, kind));
   resolve_kernels(c);
   if (kind == WEFT_LOOP_TRANSPOSE && it->ndim == 2) {
     /* one 2-D transpose: its driver parallelizes over square blocks */

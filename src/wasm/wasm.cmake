@@ -8,7 +8,7 @@
 #                            scalar vector backend; for engines without wasm SIMD)
 # -DWEFT_BUILD_ID="<version>+<hash>" is compiled into weft_build_id() and the
 # glue (Module.weftGlueBuildId), and checked against dist/build-id.js at load.
-# Each variant links src/wasm/exports.c against the `weft` library twice:
+# Each variant links src/wasm/exports.c (+ exports_dispatch.c) against the `weft` library twice:
 #   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
 #   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
 # scripts/build-wasm.sh copies both into dist/.
@@ -65,7 +65,7 @@ if(WEFT_WASM_THREADS)
 endif()
 
 function(weft_wasm_glue target subdir)
-  add_executable(${target} src/wasm/exports.c)
+  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c)
   target_link_libraries(${target} PRIVATE weft)
   target_include_directories(${target} PRIVATE src)
   target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
