@@ -9,12 +9,12 @@ const x = wt.rand([1, 3, 4, 4]);
 const y = x.permute(0, 2, 3, 1); // an NHWC view of NCHW memory
 
 const op = typeof wt.add === 'function' ? 'add' : 'contiguous';
-const run = () => (op === 'add' ? wt.add(y, wt.ones(3)) : y.contiguous());
+const other = wt.ones(3);
+const run = () => (op === 'add' ? wt.add(y, other) : y.contiguous());
 console.log(`op: ${op} on sizes [${y.shape.join(', ')}], strides [${y.stride().join(', ')}]`);
 
 // wt.explain(op, ...args): the plan of the first TensorIterator the op would
 // run; wt.trace(fn): every call and redispatch fn made, as { op, key, depth }.
-const other = wt.ones(3);
 if (typeof wt.explain === 'function') {
   const plan = op === 'add' ? wt.explain('add', y, other) : wt.explain('contiguous', y);
   console.log('\niterator plan:');

@@ -38,6 +38,15 @@ wt.tidy(() => {
   for (const [x, y] of [['float32', 'int32'], ['int32', 'float32'], ['int64', 'bool']]) {
     show(`canCast(${x} -> ${y})`, wt.canCast(x, y));
   }
+  if (typeof wt.add === 'function') {
+    // An op computes in the promoted dtype; a JS number acts as a Python
+    // scalar, which does not widen a tensor's dtype within its kind.
+    const i8 = wt.tensor([1, 2, 3], { dtype: 'int8' });
+    show('int8 + int64 tensor', wt.add(i8, wt.tensor([1])).dtype);
+    show('int8 + 2 (a scalar)', wt.add(i8, 2).dtype);
+    show('int8 + 2.5 (a scalar)', wt.add(i8, 2.5).dtype);
+    show('float16 + float32 tensor', wt.add(wt.ones(2, { dtype: 'float16' }), wt.ones(2)).dtype);
+  }
   const h = wt.tensor([0.1, 1 / 3, 65504], { dtype: 'float16' });
   console.log(String(h));
   show('float16 bits', Array.from(h.data({ bits: true }), (v) => '0x' + v.toString(16)).join(' '));

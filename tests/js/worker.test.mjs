@@ -29,6 +29,25 @@ test('initWorker: chains without awaiting, reads through promises', async () => 
   }
 });
 
+test('initWorker: the op table works through the worker', async (t) => {
+  const ww = await initWorker({ variant: 'simd' });
+  try {
+    const a = ww.arange(3, { dtype: 'float32' });
+    if ((await ww.memory()) && typeof (await a.dtype) === 'string') {
+      const probe = ww.add(a, 1);
+      const ok = await probe.ready.then(() => true, () => false);
+      if (!ok) { t.skip('no elementwise ops in this build'); return; }
+      assert.deepEqual(await probe.toArray(), [1, 2, 3]);
+      assert.deepEqual(await a.mul(2).add(a, { alpha: 2 }).toArray(), [0, 4, 8]);
+      const plan = await ww.explain('add', a, 1);
+      assert.equal(plan.op, 'add');
+      assert.equal(plan.numel, 3);
+    }
+  } finally {
+    await ww.terminate();
+  }
+});
+
 test('initWorker: errors keep their WeftError code and message', async () => {
   const ww = await initWorker({ variant: 'scalar' });
   try {
