@@ -50,7 +50,7 @@ weft_bootstrap() {
   # optional packages (rollup's), so the lock cannot list them and npm ci's
   # sync check refuses it; `npm install` installs the locked versions as is.
   if [ ! -d "$WEFT_ROOT/node_modules" ] && grep -q '"node_modules/' "$WEFT_ROOT/package-lock.json"; then
-    (cd "$WEFT_ROOT" && npm install --silent --no-audit --no-fund)
+    (cd "$WEFT_ROOT" && npm install --loglevel=error --no-audit --no-fund)
   fi
 }
 
