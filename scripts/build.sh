@@ -9,4 +9,5 @@ weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TE
 weft_quiet cmake --build build/native -j2
 scripts/build-wasm.sh
 cp js/*.js js/*.d.ts dist/
+mv dist/build-id.js.new dist/build-id.js
 echo "build: dist/ is ready"
