@@ -64,6 +64,7 @@ static weft_status record_thread(void* p, int64_t b, int64_t e) {
   (void)p;
   volatile double x = 0;
   for (int64_t i = b; i < e; i++) x += (double)i * 0.5; /* enough work for every thread to join in */
+  (void)x; /* clang: set but not used */
   pthread_mutex_lock(&seen_mu);
   int n = atomic_load(&nseen_threads), known = 0;
   for (int i = 0; i < n; i++) known |= pthread_equal(seen_threads[i], pthread_self());
