@@ -107,17 +107,15 @@ static inline int64_t i_pow(int64_t a, int64_t b) {
   static inline M min_##sfx(M a, M b) { return (a != a || b != b) ? (M)NAN : (b < a ? b : a); } \
   static inline M pow_##sfx(M a, M b) { return pw(a, b); }                  \
   static inline M sign_##sfx(M a) { return (M)((0 < a) - (a < 0)); }       \
-  static inline M sigmoid_##sfx(M a) { return (M)1 / ((M)1 + ex(-a)); }     \
-  static inline M gelu_##sfx(M a, int tanh_form) {                          \
-    if (tanh_form) {                                                        \
-      const M k = (M)(M_2_SQRTPI * M_SQRT1_2), c = (M)0.044715;             \
-      return (M)0.5 * a * ((M)1 + th(k * (a + c * a * a * a)));             \
-    }                                                                       \
-    return a * (M)0.5 * ((M)1 + er(a * (M)M_SQRT1_2));                      \
-  }                                                                         \
   static inline M relu_##sfx(M a) { return a < 0 ? (M)0 : a; }
 FLOAT_HELPERS(float, f, floorf, fmodf, powf, expf, erff, tanhf, copysignf)
 FLOAT_HELPERS(double, d, floor, fmod, pow, exp, erf, tanh, copysign)
+/* double sigmoid and gelu by PyTorch's formulas (float ones: vunary_math.c) */
+static inline double sigmoid_d(double a) { return 1 / (1 + exp(-a)); }
+static inline double gelu_d(double a, int tanh_form) {
+  if (tanh_form) return 0.5 * a * (1 + tanh(M_2_SQRTPI * M_SQRT1_2 * (a + 0.044715 * a * a * a)));
+  return a * 0.5 * (1 + erf(a * M_SQRT1_2));
+}
 
 /* M-typed dispatch: float -> the f helper / libm's f-suffixed function */
 #define GF(fn, x) _Generic((x), float: fn##_f, default: fn##_d)
