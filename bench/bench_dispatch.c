@@ -77,6 +77,22 @@ static weft_tensor* via_t_boxed(const weft_op* op, const weft_tensor* a) {
   return r;
 }
 
+/* the real thing: a 1-element float32 add (dispatch + meta + iterator + kernel + allocation) */
+static weft_tensor* via_add(const weft_op* op, const weft_tensor* a) {
+  (void)op;
+  return weft_add(a, a, weft_scalar_int(1));
+}
+static weft_tensor* via_add_boxed(const weft_op* op, const weft_tensor* a) {
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_tensor(&st, a);
+  weft_stack_push_tensor(&st, a);
+  weft_stack_push_int(&st, 1);
+  weft_tensor* r = weft_op_call_boxed(op, &st) == WEFT_OK ? weft_stack_pop_tensor(&st) : NULL;
+  weft_stack_clear(&st);
+  return r;
+}
+
 static double bench(const char* what, call_fn fn, const weft_op* op, const weft_tensor* a, long iters) {
   for (long i = 0; i < iters / 10; i++) weft_tensor_release(fn(op, a));
   double t0 = now_ns();
@@ -111,6 +127,10 @@ int main(int argc, char** argv) {
   bench("implementation called directly (weft__t)", via_t_kernel, t_op, a, iters);
   bench("unboxed: weft_t(a)", via_t, t_op, a, iters);
   bench("boxed: weft_op_call_boxed(aten::t, stack)", via_t_boxed, t_op, a, iters);
+  const weft_op* add_op = weft_op_find("aten::add.Tensor");
+  printf("aten::add.Tensor on 1-element float32 tensors (allocates the output)\n");
+  bench("unboxed: weft_add(a, b, alpha)", via_add, add_op, a, iters / 4);
+  bench("boxed: weft_op_call_boxed(aten::add.Tensor)", via_add_boxed, add_op, a, iters / 4);
   weft_tensor_release(a);
   return 0;
 }

@@ -58,9 +58,7 @@ static weft_status run_range(void* p, int64_t b, int64_t e) {
 static double run_once(struct job* j) {
   double t0 = now_ms();
   if (j->kind == TRANSPOSE) {
-    for (int n = 0; n < TN; n++)
-      weft__transpose_2d(j->k, 4, j->a + (size_t)n * TC * THW, (float*)j->y + (size_t)n * TC * THW, THW * 4,
-                         TC * 4, THW, TC);
+    weft__transpose_2d_batched(j->k, 4, j->a, j->y, THW * 4, TC * 4, THW, TC, TN, TC * THW * 4, TC * THW * 4);
   } else {
     weft_parallel_for(0, N_ELEMS, 65536, run_range, j);
   }

@@ -1,40 +1,103 @@
 // Browser entry point: the ES6 Emscripten glue. The threaded variant needs
 // SharedArrayBuffer, which pages only get when cross-origin isolated (served
-// with COOP: same-origin and COEP: require-corp); otherwise weft-simd runs.
-import { applyThreads, createApi, parseInitOptions, WeftError } from './core.js';
+// with COOP: same-origin and COEP: require-corp); otherwise weft-simd runs,
+// and weft-scalar where the engine has no wasm SIMD.
+//
+// The .wasm is fetched here (not by the glue) so that an HTML error page or a
+// missing file gives an error naming its URL. pthreads are started by the
+// glue with new Worker(<url of weft-simd-threads.worker.js>): no blob: URLs,
+// so a Content-Security-Policy without blob: in worker-src works.
+import { createApi, WeftError } from './core.js';
+import { createWorkerApi } from './worker-client.js';
+import {
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, loadChain, parseInitOptions, planVariants,
+} from './loader.js';
 
 export { WeftError };
 
 const loaded = new Map();
 
-function canUseThreads() {
-  return typeof SharedArrayBuffer !== 'undefined' && globalThis.crossOriginIsolated === true;
+// One literal new URL(...) and import(...) per variant so bundlers see every
+// file and rewrite the URLs to their hashed names.
+const WASM_URL = {
+  'simd-threads': () => new URL('./weft-simd-threads.wasm', import.meta.url),
+  simd: () => new URL('./weft-simd.wasm', import.meta.url),
+  scalar: () => new URL('./weft-scalar.wasm', import.meta.url),
+};
+const GLUE = {
+  'simd-threads': () => import('./weft-simd-threads.js'),
+  simd: () => import('./weft-simd.js'),
+  scalar: () => import('./weft-scalar.js'),
+};
+
+async function fetchWasm(url) {
+  let res;
+  try {
+    res = await fetch(url, { credentials: 'same-origin' });
+  } catch (e) {
+    throw new WeftError('InvalidArgument', `init: fetching ${url} failed: ${e.message}`);
+  }
+  if (!res.ok) throw new WeftError('InvalidArgument', `init: fetching ${url} failed: HTTP ${res.status}`);
+  return checkWasmBytes(await res.arrayBuffer(), url);
 }
 
-// One literal import per variant so bundlers see both glue files; each glue
-// finds its .wasm with new URL('weft-<variant>.wasm', import.meta.url).
-async function load(variant, locateFile) {
-  const glue = variant === 'simd-threads'
-    ? await import('./weft-simd-threads.js')
-    : await import('./weft-simd.js');
-  const M = await glue.default(locateFile ? { locateFile } : {});
-  return createApi(M, { variant });
+async function load(opts, variant) {
+  const file = `weft-${variant}.wasm`;
+  const given = binaryFor(opts, variant);
+  // (the base is cut from import.meta.url by hand: bundlers would take a
+  // new URL('./', import.meta.url) for an asset and bundle the directory index)
+  const base = String(import.meta.url).replace(/[^/]*$/, '');
+  const url = given ? null : fileUrl(file, opts, base) ?? WASM_URL[variant]().href;
+  const bytes = given ? checkWasmBytes(given, `wasmBinary (${file})`) : await fetchWasm(url);
+  const glue = await GLUE[variant]();
+  const moduleOpts = { wasmBinary: bytes };
+  // The worker script: wasmPaths/locateFile may move it; by default the glue
+  // finds it with new URL(..., import.meta.url).
+  const workerFile = `weft-${variant}.worker.js`;
+  if (opts.locateFile || (opts.wasmPaths !== undefined && fileUrl(workerFile, opts, '') !== null)) {
+    moduleOpts.locateFile = (path, prefix) => fileUrl(path, opts, prefix) ?? prefix + path;
+  }
+  const M = await guardStartup(moduleOpts, glue.default(moduleOpts), `weft-${variant}`);
+  return { M, file: url ?? file };
 }
 
 /** Loads (once per variant) and returns the weft API. */
 export async function init(options) {
-  const { variant: asked, threads, locateFile } = parseInitOptions(options);
-  if (asked === 'simd-threads' && !canUseThreads()) {
-    throw new WeftError('InvalidArgument', "init: variant 'simd-threads' needs a cross-origin " +
-      'isolated page (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp)');
+  const opts = parseInitOptions(options);
+  const key = opts.wasmBinary !== undefined || opts.locateFile || opts.wasmPaths !== undefined
+    ? null : opts.variant ?? 'auto';
+  let p = key === null ? null : loaded.get(key);
+  if (!p && key === 'auto') p = loaded.get(planVariants(opts).chain[0]);
+  if (!p) {
+    p = loadChain(opts, (v) => load(opts, v), (M, info) => createApi(M, info));
+    if (key !== null) {
+      loaded.set(key, p);
+      p.catch(() => loaded.delete(key));
+    }
   }
-  const variant = asked ?? (canUseThreads() ? 'simd-threads' : 'simd');
-  if (!loaded.has(variant)) {
-    const p = load(variant, locateFile);
-    loaded.set(variant, p);
-    p.catch(() => loaded.delete(variant));
-  }
-  const wt = await loaded.get(variant);
-  applyThreads(wt, threads);
+  const wt = await p;
+  if (key !== null && !loaded.has(wt.variant)) loaded.set(wt.variant, p);
+  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
   return wt;
+}
+
+/**
+ * Worker mode: weft runs in a dedicated module Worker, so the page's main
+ * thread never blocks on a kernel; the same API with async results.
+ */
+export async function initWorker(options) {
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const endpoint = {
+    post: (msg, transfer) => w.postMessage(msg, transfer),
+    onMessage: (cb) => w.addEventListener('message', (e) => cb(e.data)),
+    terminate: () => w.terminate(),
+  };
+  const failed = new Promise((_, reject) => w.addEventListener('error', (e) =>
+    reject(new WeftError('InternalError', `initWorker: the worker failed to start: ${e.message ?? 'error'}`))));
+  try {
+    return await Promise.race([createWorkerApi(endpoint, options), failed]);
+  } catch (e) {
+    w.terminate();
+    throw e;
+  }
 }

@@ -1,6 +1,7 @@
 // The JS API over one instantiated wasm module (either variant, Node or
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
+import { installOps } from './ops.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -184,8 +185,7 @@ function flattenData(data, shape) {
         `tensor: expected sequence of length ${shape[dim]} at dim ${dim} (got ${d.length})`);
     }
     if (ArrayBuffer.isView(d) && dim === shape.length - 1) {
-      kind = Math.max(kind, d instanceof BigInt64Array || d instanceof BigUint64Array ? 1
-        : d instanceof Float32Array || d instanceof Float64Array ? 2 : 1);
+      kind = Math.max(kind, typedArrayDtype(d).startsWith('float') ? 2 : 1);
       for (const v of d) out.push(v);
       return;
     }
@@ -196,14 +196,18 @@ function flattenData(data, shape) {
   return { values: out, kind };
 }
 
+// The dtype a TypedArray gives when none is asked for. Unsigned types wider
+// than a byte go to the next signed type that holds every value.
 function typedArrayDtype(a) {
+  if (typeof Float16Array === 'function' && a instanceof Float16Array) return 'float16';
   if (a instanceof Float32Array) return 'float32';
   if (a instanceof Float64Array) return 'float64';
   if (a instanceof Int32Array) return 'int32';
   if (a instanceof Int16Array) return 'int16';
   if (a instanceof Int8Array) return 'int8';
   if (a instanceof Uint8Array || a instanceof Uint8ClampedArray) return 'uint8';
-  if (a instanceof BigInt64Array) return 'int64';
+  if (a instanceof Uint16Array) return 'int32';
+  if (a instanceof Uint32Array || a instanceof BigInt64Array || a instanceof BigUint64Array) return 'int64';
   throw new WeftError('TypeError', `tensor: unsupported TypedArray ${a.constructor.name}`);
 }
 
@@ -218,12 +222,117 @@ function toBigInt(v) {
   return BigInt.asIntN(64, BigInt(Math.trunc(n)));
 }
 
+// ---- memory: tidy scopes and the garbage-collection safety net ----
+
+function isThenable(v) {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
+}
+
+// Every tensor reachable from a tidy() result: the value itself, arrays,
+// Maps, Sets and plain objects, recursively.
+function collectTensors(v, isTensor, out = new Set(), seen = new Set()) {
+  if (v === null || typeof v !== 'object' || seen.has(v)) return out;
+  seen.add(v);
+  if (isTensor(v)) { out.add(v); return out; }
+  if (ArrayBuffer.isView(v)) return out;
+  const items = Array.isArray(v) || v instanceof Set ? v : v instanceof Map ? [...v.keys(), ...v.values()]
+    : Object.values(v);
+  for (const x of items) collectTensors(x, isTensor, out, seen);
+  return out;
+}
+
+// Tidy scopes, keep(), and a FinalizationRegistry that gives a forgotten
+// tensor's handle back when its JS object is collected. dispose() unregisters
+// first, so a handle is released exactly once.
+function createMemoryTracker(M) {
+  const scopes = [];
+  let live = 0;
+  let collected = 0;
+  const registry = typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((ptr) => { live--; collected++; M._weft_tensor_release(ptr); })
+    : null;
+
+  function adopt(t, ptr) {
+    live++;
+    registry?.register(t, ptr, t);
+    if (scopes.length) scopes[scopes.length - 1].tensors.add(t);
+    return t;
+  }
+
+  function forget(t) {
+    live--;
+    registry?.unregister(t);
+    for (let i = scopes.length - 1; i >= 0; i--) {
+      if (scopes[i].tensors.delete(t)) break;
+    }
+  }
+
+  // Removes t from every open scope: it survives the tidy() calls around it.
+  function keep(t) {
+    for (const s of scopes) s.tensors.delete(t);
+    return t;
+  }
+
+  function close(scope, result, isTensor) {
+    const kept = collectTensors(result, isTensor);
+    const parent = scope.parent;
+    for (const t of scope.tensors) {
+      if (kept.has(t)) {
+        if (parent && !parent.closed) parent.tensors.add(t);
+      } else {
+        t.dispose();
+      }
+    }
+    scope.tensors.clear();
+    scope.closed = true;
+    return result;
+  }
+
+  // fn's tensors are collected while it runs synchronously; an async fn that
+  // does not await before creating them is covered, and its tensors are
+  // disposed when its promise settles (all of them if it rejects).
+  function tidy(fn) {
+    if (typeof fn !== 'function') {
+      throw new WeftError('TypeError', `tidy(): argument 'fn' must be a function, not ${typeName(fn)}`);
+    }
+    const scope = { tensors: new Set(), parent: scopes[scopes.length - 1] ?? null, closed: false };
+    const isTensor = (v) => typeof v.dispose === 'function' && typeof v.handle === 'function' &&
+      'isDisposed' in v;
+    scopes.push(scope);
+    let result;
+    try {
+      result = fn();
+    } catch (e) {
+      scopes.splice(scopes.lastIndexOf(scope), 1);
+      close(scope, undefined, isTensor);
+      throw e;
+    }
+    scopes.splice(scopes.lastIndexOf(scope), 1);
+    if (isThenable(result)) {
+      return Promise.resolve(result).then((r) => close(scope, r, isTensor),
+        (e) => { close(scope, undefined, isTensor); throw e; });
+    }
+    return close(scope, result, isTensor);
+  }
+
+  const stats = () => ({ jsTensors: live, collected, tidyScopes: scopes.length });
+  return { adopt, forget, keep, tidy, stats };
+}
+
 // ---- the API over one module ----
 
 export function createApi(M, info) {
+  const mem = createMemoryTracker(M);
   const scratchBase = M._weft_wasm_scratch();
   const buffer = () => (M.wasmMemory ? M.wasmMemory.buffer : M.HEAPU8.buffer);
-  const scratch = () => new Float64Array(buffer(), scratchBase, SLOT_OUT + 48);
+  // One view, remade only when memory growth replaces the buffer (making a
+  // view per call dominated the cost of small ops).
+  let scratchView = null;
+  const scratch = () => {
+    const b = buffer();
+    if (!scratchView || scratchView.buffer !== b) scratchView = new Float64Array(b, scratchBase, SLOT_OUT + 48);
+    return scratchView;
+  };
 
   const names = (fn, n) => Array.from({ length: n }, (_, i) => M.UTF8ToString(fn(i)));
   const DTYPES = names(M._weft_dtype_name, 10);
@@ -290,10 +399,12 @@ export function createApi(M, info) {
     int64: BigInt64Array, float16: Uint16Array, bfloat16: Uint16Array,
     float32: Float32Array, float64: Float64Array,
   };
+  const ARRAY_OF_HALF = new Set(['float16', 'bfloat16']);
 
-  function readContiguous(ptr, dtype, n) {
+  function readContiguous(ptr, dtype, n, bits = false) {
     const Arr = ARRAY_OF[dtype];
     const raw = new Arr(buffer(), ptr, n);
+    if (bits) return raw.slice();
     if (dtype === 'float16') return Float32Array.from(raw, halfToFloat);
     if (dtype === 'bfloat16') {
       const out = new Float32Array(n);
@@ -303,10 +414,17 @@ export function createApi(M, info) {
     return raw.slice();
   }
 
-  function writeContiguous(ptr, dtype, values) {
+  function writeContiguous(ptr, dtype, values, bits = false) {
     const n = values.length;
     const dst = new ARRAY_OF[dtype](buffer(), ptr, n);
-    if (dtype === 'int64') {
+    const f16 = typeof Float16Array === 'function' && values instanceof Float16Array;
+    if (bits || (values.constructor === dst.constructor && dtype !== 'bool' && !ARRAY_OF_HALF.has(dtype))) {
+      dst.set(values);
+    } else if (f16 && dtype === 'float16') {
+      dst.set(new Uint16Array(values.buffer, values.byteOffset, n));
+    } else if (dtype === 'int64' && values instanceof BigUint64Array) {
+      dst.set(new BigInt64Array(values.buffer, values.byteOffset, n));
+    } else if (dtype === 'int64') {
       for (let i = 0; i < n; i++) dst[i] = toBigInt(values[i]);
     } else if (dtype === 'bool') {
       for (let i = 0; i < n; i++) dst[i] = values[i] !== 0 && values[i] !== 0n && values[i] !== false ? 1 : 0;
@@ -320,12 +438,21 @@ export function createApi(M, info) {
     }
   }
 
+  // A plain loop: Array.from(subarray) costs ~2 us, more than a small op.
+  function readDims(m, at, nd) {
+    const a = new Array(nd);
+    for (let i = 0; i < nd; i++) a[i] = m[at + i];
+    return a;
+  }
+
   class Tensor {
     #ptr;
     #meta;
 
+    // Every Tensor joins the open tidy() scope and the collection safety net.
     constructor(ptr) {
       this.#ptr = ptr;
+      mem.adopt(this, ptr);
       M._weft_wasm_meta(ptr);
       const m = scratch();
       const o = SLOT_OUT;
@@ -337,8 +464,8 @@ export function createApi(M, info) {
         dtype: DTYPES[m[o + 3]],
         device: DEVICES[m[o + 4]],
         elementSize: m[o + 5],
-        sizes: Array.from(m.subarray(o + 8, o + 8 + nd)),
-        strides: Array.from(m.subarray(o + 8 + MAX_DIMS, o + 8 + MAX_DIMS + nd)),
+        sizes: readDims(m, o + 8, nd),
+        strides: readDims(m, o + 8 + MAX_DIMS, nd),
       };
     }
 
@@ -498,20 +625,25 @@ export function createApi(M, info) {
 
     // ---- data out ----
 
-    // The logical values in order, as a fresh TypedArray.
-    data() { return this.#read('data'); }
+    // The logical values in order, as a fresh TypedArray (a copy: it stays
+    // valid when the wasm memory grows or the tensor is disposed).
+    // { bits: true } gives float16/bfloat16 as their raw Uint16Array bits.
+    data(opts = {}) {
+      checkKeys('data', opts, ['bits']);
+      return this.#read('data', opts.bits === true);
+    }
 
-    #read(op) {
+    #read(op, bits = false) {
       const h = this.#h(op);
       const { dtype, device, numel } = this.#meta;
       if (device === 'meta') {
         throw new WeftError('NotImplemented', `${op}: Cannot copy out of meta tensor; no data!`);
       }
-      if (numel === 0) return new (dtype === 'float16' || dtype === 'bfloat16' ? Float32Array : ARRAY_OF[dtype])(0);
+      if (numel === 0) return new (ARRAY_OF_HALF.has(dtype) && !bits ? Float32Array : ARRAY_OF[dtype])(0);
       const c = M._weft_wasm_contiguous(h, CONTIGUOUS_FORMAT);
       if (!c) fail(op);
       try {
-        return readContiguous(M._weft_tensor_data_ptr(c) >>> 0, dtype, numel);
+        return readContiguous(M._weft_tensor_data_ptr(c) >>> 0, dtype, numel, bits);
       } finally {
         M._weft_tensor_release(c);
       }
@@ -559,7 +691,10 @@ export function createApi(M, info) {
     // Gives the handle's reference back. Views keep their storage alive on
     // their own, so disposing a base does not invalidate its views.
     dispose() {
-      if (this.#ptr) M._weft_tensor_release(this.#ptr);
+      if (this.#ptr) {
+        mem.forget(this);
+        M._weft_tensor_release(this.#ptr);
+      }
       this.#ptr = 0;
     }
   }
@@ -674,11 +809,20 @@ export function createApi(M, info) {
   const rand = (...args) => randomOf('rand', M._weft_wasm_rand, args);
   const randn = (...args) => randomOf('randn', M._weft_wasm_randn, args);
 
+  // { dtype: 'float16' | 'bfloat16', bits: true } takes a Uint16Array of raw bits.
   function tensor(data, opts = {}) {
-    checkKeys('tensor', opts, ['dtype']);
+    checkKeys('tensor', opts, ['dtype', 'device', 'bits']);
     let shape;
     let values;
     let inferred;
+    const bits = opts.bits === true;
+    if (bits) {
+      const dt = opts.dtype === undefined ? undefined : DTYPES[dtypeOf('tensor', opts.dtype)];
+      if (!ARRAY_OF_HALF.has(dt) || !(data instanceof Uint16Array)) {
+        throw new WeftError('TypeError', "tensor: { bits: true } takes a Uint16Array with dtype 'float16' or " +
+          `'bfloat16' (got ${typeName(data)}, dtype ${String(opts.dtype)})`);
+      }
+    }
     if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
       shape = [data.length];
       values = data;
@@ -691,10 +835,12 @@ export function createApi(M, info) {
     }
     const dtype = opts.dtype ?? inferred;
     const dt = dtypeOf('tensor', dtype);
-    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, 0,
+    const dev = deviceOf('tensor', opts.device);
+    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, dev,
       CONTIGUOUS_FORMAT), 'tensor');
     try {
-      if (values.length > 0) writeContiguous(t.dataPtr(), t.dtype, values);
+      // a meta tensor keeps the shape and dtype only
+      if (values.length > 0 && t.device === 'cpu') writeContiguous(t.dataPtr(), t.dtype, values, bits);
     } catch (e) {
       t.dispose();
       throw e;
@@ -724,7 +870,8 @@ export function createApi(M, info) {
     M._weft_wasm_memory();
     const m = scratch();
     return { tensors: m[SLOT_OUT], storages: m[SLOT_OUT + 1],
-      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3] };
+      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3],
+      heapBytes: buffer().byteLength, ...mem.stats() };
   }
 
   function setNumThreads(n) {
@@ -733,8 +880,11 @@ export function createApi(M, info) {
     if (M._weft_wasm_set_num_threads(v) !== 0) fail('set_num_threads');
   }
 
-  return {
+  const api = {
     variant: info.variant,
+    backend: Object.freeze({ ...info.backend }),
+    buildId: info.buildId,
+    tidy: mem.tidy, keep: mem.keep,
     Tensor,
     WeftError,
     empty, emptyStrided, emptyLike, zeros, ones, full, arange, tensor, rand, randn,
@@ -743,25 +893,8 @@ export function createApi(M, info) {
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
   };
-}
-
-// Shared by both entry points: validates init() options.
-export function parseInitOptions(opts) {
-  if (opts === undefined || opts === null) opts = {};
-  checkKeys('init', opts, ['threads', 'variant', 'locateFile']);
-  const variant = opts.variant;
-  if (variant !== undefined && variant !== 'simd-threads' && variant !== 'simd') {
-    throw new WeftError('InvalidArgument',
-      `init: unknown variant '${variant}' (expected 'simd-threads' or 'simd')`);
-  }
-  const threads = opts.threads ?? 'auto';
-  if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1)) {
-    throw new WeftError('InvalidArgument',
-      `init: threads must be a positive integer or 'auto', but got ${String(threads)}`);
-  }
-  return { variant, threads, locateFile: opts.locateFile };
-}
-
-export function applyThreads(wt, threads) {
-  wt.setNumThreads(threads === 'auto' ? wt.maxThreads() : Math.min(threads, wt.maxThreads()));
+  // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
+  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer,
+    DTYPES, DEVICES, FORMATS });
+  return api;
 }

@@ -1,11 +1,16 @@
 // Node entry point: loads the classic (CommonJS) Emscripten glue from
 // node/ with the .wasm bytes read from disk, since the glue's fetch cannot
-// read file paths.
+// read file paths. pthreads run on worker_threads.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { applyThreads, createApi, parseInitOptions, WeftError } from './core.js';
+import { Worker } from 'node:worker_threads';
+import { createApi, WeftError } from './core.js';
+import { createWorkerApi } from './worker-client.js';
+import {
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, loadChain, parseInitOptions, planVariants,
+} from './loader.js';
 
 export { WeftError };
 
@@ -30,28 +35,90 @@ function unrefWorkers(M) {
   };
 }
 
-async function load(variant) {
+function toPath(u) {
+  const s = String(u);
+  return s.startsWith('file:') ? fileURLToPath(s) : s;
+}
+
+async function readWasm(opts, variant) {
+  const file = `weft-${variant}.wasm`;
+  const given = binaryFor(opts, variant);
+  if (given) return { bytes: checkWasmBytes(given, `wasmBinary (${file})`), file };
+  const url = fileUrl(file, opts, artifacts) ?? new URL(file, artifacts).href;
+  if (/^https?:/.test(url)) {
+    const res = await fetch(url);
+    if (!res.ok) throw new WeftError('InvalidArgument', `init: fetching ${url} failed: HTTP ${res.status}`);
+    return { bytes: checkWasmBytes(await res.arrayBuffer(), url), file };
+  }
+  const path = toPath(url);
+  if (!existsSync(path)) {
+    throw new WeftError('InvalidArgument', `init: ${path} does not exist (run npm run build, or fix wasmPaths)`);
+  }
+  return { bytes: checkWasmBytes(await readFile(path), path), file };
+}
+
+async function load(opts, variant) {
   const glue = new URL(`./node/weft-${variant}.js`, artifacts);
-  const wasm = new URL(`./weft-${variant}.wasm`, artifacts);
-  if (!existsSync(glue) || !existsSync(wasm)) {
+  if (!existsSync(glue)) {
     throw new WeftError('InvalidArgument',
       `init: weft-${variant} is not built (run npm run build); looked in ${fileURLToPath(artifacts)}`);
   }
+  const { bytes, file } = await readWasm(opts, variant);
   const factory = require(fileURLToPath(glue));
-  const M = await factory({ wasmBinary: await readFile(wasm) });
+  const moduleOpts = { wasmBinary: bytes };
+  const M = await guardStartup(moduleOpts, factory(moduleOpts), `weft-${variant}`);
   unrefWorkers(M);
-  return createApi(M, { variant });
+  return { M, file };
 }
 
-/** Loads (once per variant) and returns the weft API. */
+// One module per (variant, wasmPaths); an auto choice is cached under the
+// variant it picked too, so init() and init({ variant }) can share it.
+function cacheKey(opts, variant = opts.variant ?? 'auto') {
+  if (opts.wasmBinary !== undefined || opts.locateFile) return null;
+  const paths = opts.wasmPaths;
+  return JSON.stringify([variant, paths === undefined ? null
+    : typeof paths === 'object' && !(paths instanceof URL) ? JSON.stringify(paths) : String(paths)]);
+}
+
+/** Loads (once per variant and paths) and returns the weft API. */
 export async function init(options) {
-  const { variant = 'simd-threads', threads } = parseInitOptions(options);
-  if (!loaded.has(variant)) {
-    const p = load(variant);
-    loaded.set(variant, p);
-    p.catch(() => loaded.delete(variant));
+  const opts = parseInitOptions(options);
+  const key = cacheKey(opts);
+  let p = key === null ? null : loaded.get(key);
+  if (!p && key !== null && !opts.variant) p = loaded.get(cacheKey(opts, planVariants(opts).chain[0]));
+  if (!p) {
+    p = loadChain(opts, (v) => load(opts, v), (M, info) => createApi(M, info));
+    if (key !== null) {
+      loaded.set(key, p);
+      p.catch(() => loaded.delete(key));
+    }
   }
-  const wt = await loaded.get(variant);
-  applyThreads(wt, threads);
+  const wt = await p;
+  const picked = cacheKey(opts, wt.variant);
+  if (picked !== null && !loaded.has(picked)) loaded.set(picked, p);
+  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
   return wt;
+}
+
+/**
+ * Worker mode: weft runs in a worker_threads Worker; same API, async results.
+ * The worker keeps the process alive only while calls are pending.
+ */
+export async function initWorker(options) {
+  const w = new Worker(new URL('./worker-node.js', import.meta.url));
+  w.unref();
+  const endpoint = {
+    post: (msg, transfer) => w.postMessage(msg, transfer),
+    onMessage: (cb) => w.on('message', cb),
+    busy: () => w.ref(),
+    idle: () => w.unref(),
+    terminate: () => w.terminate(),
+  };
+  const failed = new Promise((_, reject) => w.once('error', reject));
+  try {
+    return await Promise.race([createWorkerApi(endpoint, options), failed]);
+  } catch (e) {
+    await w.terminate();
+    throw e;
+  }
 }

@@ -1,5 +1,11 @@
-// weft: PyTorch's tensor machinery in WebAssembly. First typings (the
-// foundation API); later issues extend them.
+// weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
+// API (checked by tsc --noEmit over tests/types/example.ts).
+import type { OpsFunctions, TensorOps } from './ops.js';
+
+export type {
+  AlphaOptions, ExplainPlan, OpArg, OpResult, Operand, OpsFunctions, OpsNamespace, OutOptions, TableEntry,
+  TensorOps, TraceEntry,
+} from './ops.js';
 
 export type DType =
   | 'bool' | 'uint8' | 'int8' | 'int16' | 'int32' | 'int64'
@@ -8,17 +14,35 @@ export type DType =
 export type DTypeName = DType | string;
 export type MemoryFormat = 'contiguous_format' | 'channels_last' | 'channels_last_3d' | 'preserve_format';
 export type Device = 'cpu' | 'meta';
-export type Variant = 'simd-threads' | 'simd';
+export type Variant = 'simd-threads' | 'simd' | 'scalar';
 export type Shape = readonly number[];
 /** A shape given either as one array or as separate numbers: view(2, 3) or view([2, 3]). */
 export type ShapeArgs = [Shape] | number[];
 
+/** Float16Array where the engine has it (ES2025); typed structurally so older lib settings compile. */
+export interface Float16ArrayLike extends ArrayBufferView {
+  readonly length: number;
+  readonly [Symbol.toStringTag]: 'Float16Array';
+}
+
+/**
+ * Every TypedArray weft takes. Without a dtype: Float16Array → float16, Float32Array → float32,
+ * Float64Array → float64, Int8/16/32Array → int8/16/32, Uint8(Clamped)Array → uint8,
+ * Uint16Array → int32, Uint32Array / BigInt64Array / BigUint64Array → int64.
+ */
+export type TypedArrayInput =
+  | Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array
+  | Uint8ClampedArray | Uint16Array | Uint32Array | BigInt64Array | BigUint64Array | Float16ArrayLike;
+
 /** A nested array of numbers/booleans/bigints, a number, a boolean, a bigint or a TypedArray. */
 export type TensorData =
   | number | boolean | bigint
-  | Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array
-  | Uint8ClampedArray | BigInt64Array
+  | TypedArrayInput
   | readonly TensorData[];
+
+/** What tensor.data() gives: float16/bfloat16 as Float32Array (or their Uint16Array bits with { bits: true }). */
+export type TensorValues =
+  | Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | BigInt64Array;
 
 /** Nested plain values, like PyTorch's tolist(); int64 becomes number. */
 export type NestedArray = number | boolean | NestedArray[];
@@ -33,12 +57,36 @@ export class WeftError extends Error {
 }
 
 export interface InitOptions {
-  /** Worker threads for parallel ops: 'auto' (default) uses every thread the build allows. */
+  /**
+   * Threads for parallel ops: 'auto' (default) uses every thread the build allows. A number above 1
+   * on a page that cannot run the threaded build logs one console warning saying why.
+   */
   threads?: number | 'auto';
-  /** Node defaults to 'simd-threads'; browsers pick it only when crossOriginIsolated. */
+  /**
+   * Only this variant (an error if it cannot run). Without it: 'simd-threads' when SharedArrayBuffer
+   * and wasm threads are available (browsers: crossOriginIsolated), else 'simd', else 'scalar' (no
+   * wasm SIMD); a variant that fails to load steps down to the next.
+   */
   variant?: Variant;
-  /** Browsers: where to find the .wasm and worker files (Emscripten's locateFile). */
+  /** Where the .wasm (and pthread worker) files are: a base URL/directory, or a URL per file name. */
+  wasmPaths?: string | URL | { [file: string]: string | URL };
+  /** The .wasm bytes: for `variant`, or one entry per variant. Never cached. */
+  wasmBinary?: ArrayBuffer | Uint8Array | { [V in Variant]?: ArrayBuffer | Uint8Array };
+  /** Emscripten's locateFile, for the .wasm and worker files. */
   locateFile?: (path: string, prefix: string) => string;
+}
+
+/** What init() loaded, and why. */
+export interface Backend {
+  readonly variant: Variant;
+  readonly simd: boolean;
+  readonly threads: boolean;
+  /** The page's crossOriginIsolated; null outside browsers (Node needs no isolation). */
+  readonly crossOriginIsolated: boolean | null;
+  /** Why this variant: what was skipped or failed, or that it was requested. */
+  readonly reason: string;
+  /** pthread workers loaded when init() resolved (0 without threads). */
+  readonly workers: number;
 }
 
 export interface DTypeOptions { dtype?: DTypeName; device?: Device }
@@ -46,13 +94,23 @@ export interface EmptyOptions extends DTypeOptions { memoryFormat?: MemoryFormat
 export interface FormatOptions { memoryFormat?: MemoryFormat }
 
 export interface MemoryStats {
+  /** Live C tensors (handles), storages and their bytes. */
   tensors: number;
   storages: number;
   bytesInUse: number;
   peakBytes: number;
+  /** Size of the wasm memory. */
+  heapBytes: number;
+  /** JS Tensor objects not yet disposed or collected. */
+  jsTensors: number;
+  /** Tensors released by the garbage-collection safety net (forgotten without dispose()). */
+  collected: number;
+  /** tidy() scopes open right now. */
+  tidyScopes: number;
 }
 
-export interface Tensor {
+/** Methods of the op table (elementwise ops, copy_, to, ...) come from TensorOps (js/ops.d.ts). */
+export interface Tensor extends TensorOps {
   readonly shape: number[];
   readonly dtype: DType;
   readonly device: Device;
@@ -91,8 +149,13 @@ export interface Tensor {
   unflatten(dim: number, sizes: Shape): Tensor;
   movedim(source: number | Shape, destination: number | Shape): Tensor;
 
-  /** The values in logical order: float16/bfloat16 as Float32Array, int64 as BigInt64Array, bool as Uint8Array. */
-  data(): Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | BigInt64Array;
+  /**
+   * The values in logical order, a fresh copy: float16/bfloat16 as Float32Array (their Uint16Array
+   * bits with { bits: true }), int64 as BigInt64Array, bool as Uint8Array.
+   */
+  data(options?: { bits?: boolean }): TensorValues;
+  /** NumPy .npy bytes (format 1.0, C order, little-endian). bfloat16 has no NumPy dtype. */
+  toNpy(): Uint8Array;
   toArray(): NestedArray;
   item(): number | boolean;
   /** PyTorch's printing: tensor([[0.1000, 0.2000]]). */
@@ -103,9 +166,24 @@ export interface Tensor {
   handle(): number;
 }
 
-export interface Weft {
+/** wt.ops, trace, explain and the op table's functions come from OpsFunctions (js/ops.d.ts). */
+export interface Weft extends OpsFunctions {
   readonly variant: Variant;
+  readonly backend: Backend;
+  /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
+  readonly buildId: string;
   readonly WeftError: typeof WeftError;
+  readonly Tensor: abstract new (...args: never[]) => Tensor;
+  /**
+   * Runs fn and disposes every tensor created while it ran synchronously, except those in its
+   * result. Nests. An async fn's tensors (created before its first await) are disposed when its
+   * promise settles.
+   */
+  tidy<T>(fn: () => T): T;
+  /** Takes t out of the open tidy() scopes. */
+  keep<T extends Tensor>(t: T): T;
+  /** Reads a NumPy .npy file (v1/v2/v3; C or Fortran order; big-endian converted). */
+  fromNpy(bytes: ArrayBufferLike | ArrayBufferView): Tensor;
   empty(...args: [...ShapeArgs, EmptyOptions?] | [Shape, EmptyOptions?]): Tensor;
   emptyStrided(size: Shape, stride: Shape, options?: DTypeOptions): Tensor;
   emptyLike(t: Tensor, options?: { dtype?: DTypeName; memoryFormat?: MemoryFormat }): Tensor;
@@ -117,7 +195,9 @@ export interface Weft {
   arange(end: number, options?: DTypeOptions): Tensor;
   arange(start: number, end: number, step?: number, options?: DTypeOptions): Tensor;
   /** Integers give int64, booleans bool, anything fractional float32; a TypedArray keeps its type. */
-  tensor(data: TensorData, options?: { dtype?: DTypeName }): Tensor;
+  tensor(data: TensorData, options?: DTypeOptions): Tensor;
+  /** Raw float16/bfloat16 bits. */
+  tensor(data: Uint16Array, options: { dtype: 'float16' | 'bfloat16' | 'half'; bits: true; device?: Device }): Tensor;
   rand(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   randn(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
   manualSeed(seed: number | bigint): void;
@@ -132,3 +212,57 @@ export interface Weft {
 }
 
 export function init(options?: InitOptions): Promise<Weft>;
+
+// ---- worker mode ----
+
+/** An argument as worker mode takes it: tensors are WorkerTensors. */
+type WorkerArg<T> = T extends Tensor ? WorkerTensor : T;
+type WorkerArgs<A extends unknown[]> = { [I in keyof A]: WorkerArg<A[I]> };
+/** A result as worker mode gives it: tensors at once, values through promises. */
+type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Promise<WorkerTensor[]> : Promise<R>;
+
+/**
+ * A tensor that lives in the worker. Calls returning tensors return WorkerTensors at once (chain
+ * freely); values come through promises: `await t.toArray()`, `await t.shape`. A failed call
+ * surfaces as the rejection of the first value read from its result.
+ */
+export type WorkerTensor = {
+  readonly [K in Exclude<keyof Tensor, 'dispose' | 'handle'>]: Tensor[K] extends (...args: infer A) => infer R
+    ? (...args: WorkerArgs<A>) => WorkerResult<R>
+    : Promise<Tensor[K]>;
+} & {
+  /** Sends the dispose; never throws. */
+  dispose(): void;
+  /** Resolves with the metadata once the worker made the tensor; rejects with its error. */
+  readonly ready: Promise<{ shape: number[]; dtype: DType; device: Device }>;
+  readonly id: number;
+};
+
+type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor'>;
+
+/** The weft API running in a dedicated Worker (see initWorker). */
+export type WorkerWeft = {
+  readonly [K in keyof WeftCalls]: WeftCalls[K] extends (...args: infer A) => infer R
+    ? (...args: WorkerArgs<A>) => WorkerResult<R>
+    : never;
+} & {
+  /**
+   * A tensor from data. The data is copied to the worker; with { transfer: true } the ArrayBuffers of
+   * TypedArray data are transferred instead (and detached here).
+   */
+  tensor(data: TensorData, options?: { dtype?: DTypeName; bits?: boolean; transfer?: boolean }): WorkerTensor;
+  /** Disposes the WorkerTensors made while fn ran, except those in its result. */
+  tidy<T>(fn: (wt: WorkerWeft) => T): T;
+  keep(t: WorkerTensor): WorkerTensor;
+  backend(): Promise<Backend>;
+  buildId(): Promise<string>;
+  /** Stops the worker; pending calls reject. */
+  terminate(): Promise<void>;
+  readonly WeftError: typeof WeftError;
+};
+
+/**
+ * Worker mode: weft in a dedicated Worker (browsers: a module Worker from worker.js next to the
+ * package's files; Node: worker_threads), so kernels never block the calling thread.
+ */
+export function initWorker(options?: InitOptions): Promise<WorkerWeft>;

@@ -33,6 +33,8 @@ weft_bootstrap() {
   command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
   command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+  # browser tests drive Debian's chromium (no browser download works here)
+  [ -x /usr/bin/chromium ] || pkgs+=(chromium)
   if ((${#pkgs[@]})); then
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
@@ -42,6 +44,8 @@ weft_bootstrap() {
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=900 \
       install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
   fi
+  # devDependencies are test tools (playwright-core, typescript, vite); the
+  # benchmark peers live in bench/peers/ and npm run bench installs them.
   if [ ! -d "$WEFT_ROOT/node_modules" ] && grep -q '"node_modules/' "$WEFT_ROOT/package-lock.json"; then
     (cd "$WEFT_ROOT" && npm ci --silent --no-audit --no-fund)
   fi

@@ -8,5 +8,6 @@ cd "$WEFT_ROOT"
 weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF
 weft_quiet cmake --build build/native -j2
 scripts/build-wasm.sh
-cp js/*.js js/weft.d.ts dist/
+cp js/*.js js/*.d.ts dist/
+mv dist/build-id.js.new dist/build-id.js
 echo "build: dist/ is ready"

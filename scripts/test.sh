@@ -9,3 +9,4 @@ weft_quiet cmake -S . -B build/native-asan -DWEFT_SANITIZE=ON -DCMAKE_BUILD_TYPE
 weft_quiet cmake --build build/native-asan -j2
 ctest --test-dir build/native-asan --output-on-failure -j2
 node --test tests/js/*.test.mjs
+node --test tests/browser/*.test.mjs

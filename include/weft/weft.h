@@ -8,6 +8,7 @@
 #include "weft/dtype.h"
 #include "weft/elementwise.h"
 #include "weft/error.h"
+#include "weft/explain.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"
 #include "weft/storage.h"

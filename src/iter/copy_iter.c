@@ -71,21 +71,29 @@ static void plain_convert(size_t n, const char* x, int64_t xs, weft_dtype xt, ch
   for (size_t i = 0; i < n; i++) weft__store(y + (int64_t)i * ys, yt, weft__load(x + (int64_t)i * xs, xt));
 }
 
-/* in: h rows of w elements (row stride in_stride); out: w rows of h.
- * Cache-blocked in TILE x TILE tiles. */
-static weft_status transpose_2d(const copy_ctx* c, const char* in, char* out, int64_t in_stride,
-                                int64_t out_stride, size_t w, size_t h) {
+/* A batch of transposes. Image b: in + b * in_bstride holds h rows of w
+ * elements (row stride in_stride); out + b * out_bstride gets w rows of h.
+ * Plain build: cache-blocked in TILE x TILE tiles. */
+typedef struct {
+  int64_t in_stride, out_stride, in_bstride, out_bstride;
+  size_t w, h, batch;
+} transpose_shape;
+
+static weft_status transpose_2d(const copy_ctx* c, const char* in, char* out, const transpose_shape* t) {
 #if WEFT_COPY_HAVE_KERNELS
-  return weft__transpose_2d(weft__kernels(), c->es, in, out, (size_t)in_stride, (size_t)out_stride, w, h);
+  return weft__transpose_2d_batched(weft__kernels(), c->es, in, out, (size_t)t->in_stride, (size_t)t->out_stride,
+                                    t->w, t->h, t->batch, (ptrdiff_t)t->in_bstride, (ptrdiff_t)t->out_bstride);
 #else
   enum { TILE = 32 };
-  for (size_t r0 = 0; r0 < h; r0 += TILE) {
-    size_t r1 = r0 + TILE < h ? r0 + TILE : h;
-    for (size_t c0 = 0; c0 < w; c0 += TILE) {
-      size_t c1 = c0 + TILE < w ? c0 + TILE : w;
-      for (size_t col = c0; col < c1; col++) {
-        c->strided(r1 - r0, in + (int64_t)r0 * in_stride + (int64_t)(col * c->es), in_stride,
-                   out + (int64_t)col * out_stride + (int64_t)(r0 * c->es), (ptrdiff_t)c->es);
+  for (size_t b = 0; b < t->batch; b++, in += t->in_bstride, out += t->out_bstride) {
+    for (size_t r0 = 0; r0 < t->h; r0 += TILE) {
+      size_t r1 = r0 + TILE < t->h ? r0 + TILE : t->h;
+      for (size_t c0 = 0; c0 < t->w; c0 += TILE) {
+        size_t c1 = c0 + TILE < t->w ? c0 + TILE : t->w;
+        for (size_t col = c0; col < c1; col++) {
+          c->strided(r1 - r0, in + (int64_t)r0 * t->in_stride + (int64_t)(col * c->es), t->in_stride,
+                     out + (int64_t)col * t->out_stride + (int64_t)(r0 * c->es), (ptrdiff_t)c->es);
+        }
       }
     }
   }
@@ -143,15 +151,31 @@ static void loop_fill(void* p, char** data, const int64_t* s, int64_t n0, int64_
 /* in: n0 rows (stride s[1]) of n1 elements; out: n1 rows (stride s[2]) of n0.
  * Inside a for_each chunk the driver's own parallel_for runs inline. */
 static void loop_transpose(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
-  transpose_2d(p, data[1], data[0], s[1], s[2], (size_t)n1, (size_t)n0);
+  transpose_shape t = {s[1], s[2], 0, 0, (size_t)n1, (size_t)n0, 1};
+  transpose_2d(p, data[1], data[0], &t);
+}
+
+/* A transpose whose coalesced shape is [rows', cols', batch] or [rows',
+ * cols'] goes to the batched driver whole: one parallel_for over the blocks
+ * of every image (NCHW -> NHWC coalesces to [C, H*W, N]). */
+static bool whole_transpose(const weft_iter* it, weft_loop_kind kind, transpose_shape* t) {
+  if (kind != WEFT_LOOP_TRANSPOSE || (it->ndim != 2 && it->ndim != 3)) return false;
+  t->in_stride = it->ops[1].stride_bytes[0];
+  t->out_stride = it->ops[0].stride_bytes[1];
+  t->w = (size_t)it->shape[1];
+  t->h = (size_t)it->shape[0];
+  t->batch = it->ndim == 3 ? (size_t)it->shape[2] : 1;
+  t->in_bstride = it->ndim == 3 ? it->ops[1].stride_bytes[2] : 0;
+  t->out_bstride = it->ndim == 3 ? it->ops[0].stride_bytes[2] : 0;
+  return true;
 }
 
 /* A whole-tensor transpose is cut by its driver's blocks, not by the grain. */
 static int64_t copy_chunks(const weft_iter* it, weft_loop_kind kind) {
-  if (kind != WEFT_LOOP_TRANSPOSE || it->ndim != 2) return weft_iter_num_chunks(it, WEFT_GRAIN_SIZE);
+  transpose_shape t;
+  if (!whole_transpose(it, kind, &t)) return weft_iter_num_chunks(it, WEFT_GRAIN_SIZE);
   int64_t grain = 1;
-  int64_t blocks = weft__transpose_2d_blocks(weft_dtype_size(it->ops[0].dtype), (size_t)it->shape[1],
-                                             (size_t)it->shape[0], &grain);
+  int64_t blocks = weft__transpose_2d_blocks(weft_dtype_size(it->ops[0].dtype), t.w, t.h, t.batch, &grain);
   return weft__parallel_chunks(blocks, grain);
 }
 
@@ -167,12 +191,10 @@ char* weft__copy_explain_json(weft_tensor* dst, const weft_tensor* src) {
 
 static weft_status run_copy(const weft_iter* it, copy_ctx* c) {
   weft_loop_kind kind = weft_iter_loop_kind(it);
+  if (weft_explaining()) return weft__explain_record(it, kind, copy_chunks(it, kind));
   resolve_kernels(c);
-  if (kind == WEFT_LOOP_TRANSPOSE && it->ndim == 2) {
-    /* one 2-D transpose: its driver parallelizes over square blocks */
-    return transpose_2d(c, it->ops[1].data, it->ops[0].data, it->ops[1].stride_bytes[0],
-                        it->ops[0].stride_bytes[1], (size_t)it->shape[1], (size_t)it->shape[0]);
-  }
+  transpose_shape t;
+  if (whole_transpose(it, kind, &t)) return transpose_2d(c, it->ops[1].data, it->ops[0].data, &t);
   weft_loop2d_fn loop = kind == WEFT_LOOP_SCALAR_BROADCAST ? loop_fill
                         : kind == WEFT_LOOP_TRANSPOSE      ? loop_transpose
                                                            : loop_rows;

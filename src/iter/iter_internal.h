@@ -2,6 +2,7 @@
 #ifndef WEFT_ITER_INTERNAL_H
 #define WEFT_ITER_INTERNAL_H
 
+#include "weft/explain.h"
 #include "weft/iter.h"
 
 /* PyTorch's C++ ScalarType names ("Float", "Long", ...), which its iterator
@@ -12,5 +13,8 @@ const char* weft__torch_scalar_name(weft_dtype t);
 int64_t weft__parallel_chunks(int64_t len, int64_t grain);
 /* explain JSON with the loop kind and chunk count a caller chose. */
 char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
+/* While weft_explaining(): keeps the first plan a loop driver was about to
+ * run (src/iter/explain_capture.c); the driver then returns without looping. */
+weft_status weft__explain_record(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
 
 #endif

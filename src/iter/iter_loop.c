@@ -119,6 +119,7 @@ static weft_status run_chunk(void* p, int64_t begin, int64_t end) {
 }
 
 weft_status weft_iter_for_each(const weft_iter* it, weft_loop2d_fn loop, void* ctx, int64_t grain) {
+  if (weft_explaining()) return weft__explain_record(it, weft_iter_loop_kind(it), weft_iter_num_chunks(it, grain));
   int64_t numel = weft_iter_numel(it);
   if (numel == 0 || it->is_meta) return WEFT_OK;
   if (grain < 1) grain = 1;

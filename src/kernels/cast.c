@@ -13,7 +13,7 @@ static inline wv128 f32_to_f16_lanes(wv128 x) {
   base = wv_f32x4_add(wv_i32x4_add(wv_u32x4_shr(bias, 1), wv_i32x4_splat(0x07800000)), base);
   wv128 exp_bits = wv_v128_and(wv_u32x4_shr(base, 13), wv_i32x4_splat(0x7C00));
   wv128 nonsign = wv_i32x4_add(exp_bits, wv_v128_and(base, wv_i32x4_splat(0x0FFF)));
-  wv128 nan = wv_u32x4_gt(shl1_w, wv_i32x4_splat((int32_t)0xFF000000u));
+  wv128 nan = wv_f32x4_ne(x, x);
   return wv_v128_or(wv_u32x4_shr(sign, 16), wv_v128_bitselect(wv_i32x4_splat(0x7E00), nonsign, nan));
 }
 
@@ -40,7 +40,7 @@ static inline wv128 f32_to_bf16_lanes(wv128 x) {
 #define NARROWING_CAST(name, lanes)                                           \
   static inline void name##_8(const char* x, char* y) {                       \
     wv128 lo = lanes(wv_v128_load(x)), hi = lanes(wv_v128_load(x + 16));      \
-    wv_v128_store(y, wv_i16x8_narrow_low16_i32x4(lo, hi));                    \
+    wv_v128_store(y, wv_u16x8_narrow_bits_i32x4(lo, hi));                     \
   }                                                                           \
   void WEFT_UKERNEL(name##_cvt, u8)(size_t n, const void* xv, void* yv) {     \
     const char* x = xv;                                                       \

@@ -31,9 +31,12 @@ function(weft_kernel_backend name)
 endfunction()
 
 weft_kernel_backend(scalar -DWEFT_VEC_FORCE_SCALAR)
-if(EMSCRIPTEN)
+# weft-scalar (-DWEFT_WASM_SIMD=OFF) keeps only the scalar backend, so its
+# .wasm validates on engines without SIMD.
+if(EMSCRIPTEN AND (NOT DEFINED WEFT_WASM_SIMD OR WEFT_WASM_SIMD))
   weft_kernel_backend(wasm128 -msimd128)
   target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_WASM128)
+elseif(EMSCRIPTEN)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64|i.86|x86")
   weft_kernel_backend(sse2 -msse2)
   target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_SSE2)

@@ -38,6 +38,16 @@ static struct {
 _Static_assert(sizeof scratch.a == 16 * 8 && sizeof scratch.out == 48 * 8,
                "js/core.js hard-codes the scratch layout");
 
+#ifndef WEFT_BUILD_ID
+#define WEFT_BUILD_ID "unknown"
+#endif
+
+/* "<package version>+<git short hash>", the same string scripts/build.sh
+ * writes into dist/build-id.js; js/loader.js refuses a mismatch. */
+EMSCRIPTEN_KEEPALIVE const char* weft_build_id(void) {
+  return WEFT_BUILD_ID;
+}
+
 EMSCRIPTEN_KEEPALIVE void* weft_wasm_scratch(void) {
   return &scratch;
 }

@@ -1,19 +1,34 @@
 # WebAssembly targets (included by the top-level CMakeLists.txt under emcmake).
 #
-# One build directory per variant, chosen with -DWEFT_WASM_THREADS=ON|OFF:
-#   ON  -> weft-simd-threads (-msimd128 -pthread, a pool of pthread workers)
-#   OFF -> weft-simd         (-msimd128, single-threaded)
-# Each variant links src/wasm/exports.c against the `weft` library twice:
+# One build directory per variant, chosen with -DWEFT_WASM_THREADS=ON|OFF and
+# -DWEFT_WASM_SIMD=ON|OFF:
+#   THREADS=ON            -> weft-simd-threads (-msimd128 -pthread, a pool of pthread workers)
+#   THREADS=OFF           -> weft-simd         (-msimd128, single-threaded)
+#   THREADS=OFF, SIMD=OFF -> weft-scalar       (no SIMD instruction anywhere: kernels use the
+#                            scalar vector backend; for engines without wasm SIMD)
+# -DWEFT_BUILD_ID="<version>+<hash>" is compiled into weft_build_id() and the
+# glue (Module.weftGlueBuildId), and checked against dist/build-id.js at load.
+# Each variant links src/wasm/exports.c (+ exports_dispatch.c) against the `weft` library twice:
 #   node/<variant>.js  classic MODULARIZE glue, loaded by dist/node.js through require
 #   es6/<variant>.js   EXPORT_ES6 glue for browsers and bundlers
-# scripts/build-wasm.sh copies both into dist/.
+# scripts/build-wasm.sh copies both into dist/. The module also exports the
+# benchmark workloads (src/wasm/bench_exports.c + bench/workloads.c, a few
+# KB) so bench/run.mjs measures the shipped build.
 
 option(WEFT_WASM_THREADS "Build the pthread (SharedArrayBuffer) variant" ON)
+option(WEFT_WASM_SIMD "Use wasm SIMD (OFF: the weft-scalar variant)" ON)
 set(WEFT_WASM_POOL_SIZE 4 CACHE STRING "Pthread workers started with the module")
+set(WEFT_BUILD_ID "unknown" CACHE STRING "Build id shared by the glue, the .wasm and dist/build-id.js")
 
+if(WEFT_WASM_THREADS AND NOT WEFT_WASM_SIMD)
+  message(FATAL_ERROR "weft: the threaded wasm variant is built with SIMD only")
+endif()
 if(WEFT_WASM_THREADS)
   set(WEFT_WASM_VARIANT weft-simd-threads)
   set(WEFT_WASM_ISA_FLAGS "-msimd128 -mbulk-memory -pthread")
+elseif(NOT WEFT_WASM_SIMD)
+  set(WEFT_WASM_VARIANT weft-scalar)
+  set(WEFT_WASM_ISA_FLAGS "-mbulk-memory -D_Thread_local=")
 else()
   set(WEFT_WASM_VARIANT weft-simd)
   # wasm-ld refuses thread-local storage in objects built with bulk memory
@@ -34,24 +49,31 @@ set(WEFT_WASM_EXPORTED_FUNCTIONS
   _weft_tensor_release _weft_tensor_dim _weft_tensor_dtype _weft_tensor_device
   _weft_tensor_element_size _weft_tensor_data_ptr _weft_tensor_is_contiguous
   _weft_tensor_is_non_overlapping_and_dense _weft_tensor_suggest_memory_format
-  _weft_promote_types _weft_can_cast)
+  _weft_promote_types _weft_can_cast _weft_build_id)
 list(JOIN WEFT_WASM_EXPORTED_FUNCTIONS "," WEFT_WASM_EXPORTS_CSV)
 
+file(WRITE ${CMAKE_BINARY_DIR}/build-id.pre.js "Module['weftGlueBuildId'] = '${WEFT_BUILD_ID}';\n")
 set(WEFT_WASM_LINK_FLAGS
-  -O3 -msimd128 -mbulk-memory
+  -O3 -mbulk-memory --pre-js ${CMAKE_BINARY_DIR}/build-id.pre.js
   -sMODULARIZE=1 -sEXPORT_NAME=createWeft
   -sALLOW_MEMORY_GROWTH=1
   -sEXPORTED_FUNCTIONS=${WEFT_WASM_EXPORTS_CSV}
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,wasmMemory -Wno-pthreads-mem-growth)
+if(WEFT_WASM_SIMD)
+  list(APPEND WEFT_WASM_LINK_FLAGS -msimd128)
+endif()
 if(WEFT_WASM_THREADS)
   list(APPEND WEFT_WASM_LINK_FLAGS -pthread -sPTHREAD_POOL_SIZE=${WEFT_WASM_POOL_SIZE})
 endif()
 
 function(weft_wasm_glue target subdir)
-  add_executable(${target} src/wasm/exports.c)
+  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c src/wasm/bench_exports.c
+    bench/workloads.c)
   target_link_libraries(${target} PRIVATE weft)
   target_include_directories(${target} PRIVATE src)
   target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
+  target_compile_definitions(${target} PRIVATE WEFT_BUILD_ID="${WEFT_BUILD_ID}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${CMAKE_BINARY_DIR}/build-id.pre.js)
   target_link_options(${target} PRIVATE ${WEFT_WASM_LINK_FLAGS} ${ARGN})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${WEFT_WASM_VARIANT} SUFFIX ".js"

@@ -268,6 +268,20 @@ static void test_copy_explain(void) {
     CHECK(strstr(json, weft_get_num_threads() == 1 ? "\"chunks\":1}" : "\"chunks\":7}") != NULL);
     free(json);
   }
+  /* a batch: [C, H*W, N] goes to the batched driver whole, 4 x 49 blocks of
+   * 64 x 64, cut into 4 chunks per thread */
+  int64_t sb[] = {4, 64, 56, 56};
+  weft_tensor* inb = weft_empty(sb, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* outb = weft_empty(sb, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CHANNELS_LAST);
+  json = weft__copy_explain_json(outb, inb);
+  CHECK(json != NULL);
+  if (json) {
+    CHECK(strstr(json, "\"shape\":[64,3136,4]") != NULL);
+    CHECK(strstr(json, weft_get_num_threads() == 1 ? "\"chunks\":1}" : "\"chunks\":8}") != NULL);
+    free(json);
+  }
+  weft_tensor_release(inb);
+  weft_tensor_release(outb);
   weft_set_num_threads(1);
   int64_t s3[] = {3};
   weft_tensor* bad = weft_empty(s3, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);

@@ -60,9 +60,54 @@ static void test_blocked(void) {
   }
 }
 
+/* batch images with gaps between them (untouched) and between rows */
+static int check_batched(size_t es, size_t width, size_t height, size_t batch) {
+  size_t in_stride = (width + 3) * es, out_stride = (height + 1) * es;
+  size_t in_b = height * in_stride + 5 * es, out_b = width * out_stride + 7 * es;
+  size_t in_bytes = batch * in_b, out_bytes = batch * out_b;
+  char* in = malloc(in_bytes);
+  char* out = malloc(out_bytes);
+  kt_fill_bytes(in, in_bytes);
+  memset(out, 0xCD, out_bytes);
+  CHECK(weft__transpose_2d_batched(weft__kernels(), es, in, out, in_stride, out_stride, width, height, batch,
+                                   (ptrdiff_t)in_b, (ptrdiff_t)out_b) == WEFT_OK);
+  int ok = 1;
+  for (size_t b = 0; b < batch; b++) {
+    const char* x = in + b * in_b;
+    const char* y = out + b * out_b;
+    for (size_t j = 0; j < width; j++) {
+      for (size_t i = 0; i < height; i++) ok &= memcmp(y + j * out_stride + i * es, x + i * in_stride + j * es, es) == 0;
+      for (size_t k = height * es; k < out_stride; k++) ok &= (unsigned char)y[j * out_stride + k] == 0xCD;
+    }
+    for (size_t k = width * out_stride; k < out_b; k++) ok &= (unsigned char)y[k] == 0xCD;
+  }
+  if (!ok) fprintf(stderr, "batched transpose x%zu %zux%zu x%zu wrong\n", es * 8, width, height, batch);
+  free(in);
+  free(out);
+  return ok;
+}
+
+static void test_batched(void) {
+  static const size_t shapes[][3] = {{1, 1, 1}, {3136, 64, 3}, {64, 3136, 2}, {5, 7, 9},
+                                     {65, 63, 4}, {200, 130, 2}, {16, 16, 40}};
+  for (int t = 1; t <= 4; t++) {
+    weft_set_num_threads(t);
+    for (size_t es = 1; es <= 8; es *= 2)
+      for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        CHECK(check_batched(es, shapes[s][0], shapes[s][1], shapes[s][2]));
+  }
+  /* the task count: 64 x 64 blocks (x32), every image */
+  int64_t grain = 0;
+  CHECK_EQ_I64(weft__transpose_2d_blocks(4, 3136, 64, 32, &grain), 32 * 49);
+  CHECK_EQ_I64(grain, 8);
+  CHECK(weft__transpose_2d_batched(weft__kernels(), 4, NULL, NULL, 4, 4, 3, 3, 0, 0, 0) == WEFT_OK);
+  weft_set_num_threads(1);
+}
+
 int main(void) {
   setenv("WEFT_MAX_THREADS", "4", 1);
   test_kernels();
   test_blocked();
+  test_batched();
   TEST_REPORT();
 }

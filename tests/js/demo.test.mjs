@@ -14,3 +14,23 @@ test('demo/node/channels_last.mjs', async () => {
   });
   assert.equal(stdout, '[1, 64, 5, 4]\n[1280, 1, 256, 64]\nfalse\ntrue\n');
 });
+
+function run(file, cwd) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [file], { timeout: 30000, cwd }, (err, out, errOut) =>
+      (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)));
+  });
+}
+
+test('demo/node/tour.mjs', async () => {
+  const out = await run(fileURLToPath(new URL('../../demo/node/tour.mjs', import.meta.url)));
+  assert.match(out, /row\.expand\(3, 4\) strides +\[0, 1\]/);
+  assert.match(out, /promoteTypes\(uint8, int8\) +int16/);
+  assert.match(out, /live tensors after tidy\(\) +0/);
+});
+
+test('demo/node/plan_trace.mjs', async () => {
+  const out = await run(fileURLToPath(new URL('../../demo/node/plan_trace.mjs', import.meta.url)));
+  assert.match(out, /iterator plan/);
+  assert.match(out, /dispatch trace/);
+});

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { init, WeftError } from 'weft';
 
-export const VARIANTS = ['simd-threads', 'simd'];
+export const VARIANTS = ['simd-threads', 'simd', 'scalar'];
 export { init, WeftError };
 
 export function counts(wt) {

@@ -80,7 +80,8 @@ for (const variant of VARIANTS) {
     const wt = await init({ variant });
     await noLeaks(wt, () => {
       const m0 = wt.memory();
-      assert.deepEqual(Object.keys(m0), ['tensors', 'storages', 'bytesInUse', 'peakBytes']);
+      assert.deepEqual(Object.keys(m0), ['tensors', 'storages', 'bytesInUse', 'peakBytes', 'heapBytes',
+        'jsTensors', 'collected', 'tidyScopes']);
       const big = wt.empty([1 << 20], { dtype: 'uint8' });
       const m1 = wt.memory();
       assert.equal(m1.bytesInUse, m0.bytesInUse + (1 << 20));

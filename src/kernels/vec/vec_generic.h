@@ -17,19 +17,29 @@ static inline void wv_v128_store_partial(void* p, wv128 v, size_t nbytes) {
 
 static inline wv128 wv_v128_zero(void) { return wv_i32x4_splat(0); }
 
-/* Unsigned 32-bit compares through the sign-flip trick (SSE2 has only signed). */
+/* Unsigned 32-bit compares through the sign-flip trick (SSE2 has only
+ * signed); a backend with native ones defines WV_HAVE_U32X4_CMP. */
+#ifndef WV_HAVE_U32X4_CMP
 static inline wv128 wv_u32x4_gt(wv128 a, wv128 b) {
   wv128 s = wv_i32x4_splat(INT32_MIN);
   return wv_i32x4_gt(wv_v128_xor(a, s), wv_v128_xor(b, s));
 }
 static inline wv128 wv_u32x4_lt(wv128 a, wv128 b) { return wv_u32x4_gt(b, a); }
 static inline wv128 wv_u32x4_max(wv128 a, wv128 b) { return wv_v128_bitselect(a, b, wv_u32x4_gt(a, b)); }
+#endif
 
 /* Keep the low 16 bits of each i32 lane (a truncating narrow): sign-extend
  * the low half so the saturating narrow is exact. */
 static inline wv128 wv_i16x8_narrow_low16_i32x4(wv128 a, wv128 b) {
   return wv_i16x8_narrow_i32x4(wv_i32x4_shr(wv_i32x4_shl(a, 16), 16), wv_i32x4_shr(wv_i32x4_shl(b, 16), 16));
 }
+
+/* i32 lanes known to hold 0..0xFFFF (float16/bfloat16 bit patterns) to
+ * 16-bit lanes: wasm's unsigned saturating narrow is exact on them (one
+ * instruction); elsewhere the truncating narrow above. */
+#ifndef WV_HAVE_U16X8_NARROW
+static inline wv128 wv_u16x8_narrow_bits_i32x4(wv128 a, wv128 b) { return wv_i16x8_narrow_low16_i32x4(a, b); }
+#endif
 
 /* f32 lane masks (all ones / zero) of 16 lanes to 16 bytes of 0/1. */
 static inline wv128 wv_u8x16_bool_from_masks(wv128 m0, wv128 m1, wv128 m2, wv128 m3) {

@@ -63,6 +63,14 @@ static inline wv128 wv_i8x16_narrow_i16x8(wv128 a, wv128 b) { return wasm_i8x16_
 static inline wv128 wv_u32x4_extend_low_u16x8(wv128 a) { return wasm_u32x4_extend_low_u16x8(a); }
 static inline wv128 wv_u32x4_extend_high_u16x8(wv128 a) { return wasm_u32x4_extend_high_u16x8(a); }
 
+/* Native unsigned compares and the unsigned narrow (see vec_generic.h). */
+#define WV_HAVE_U32X4_CMP 1
+static inline wv128 wv_u32x4_gt(wv128 a, wv128 b) { return wasm_u32x4_gt(a, b); }
+static inline wv128 wv_u32x4_lt(wv128 a, wv128 b) { return wasm_u32x4_lt(a, b); }
+static inline wv128 wv_u32x4_max(wv128 a, wv128 b) { return wasm_u32x4_max(a, b); }
+#define WV_HAVE_U16X8_NARROW 1
+static inline wv128 wv_u16x8_narrow_bits_i32x4(wv128 a, wv128 b) { return wasm_u16x8_narrow_i32x4(a, b); }
+
 /* Interleaves: the shuffles of a register transpose. */
 static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }

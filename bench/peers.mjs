@@ -1,0 +1,168 @@
+// One peer library on the issue-5 workloads, in its own process (ANCHORS.md):
+//   node bench/peers.mjs <tfjs-wasm|onnxruntime-web|ndarray-ops|js-loop> [--threads N] [--reps N]
+// Same shapes, float32 data, warm-up, idle wait and median of reps as
+// bench/wasm_bench.mjs. Prints one JSON line per workload the peer has
+// (name, build = the peer, threads, ms, GB/s); bench/run.mjs divides GB/s by
+// weft's wasm ceiling of the same run and thread count. The peers are
+// devDependencies used only here (never by npm test).
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// the peers live in bench/peers/ (their own package.json), so npm test never installs them
+const require = createRequire(new URL('./peers/package.json', import.meta.url));
+const args = process.argv.slice(2);
+const peer = args[0];
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
+};
+const reps = Math.max(1, Number(opt('--reps', '15')));
+const threads = Number(opt('--threads', '1'));
+const idleMs = Number(opt('--idle-ms', '2500'));
+
+const N = 32, C = 64, H = 56, W = 56, HW = H * W, NX = N * C * HW, N4M = 4194304;
+const x = new Float32Array(NX).map((_, i) => (i % 1009) * 0.5 - 200);
+const bias = new Float32Array(C).map((_, i) => i * 0.25);
+const a = new Float32Array(N4M).map((_, i) => (i % 997) * 0.125);
+const b = new Float32Array(N4M).map((_, i) => (i % 89) - 40);
+const BYTES = { nchw_to_nhwc: 8 * NX, add: 12 * N4M, add_broadcast: 8 * NX + 4 * C, cast_f32_f16: 6 * N4M };
+
+// ---- peers: each returns { workload name: () => void } (one run per call) ----
+
+async function tfjsWasm() {
+  const tf = require('@tensorflow/tfjs-core');
+  require('@tensorflow/tfjs-backend-wasm');
+  await tf.setBackend('wasm');
+  await tf.ready();
+  const tx = tf.tensor4d(x, [N, C, H, W]);
+  const tb = tf.tensor4d(bias, [1, C, 1, 1]);
+  const ta = tf.tensor1d(a), tb2 = tf.tensor1d(b);
+  const run = (f) => () => f().dispose();
+  return {
+    nchw_to_nhwc: run(() => tf.transpose(tx, [0, 2, 3, 1])),
+    add: run(() => tf.add(ta, tb2)),
+    add_broadcast: run(() => tf.add(tx, tb)),
+  };
+}
+
+// A one-node ONNX model, protobuf-encoded by hand (onnx.proto field numbers).
+function onnxModel(opType, inputs, output, attrs) {
+  const varint = (v) => {
+    const out = [];
+    let n = BigInt(v);
+    do {
+      let byte = Number(n & 0x7fn);
+      n >>= 7n;
+      if (n) byte |= 0x80;
+      out.push(byte);
+    } while (n);
+    return out;
+  };
+  const key = (field, wire) => varint((field << 3) | wire);
+  const bytes = (field, data) => [...key(field, 2), ...varint(data.length), ...data];
+  const str = (field, s) => bytes(field, [...Buffer.from(s)]);
+  const int = (field, v) => [...key(field, 0), ...varint(v)];
+  const valueInfo = (name, elemType, shape) =>
+    [...str(1, name), ...bytes(2, bytes(1, [...int(1, elemType), ...bytes(2, shape.flatMap((d) => bytes(1, int(1, d))))]))];
+  const attr = (name, a) => bytes(5, [...str(1, name),
+    ...(a.ints ? [...a.ints.flatMap((v) => int(8, v)), ...int(20, 7)] : [...int(3, a.i), ...int(20, 2)])]);
+  const node = bytes(1, [...inputs.flatMap(([n]) => str(1, n)), ...str(2, output[0]), ...str(4, opType),
+    ...Object.entries(attrs).flatMap(([k, v]) => attr(k, v))]);
+  const graph = [...node, ...str(2, 'g'), ...inputs.flatMap(([n, t, s]) => bytes(11, valueInfo(n, t, s))),
+    ...bytes(12, valueInfo(...output))];
+  return Uint8Array.from([...int(1, 8), ...bytes(8, [...str(1, ''), ...int(2, 13)]), ...bytes(7, graph)]);
+}
+
+async function onnxruntimeWeb() {
+  const ort = require('onnxruntime-web');
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.simd = true;
+  const F32 = 1, F16 = 10;
+  const sx = [N, C, H, W];
+  const session = (model) => ort.InferenceSession.create(model, { executionProviders: ['wasm'] });
+  const sT = await session(onnxModel('Transpose', [['x', F32, sx]], ['y', F32, [N, H, W, C]], { perm: { ints: [0, 2, 3, 1] } }));
+  const sA = await session(onnxModel('Add', [['a', F32, [N4M]], ['b', F32, [N4M]]], ['y', F32, [N4M]], {}));
+  const sB = await session(onnxModel('Add', [['x', F32, sx], ['b', F32, [C, 1, 1]]], ['y', F32, sx], {}));
+  const sC = await session(onnxModel('Cast', [['a', F32, [N4M]]], ['y', F16, [N4M]], { to: { i: F16 } }));
+  const tx = new ort.Tensor('float32', x, sx), tbias = new ort.Tensor('float32', bias, [C, 1, 1]);
+  const ta = new ort.Tensor('float32', a, [N4M]), tb = new ort.Tensor('float32', b, [N4M]);
+  // session.run is async (it may hop to workers); the time includes that
+  const run = (s, feeds) => async () => {
+    const out = await s.run(feeds);
+    for (const t of Object.values(out)) t.dispose?.();
+  };
+  return {
+    nchw_to_nhwc: run(sT, { x: tx }),
+    add: run(sA, { a: ta, b: tb }),
+    add_broadcast: run(sB, { x: tx, b: tbias }),
+    cast_f32_f16: run(sC, { a: ta }),
+  };
+}
+
+async function ndarrayOps() {
+  const ndarray = require('ndarray');
+  const ops = require('ndarray-ops');
+  const nx = ndarray(x, [N, C, H, W]);
+  const ynhwc = new Float32Array(NX);
+  const yView = ndarray(ynhwc, [N, H, W, C]).transpose(0, 3, 1, 2); // NHWC memory seen as NCHW
+  const na = ndarray(a), nb = ndarray(b), ny = ndarray(new Float32Array(N4M));
+  const yb = ndarray(new Float32Array(NX), [N, C, H, W]);
+  return {
+    nchw_to_nhwc: () => ops.assign(yView, nx),
+    add: () => ops.add(ny, na, nb),
+    add_broadcast: () => {
+      for (let n = 0; n < N; n++) for (let c = 0; c < C; c++) ops.adds(yb.pick(n, c), nx.pick(n, c), bias[c]);
+    },
+  };
+}
+
+async function jsLoop() {
+  const y = new Float32Array(NX), z = new Float32Array(N4M);
+  return {
+    nchw_to_nhwc: () => {
+      for (let n = 0; n < N; n++) {
+        const base = n * C * HW;
+        for (let c = 0; c < C; c++) {
+          const src = base + c * HW;
+          for (let p = 0; p < HW; p++) y[base + p * C + c] = x[src + p];
+        }
+      }
+    },
+    add: () => {
+      for (let i = 0; i < N4M; i++) z[i] = a[i] + b[i];
+    },
+    add_broadcast: () => {
+      for (let n = 0; n < N; n++) {
+        for (let c = 0; c < C; c++) {
+          const o = (n * C + c) * HW, v = bias[c];
+          for (let p = 0; p < HW; p++) y[o + p] = x[o + p] + v;
+        }
+      }
+    },
+  };
+}
+
+const peers = { 'tfjs-wasm': tfjsWasm, 'onnxruntime-web': onnxruntimeWeb, 'ndarray-ops': ndarrayOps, 'js-loop': jsLoop };
+if (!peers[peer]) {
+  console.error(`usage: peers.mjs <${Object.keys(peers).join('|')}> [--threads N] [--reps N]`);
+  process.exit(2);
+}
+const work = await peers[peer]();
+const names = Object.keys(work);
+const warmEnd = performance.now() + 1000;
+for (let r = 0; r < 3 || performance.now() < warmEnd; r++) for (const n of names) await work[n]();
+await sleep(idleMs);
+const t = Object.fromEntries(names.map((n) => [n, []]));
+for (let r = 0; r < reps; r++) {
+  for (const n of names) {
+    const t0 = performance.now();
+    await work[n]();
+    t[n].push(performance.now() - t0);
+  }
+}
+for (const n of names) {
+  const ms = [...t[n]].sort((p, q) => p - q)[reps >> 1];
+  console.log(JSON.stringify({ name: n, build: peer, threads, ms: +ms.toFixed(3), 'GB/s': +(BYTES[n] / (ms * 1e6)).toFixed(2), reps }));
+}
+process.exit(0);

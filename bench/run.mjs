@@ -1,0 +1,137 @@
+// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers]
+//
+// The issue-5 benchmarks in one run: the native release build of
+// bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
+// (rebuilt with scripts/build.sh unless --no-build) in its own Node process
+// (bench/wasm_bench.mjs), one after the other so they never share the cores.
+// Every figure is a median of --reps runs (default 15) after warm-up; ratios
+// divide by a ceiling measured in the same process with the same thread
+// count (memcpy of the same bytes, or a 3-stream SIMD add for `add`).
+// Then the peers of /work/shared/ANCHORS.md when their devDependencies are
+// installed (bench/peers.mjs, each in its own process: tfjs-wasm and
+// ndarray-ops / a plain JS loop on 1 thread, onnxruntime-web on 1 and 2);
+// a peer's ratio divides its GB/s by the best weft wasm ceiling of the same
+// run and thread count.
+// --json prints one JSON object per line: name, build ('native' |
+// 'wasm-simd' | 'wasm-simd-threads' | a peer), threads, ms, GB/s, ratio, ceiling.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const args = process.argv.slice(2);
+const has = (f) => args.includes(f);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
+};
+const json = has('--json');
+const reps = opt('--reps', '15');
+const log = (s) => process.stderr.write(`${s}\n`);
+
+function run(cmd, cmdArgs, what) {
+  const r = spawnSync(cmd, cmdArgs, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) {
+    log(r.stdout ?? '');
+    log(r.stderr ?? '');
+    throw new Error(`bench: ${what} failed (${cmd} ${cmdArgs.join(' ')})`);
+  }
+  if (r.stderr) process.stderr.write(r.stderr);
+  return r.stdout;
+}
+
+function parseLines(out) {
+  return out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+}
+
+const results = [];
+function emit(rows) {
+  for (const r of rows) {
+    results.push(r);
+    if (json) console.log(JSON.stringify(r));
+  }
+}
+
+if (!has('--no-native')) {
+  const dir = 'build/bench-native';
+  log('bench: building the native release benchmark');
+  run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', '-DWEFT_BUILD_TESTS=ON', '-DWEFT_SANITIZE=OFF'],
+    'cmake configure');
+  run('cmake', ['--build', dir, '-j2', '--target', 'bench_weft'], 'cmake build');
+  log('bench: native');
+  const out = run(`${dir}/bench_weft`, ['--json', '--reps', reps, '--threads', '1,2'], 'native bench');
+  emit(parseLines(out).map(({ isa, ...r }) => r));
+}
+
+if (!has('--no-wasm')) {
+  if (!has('--no-build')) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  for (const [variant, threads] of [['simd', '1'], ['simd-threads', '1,2']]) {
+    log(`bench: wasm-${variant}`);
+    const out = run(process.execPath, ['bench/wasm_bench.mjs', variant, '--threads', threads, '--reps', reps],
+      `wasm-${variant}`);
+    emit(parseLines(out));
+  }
+}
+
+if (!has('--no-peers')) {
+  const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
+    ['ndarray-ops', 'ndarray-ops', [1]], ['js-loop', null, [1]]];
+  const ceilingOf = (name, threads) => {
+    const c = results.filter((r) => r.build.startsWith('wasm-') && r.threads === threads && r.name === name);
+    return c.length ? Math.max(...c.map((r) => r['GB/s'])) : NaN;
+  };
+  const ceilingName = { add: 'add3_simd_ceiling', cast_f32_f16: 'memcpy_4M' };
+  if (!existsSync(`${root}/bench/peers/node_modules`)) {
+    log('bench: installing the peers (bench/peers: npm ci)');
+    try {
+      run('npm', ['ci', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm ci');
+    } catch (e) {
+      log(`bench: peers not installed (${e.message.split('\n')[0]})`);
+    }
+  }
+  for (const [peer, pkg, threadList] of peers) {
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: ${peer} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: ${peer} threads=${t}`);
+      let out;
+      try {
+        out = run(process.execPath, ['bench/peers.mjs', peer, '--threads', String(t), '--reps', reps], peer);
+      } catch (e) {
+        log(e.message);
+        continue;
+      }
+      emit(parseLines(out).map((r) => {
+        const ceiling = ceilingName[r.name] ?? 'memcpy';
+        return { ...r, ratio: +(r['GB/s'] / ceilingOf(ceiling, r.threads)).toFixed(3), ceiling: `wasm ${ceiling}` };
+      }));
+    }
+  }
+}
+
+if (!json) {
+  const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
+  const names = [...new Set(results.map((r) => r.name))];
+  const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '-');
+  const text = (r) => (r ? `${r['GB/s'].toFixed(2).padStart(6)} ${fmt(r.ratio)}x${r.ratio_paired !== undefined ? ` (${fmt(r.ratio_paired)})` : ''}` : '');
+  const width = cols.map((c) => Math.max(c.length, ...results.filter((r) => `${r.build} t${r.threads}` === c).map((r) => text(r).length)));
+  const cell = (r, w) => text(r).padEnd(w);
+  console.log('GB/s (bytes read + written / median time), ratio to the same-run ceiling (paired: median of in-round ratios)');
+  console.log(`${''.padEnd(20)}${cols.map((c, i) => c.padEnd(width[i])).join(' ')}`);
+  for (const n of names) {
+    const row = cols.map((c, i) => cell(results.find((r) => r.name === n && `${r.build} t${r.threads}` === c), width[i]));
+    console.log(`${n.padEnd(20)}${row.join(' ')}`);
+  }
+  const byName = (n, b, t) => results.find((r) => r.name === n && r.build === b && r.threads === t);
+  const t1 = byName('nchw_to_nhwc', 'wasm-simd-threads', 1);
+  const t2 = byName('nchw_to_nhwc', 'wasm-simd-threads', 2);
+  if (t1 && t2) console.log(`nchw_to_nhwc wasm 2 threads / 1 thread: ${(t1.ms / t2.ms).toFixed(2)}x`);
+  const n1 = byName('nchw_to_nhwc', 'native', 1);
+  const n2 = byName('nchw_to_nhwc', 'native', 2);
+  if (n1 && n2) console.log(`nchw_to_nhwc native 2 threads / 1 thread: ${(n1.ms / n2.ms).toFixed(2)}x`);
+}

@@ -1,0 +1,190 @@
+// Worker mode, page side: the weft API with every call forwarded to a
+// dedicated Worker, so kernels never run on the page's main thread.
+//
+// Calls that make tensors return a WorkerTensor at once (its id is chosen
+// here, so chains like ww.rand([2, 3]).t().contiguous() cost no round trip);
+// calls that read values return promises (await t.toArray()). Messages are
+// handled in order, so a failed call surfaces as the rejection of the first
+// value read from its tensor, with the original WeftError message.
+//
+// Inputs are copied (structured clone). With { transfer: true } in a call's
+// options, the ArrayBuffers of its TypedArray arguments are transferred
+// instead: faster, and they become detached (length 0) on the caller's side.
+import { WeftError } from './core.js';
+
+// Methods whose result is a value (a promise here), not a tensor.
+const TENSOR_VALUES = new Set([
+  'toArray', 'data', 'item', 'toString', 'toNpy', 'size', 'stride', 'dim', 'ndimension', 'numel',
+  'storageOffset', 'elementSize', 'dataPtr', 'isContiguous', 'isNonOverlappingAndDense',
+  'suggestMemoryFormat', 'handle', 'explain', 'tolist', 'equal', 'allclose',
+]);
+const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed']);
+const API_VALUES = new Set([
+  'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
+  'explain', 'trace', 'ops', 'schema',
+]);
+// Methods returning lists of tensors.
+const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
+
+function isPlainOptions(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) &&
+    !(v instanceof ArrayBuffer) && !(v instanceof WorkerTensorBase);
+}
+
+class WorkerTensorBase {}
+
+export async function createWorkerApi(endpoint, options) {
+  let nextId = 1;
+  let nextTensor = 1;
+  const pending = new Map();
+  const scopes = [];
+  let closed = false;
+
+  endpoint.onMessage((msg) => {
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    if (pending.size === 0) endpoint.idle?.();
+    if (msg.ok) p.resolve(msg);
+    else p.reject(new WeftError(msg.error.code, msg.error.message));
+  });
+
+  function send(msg, transfer) {
+    if (closed) return Promise.reject(new WeftError('InvalidArgument', 'worker: terminated'));
+    const id = nextId++;
+    const p = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+    if (pending.size === 1) endpoint.busy?.();
+    endpoint.post({ id, ...msg }, transfer);
+    return p;
+  }
+
+  // Encodes arguments; collects buffers to transfer when asked.
+  function encodeArgs(args) {
+    let transfer = null;
+    const last = args[args.length - 1];
+    if (isPlainOptions(last) && 'transfer' in last) {
+      const { transfer: t, ...rest } = last;
+      if (t === true) transfer = [];
+      args = Object.keys(rest).length ? [...args.slice(0, -1), rest] : args.slice(0, -1);
+    }
+    const enc = (v) => {
+      if (v instanceof WorkerTensorBase) return { $t: v.id };
+      if (ArrayBuffer.isView(v)) {
+        if (transfer && !transfer.includes(v.buffer)) transfer.push(v.buffer);
+        return v;
+      }
+      if (Array.isArray(v)) return v.map(enc);
+      if (isPlainOptions(v)) {
+        const o = {};
+        for (const [k, x] of Object.entries(v)) o[k] = enc(x);
+        return o;
+      }
+      return v;
+    };
+    return { args: args.map(enc), transfer: transfer ?? [] };
+  }
+
+  function adopt(v) {
+    if (v !== null && typeof v === 'object' && typeof v.$t === 'number') {
+      const t = makeTensor(v.$t);
+      t.ready = Promise.resolve(v.meta);
+      return t;
+    }
+    return Array.isArray(v) ? v.map(adopt) : v;
+  }
+
+  function makeTensor(id) {
+    const base = new WorkerTensorBase();
+    base.id = id;
+    base.disposed = false;
+    const proxy = new Proxy(base, {
+      get(target, prop) {
+        if (prop === 'id' || prop === 'ready') return target[prop];
+        if (prop === 'then') return undefined; // not a thenable
+        if (prop === 'dispose') return () => dispose(target);
+        if (prop === 'isDisposed' && target.disposed) return Promise.resolve(true);
+        if (typeof prop === 'symbol') return target[prop];
+        if (TENSOR_PROPS.has(prop)) return send({ kind: 'get', target: id, prop }).then((m) => m.value);
+        return (...args) => call(id, prop, args);
+      },
+    });
+    base.proxy = proxy;
+    if (scopes.length) scopes[scopes.length - 1].add(proxy);
+    return proxy;
+  }
+
+  function dispose(target) {
+    if (target.disposed) return;
+    target.disposed = true;
+    for (const s of scopes) s.delete(target.proxy);
+    if (!closed) endpoint.post({ id: 0, kind: 'dispose', target: target.id }, []);
+  }
+
+  function call(target, method, rawArgs) {
+    const { args, transfer } = encodeArgs(rawArgs);
+    const valueCall = target === null ? API_VALUES.has(method) : TENSOR_VALUES.has(method);
+    if (valueCall || TENSOR_LISTS.has(method)) {
+      return send({ kind: 'call', target, method, args, out: null }, transfer).then((m) => adopt(m.value));
+    }
+    const out = nextTensor++;
+    const t = makeTensor(out);
+    const ready = send({ kind: 'call', target, method, args, out }, transfer).then((m) => m.meta);
+    ready.catch(() => {}); // surfaced by the first read of t
+    Object.defineProperty(t, 'ready', { value: ready });
+    return t;
+  }
+
+  // tidy on this side: disposes the WorkerTensors made while fn ran
+  // (synchronously), except those in its result.
+  function tidy(fn) {
+    const scope = new Set();
+    scopes.push(scope);
+    const finish = (r) => {
+      const keep = new Set();
+      const walk = (v) => {
+        if (v instanceof WorkerTensorBase) keep.add(v);
+        else if (Array.isArray(v)) v.forEach(walk);
+        else if (isPlainOptions(v)) Object.values(v).forEach(walk);
+      };
+      walk(r);
+      const parent = scopes[scopes.length - 1];
+      for (const t of scope) {
+        if (keep.has(t)) parent?.add(t);
+        else t.dispose();
+      }
+      return r;
+    };
+    let r;
+    try {
+      r = fn(api);
+    } finally {
+      scopes.splice(scopes.lastIndexOf(scope), 1);
+    }
+    if (r && typeof r.then === 'function') return r.then(finish, (e) => { finish(undefined); throw e; });
+    return finish(r);
+  }
+
+  const local = {
+    tidy,
+    keep: (t) => { for (const s of scopes) s.delete(t); return t; },
+    backend: () => send({ kind: 'get', target: null, prop: 'backend' }).then((m) => m.value),
+    buildId: () => send({ kind: 'get', target: null, prop: 'buildId' }).then((m) => m.value),
+    terminate: async () => {
+      closed = true;
+      for (const p of pending.values()) p.reject(new WeftError('InvalidArgument', 'worker: terminated'));
+      pending.clear();
+      await endpoint.terminate();
+    },
+    WeftError,
+  };
+  const api = new Proxy(local, {
+    get(target, prop) {
+      if (prop in target) return target[prop];
+      if (prop === 'then' || typeof prop === 'symbol') return undefined;
+      return (...args) => call(null, prop, args);
+    },
+  });
+
+  await send({ kind: 'init', options: options ?? {} });
+  return api;
+}

@@ -1,0 +1,126 @@
+// The worker side of worker mode: owns the weft API and every tensor, and
+// answers the client's messages in order (js/worker-client.js speaks the
+// protocol). Environment-agnostic: js/worker.js (browsers) and
+// js/worker-node.js (worker_threads) give it an endpoint and an init().
+//
+// Messages in:  { id, kind: 'init', options }
+//               { id, kind: 'call', target: tensorId | null, method, args, out: tensorId | null }
+//               { id, kind: 'get', target, prop }          (shape, dtype, device, isDisposed)
+//               { id, kind: 'dispose', target }
+// Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
+// Arguments and values encode tensors as { $t: id }.
+export function serve(endpoint, init) {
+  let wt = null;
+  const tensors = new Map(); // id -> Tensor
+  const failed = new Map(); // id -> error of the call that should have made it
+  const refs = new Map(); // Tensor -> number of ids naming it (in-place ops return self)
+
+  const isTensor = (v) => wt !== null && v instanceof wt.Tensor;
+
+  function tensorOf(id) {
+    if (failed.has(id)) throw failed.get(id);
+    const t = tensors.get(id);
+    if (!t) throw Object.assign(new Error('worker: tensor has been disposed'), { code: 'InvalidArgument' });
+    return t;
+  }
+
+  function decode(v) {
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v;
+    if (typeof v.$t === 'number') return tensorOf(v.$t);
+    if (Array.isArray(v)) return v.map(decode);
+    const o = {};
+    for (const [k, x] of Object.entries(v)) o[k] = decode(x);
+    return o;
+  }
+
+  function bind(id, t) {
+    tensors.set(id, t);
+    refs.set(t, (refs.get(t) ?? 0) + 1);
+  }
+
+  function release(id) {
+    const t = tensors.get(id);
+    failed.delete(id);
+    if (!t) return;
+    tensors.delete(id);
+    const n = refs.get(t) - 1;
+    if (n > 0) refs.set(t, n);
+    else { refs.delete(t); t.dispose(); }
+  }
+
+  const meta = (t) => ({ shape: t.shape, dtype: t.dtype, device: t.device });
+
+  // A value for postMessage: tensors the client did not name yet get fresh
+  // negative ids it adopts (lists of tensors from split-like ops).
+  let fresh = -1;
+  function encode(v) {
+    if (isTensor(v)) {
+      const id = fresh--;
+      bind(id, v);
+      return { $t: id, meta: meta(v) };
+    }
+    if (Array.isArray(v)) return v.map(encode);
+    return v;
+  }
+
+  async function handle(msg) {
+    switch (msg.kind) {
+      case 'init': {
+        wt = await init(msg.options);
+        return { value: null };
+      }
+      case 'dispose':
+        release(msg.target);
+        return null;
+      case 'get': {
+        const obj = msg.target === null ? wt : tensorOf(msg.target);
+        if (msg.target === null && !['backend', 'buildId', 'variant'].includes(msg.prop)) {
+          throw Object.assign(new Error(`${msg.prop}: not a weft property`), { code: 'TypeError' });
+        }
+        const v = obj[msg.prop];
+        return { value: v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v } : v };
+      }
+      case 'call': {
+        const self = msg.target === null ? wt : tensorOf(msg.target);
+        const fn = self[msg.method];
+        if (typeof fn !== 'function') {
+          throw Object.assign(new Error(`${msg.method}: not a weft ${msg.target === null ? 'function' : 'Tensor method'}`),
+            { code: 'TypeError' });
+        }
+        let r = fn.apply(self, decode(msg.args));
+        if (r && typeof r.then === 'function') r = await r;
+        if (msg.out !== null) {
+          if (!isTensor(r)) {
+            throw Object.assign(new Error(`${msg.method}: did not return a tensor`), { code: 'TypeError' });
+          }
+          bind(msg.out, r);
+          return { value: null, meta: meta(r) };
+        }
+        if (typeof r === 'function') return { value: null };
+        if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r)) {
+          return { value: JSON.parse(JSON.stringify(r)) };
+        }
+        return { value: encode(r) };
+      }
+      default:
+        throw new Error(`worker: unknown message kind ${msg.kind}`);
+    }
+  }
+
+  // One message at a time, in arrival order (an async init must finish before
+  // the calls queued behind it).
+  let queue = Promise.resolve();
+  endpoint.onMessage((msg) => {
+    queue = queue.then(async () => {
+      try {
+        const r = await handle(msg);
+        if (r === null) return;
+        endpoint.post({ id: msg.id, ok: true, value: r.value, meta: r.meta });
+      } catch (e) {
+        const error = { code: e.code ?? 'InternalError', message: e.message ?? String(e), name: e.name };
+        if (msg.kind === 'call' && msg.out !== null) failed.set(msg.out, e);
+        endpoint.post({ id: msg.id, ok: false, error });
+      }
+    });
+  });
+}

@@ -1,0 +1,499 @@
+/* The dispatcher, trace and explain() for JS (js/ops.js): op metadata as
+ * JSON, one typed entry point per op-table line, a boxed stack for calls by
+ * name, the dispatch trace and explain.
+ *
+ * ABI (wasm32, i32/f64 only, as in exports.c):
+ * - weft_wasm_ops_json() returns a malloc'd JSON array, one object per op in
+ *   definition order (free it with _free): name, schema, args and returns as
+ *   the parser read them, and for op-table lines `cname` and `kinds` (the
+ *   (KIND, name) list of src/dispatch/opgen.h) so JS can call the typed entry
+ *   point weft_wasm_op_<cname>.
+ * - Typed entry points take, per (KIND, name): TENSOR/MTENSOR/OPT_TENSOR a
+ *   weft_tensor* (0 = None); INT/OPT_INT an f64 (None = -2**63); INT_LIST an
+ *   f64* into the list area (weft_wasm_op_lists(), 4 lists of 16) and an i32
+ *   length; DOUBLE f64; BOOL i32; SCALAR an i32 tag (0 int, 1 float, 2 bool)
+ *   and an f64; DTYPE/MEMORY_FORMAT i32 (-1 = None); DEVICE i32; STRING a
+ *   char*. TENSOR lines return a new reference (0 on error), STATUS lines a
+ *   status.
+ * - Boxed calls: weft_wasm_stack_* push onto one stack owned by this module;
+ *   weft_wasm_call(op, given) checks the types, fills trailing defaults and
+ *   calls; the returns are then read with weft_wasm_ret_* and the stack reset
+ *   with weft_wasm_stack_reset(). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <emscripten/emscripten.h>
+
+#include "ops/ops.h"
+#include "weft/weft.h"
+
+/* ---- a growing JSON buffer ---- */
+
+typedef struct {
+  char* buf;
+  size_t len, cap;
+  bool oom;
+} jbuf;
+
+static void put(jbuf* b, const char* fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->buf ? b->buf + b->len : NULL, b->buf ? b->cap - b->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      b->oom = true;
+      return;
+    }
+    if (b->buf && (size_t)n < b->cap - b->len) {
+      b->len += (size_t)n;
+      return;
+    }
+    size_t cap = b->cap * 2 + (size_t)n + 64;
+    char* p = realloc(b->buf, cap);
+    if (!p) {
+      b->oom = true;
+      return;
+    }
+    b->buf = p;
+    b->cap = cap;
+  }
+}
+
+static void put_str(jbuf* b, const char* s) {
+  put(b, "\"");
+  for (; s && *s; s++) {
+    if (*s == '"' || *s == '\\') put(b, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) put(b, "\\u%04x", *s);
+    else put(b, "%c", *s);
+  }
+  put(b, "\"");
+}
+
+static char* finish(jbuf* b) {
+  if (b->oom) {
+    free(b->buf);
+    return weft__error_null(WEFT_OUT_OF_MEMORY, "ops: out of memory");
+  }
+  return b->buf;
+}
+
+static const char* const type_names[WEFT_TYPE_COUNT] = {
+    [WEFT_TYPE_TENSOR] = "Tensor",         [WEFT_TYPE_INT] = "int",
+    [WEFT_TYPE_SYMINT] = "SymInt",         [WEFT_TYPE_FLOAT] = "float",
+    [WEFT_TYPE_BOOL] = "bool",             [WEFT_TYPE_STR] = "str",
+    [WEFT_TYPE_SCALAR] = "Scalar",         [WEFT_TYPE_SCALAR_TYPE] = "ScalarType",
+    [WEFT_TYPE_MEMORY_FORMAT] = "MemoryFormat", [WEFT_TYPE_LAYOUT] = "Layout",
+    [WEFT_TYPE_DEVICE] = "Device",         [WEFT_TYPE_GENERATOR] = "Generator",
+    [WEFT_TYPE_DIMNAME] = "Dimname"};
+
+/* A default value: {"tag": iv tag name, "value": JSON}. */
+static void put_ivalue(jbuf* b, const weft_ivalue* v) {
+  put(b, "{\"tag\":");
+  put_str(b, weft_iv_tag_name(v->tag));
+  put(b, ",\"value\":");
+  switch (v->tag) {
+    case WEFT_IV_INT: put(b, "%lld", (long long)v->u.i); break;
+    case WEFT_IV_DOUBLE:
+      if (v->u.d != v->u.d) put(b, "null");
+      else if (v->u.d > 1.7976931348623157e308) put(b, "1e999");
+      else if (v->u.d < -1.7976931348623157e308) put(b, "-1e999");
+      else put(b, "%.17g", v->u.d);
+      break;
+    case WEFT_IV_BOOL: put(b, v->u.b ? "true" : "false"); break;
+    case WEFT_IV_INT_LIST:
+      put(b, "[");
+      for (int64_t i = 0; i < v->u.ilist.len; i++) put(b, i ? ",%lld" : "%lld", (long long)v->u.ilist.data[i]);
+      put(b, "]");
+      break;
+    case WEFT_IV_STRING: put_str(b, v->u.s); break;
+    case WEFT_IV_DTYPE: put_str(b, weft_dtype_name(v->u.dtype)); break;
+    case WEFT_IV_MEMORY_FORMAT: put_str(b, weft_memory_format_name(v->u.mf)); break;
+    case WEFT_IV_DEVICE: put_str(b, weft_device_name(v->u.device)); break;
+    default: put(b, "null"); break;
+  }
+  put(b, "}");
+}
+
+static void put_arg(jbuf* b, const weft_arg* a) {
+  char text[64];
+  weft_arg_type_format(a, text, sizeof text);
+  put(b, "{\"name\":");
+  put_str(b, a->name ? a->name : "");
+  put(b, ",\"type\":\"%s\",\"text\":", type_names[a->type]);
+  put_str(b, text);
+  put(b, ",\"list\":%s,\"listSize\":%d,\"optional\":%s,\"elemOptional\":%s,\"alias\":",
+      a->is_list ? "true" : "false", a->list_size, a->optional ? "true" : "false",
+      a->elem_optional ? "true" : "false");
+  if (a->alias) put_str(b, a->alias);
+  else put(b, "null");
+  put(b, ",\"write\":%s,\"kwargOnly\":%s", a->is_write ? "true" : "false", a->kwarg_only ? "true" : "false");
+  if (a->has_default) {
+    put(b, ",\"default\":");
+    put_ivalue(b, &a->default_value);
+  }
+  put(b, "}");
+}
+
+/* ---- the op table's lines, for the typed entry points ---- */
+
+#define WJ_LINE(c, schema, R, ...) {#c, schema, #R, #__VA_ARGS__},
+static const struct {
+  const char *cname, *schema, *ret, *kinds;
+} lines[] = {
+#define WEFT_OP WJ_LINE
+#include "ops/ops.def"
+#undef WEFT_OP
+};
+
+/* "add.Tensor(Tensor self, ..." names the same op as "aten::add.Tensor". */
+static bool line_names(const char* schema, const weft_schema* s) {
+  size_t n = strcspn(schema, "(");
+  const char* full = s->full_name;
+  const char* sep = strstr(full, "::");
+  if (sep) full = sep + 2;
+  return strlen(full) == n && strncmp(full, schema, n) == 0;
+}
+
+static void put_op(jbuf* b, const weft_op* op) {
+  const weft_schema* s = weft_op_schema(op);
+  char text[1024];
+  weft_schema_format(s, text, sizeof text);
+  put(b, "{\"name\":");
+  put_str(b, s->full_name);
+  put(b, ",\"base\":");
+  put_str(b, s->name);
+  put(b, ",\"overload\":");
+  put_str(b, s->overload);
+  put(b, ",\"schema\":");
+  put_str(b, text);
+  put(b, ",\"args\":[");
+  for (int i = 0; i < s->nargs; i++) {
+    if (i) put(b, ",");
+    put_arg(b, &s->args[i]);
+  }
+  put(b, "],\"returns\":[");
+  for (int i = 0; i < s->nreturns; i++) {
+    if (i) put(b, ",");
+    put_arg(b, &s->returns[i]);
+  }
+  put(b, "],\"tupleReturn\":%s", s->tuple_return ? "true" : "false");
+  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+    if (!line_names(lines[i].schema, s)) continue;
+    put(b, ",\"cname\":");
+    put_str(b, lines[i].cname);
+    put(b, ",\"ret\":\"%s\",\"kinds\":", lines[i].ret);
+    put_str(b, lines[i].kinds);
+    break;
+  }
+  put(b, "}");
+}
+
+EMSCRIPTEN_KEEPALIVE char* weft_wasm_ops_json(void) {
+  jbuf b = {0};
+  int64_t n = weft_op_count();
+  put(&b, "[");
+  for (int64_t i = 0; i < n; i++) {
+    if (i) put(&b, ",");
+    put_op(&b, weft_op_at(i));
+  }
+  put(&b, "]");
+  return finish(&b);
+}
+
+EMSCRIPTEN_KEEPALIVE weft_op* weft_wasm_op_at(int i) {
+  return weft_op_at(i);
+}
+
+/* [{key, kind, source, kernel, boxedOnly}] over every runtime key. */
+EMSCRIPTEN_KEEPALIVE char* weft_wasm_op_table_json(const weft_op* op) {
+  jbuf b = {0};
+  put(&b, "[");
+  int n = weft_num_runtime_entries();
+  bool first = true;
+  for (int i = 1; i < n; i++) {
+    weft_dispatch_key k = weft_table_index_key(i);
+    weft_table_entry e;
+    if (weft_op_table_entry(op, k, &e) != WEFT_OK) continue;
+    put(&b, first ? "{\"key\":" : ",{\"key\":");
+    first = false;
+    put_str(&b, weft_dispatch_key_name(k));
+    put(&b, ",\"kind\":\"%s\",\"source\":", weft_entry_kind_name(e.kind));
+    if (e.kind == WEFT_ENTRY_MISSING) put(&b, "null");
+    else put_str(&b, weft_dispatch_key_name(e.source));
+    put(&b, ",\"kernel\":");
+    if (e.kind == WEFT_ENTRY_MISSING) put(&b, "null");
+    else put_str(&b, e.kernel);
+    put(&b, ",\"boxedOnly\":%s}", e.boxed_only ? "true" : "false");
+  }
+  put(&b, "]");
+  return finish(&b);
+}
+
+/* ---- typed entry points, one per op-table line ---- */
+
+static struct {
+  double lists[4][WEFT_MAX_DIMS];
+} area;
+
+EMSCRIPTEN_KEEPALIVE void* weft_wasm_op_lists(void) {
+  return &area;
+}
+
+static int64_t wj_i64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)v;
+}
+
+static inline const int64_t* wj_list(const double* p, int n, int64_t* dst) {
+  for (int i = 0; i < n && i < WEFT_MAX_DIMS; i++) dst[i] = wj_i64(p[i]);
+  return dst;
+}
+
+__attribute__((unused)) static weft_scalar wj_scalar(int tag, double v) {
+  if (tag == 0) return weft_scalar_int(wj_i64(v));
+  if (tag == 2) return weft_scalar_bool(v != 0);
+  return weft_scalar_double(v);
+}
+
+/* P: wasm parameters, C: conversions, A: arguments of weft_<cname>. */
+#define WJ_P(K, n) WJ_P_##K(n)
+#define WJ_C(K, n) WJ_C_##K(n)
+#define WJ_A(K, n) WJ_A_##K(n)
+#define WJ_NOCONV(n)
+#define WJ_SAME(n) , n
+
+#define WJ_P_TENSOR(n) , weft_tensor* n
+#define WJ_C_TENSOR WJ_NOCONV
+#define WJ_A_TENSOR WJ_SAME
+#define WJ_P_MTENSOR WJ_P_TENSOR
+#define WJ_C_MTENSOR WJ_NOCONV
+#define WJ_A_MTENSOR WJ_SAME
+#define WJ_P_OPT_TENSOR WJ_P_TENSOR
+#define WJ_C_OPT_TENSOR WJ_NOCONV
+#define WJ_A_OPT_TENSOR WJ_SAME
+#define WJ_P_INT(n) , double n
+#define WJ_C_INT WJ_NOCONV
+#define WJ_A_INT(n) , wj_i64(n)
+#define WJ_P_OPT_INT WJ_P_INT
+#define WJ_C_OPT_INT WJ_NOCONV
+#define WJ_A_OPT_INT WJ_A_INT
+#define WJ_P_INT_LIST(n) , const double* n, int n##_len
+#define WJ_C_INT_LIST(n) int64_t n##_buf[WEFT_MAX_DIMS];
+#define WJ_A_INT_LIST(n) , wj_list(n, n##_len, n##_buf), (int64_t)n##_len
+#define WJ_P_DOUBLE(n) , double n
+#define WJ_C_DOUBLE WJ_NOCONV
+#define WJ_A_DOUBLE WJ_SAME
+#define WJ_P_BOOL(n) , int n
+#define WJ_C_BOOL WJ_NOCONV
+#define WJ_A_BOOL(n) , (n != 0)
+#define WJ_P_SCALAR(n) , int n##_tag, double n
+#define WJ_C_SCALAR WJ_NOCONV
+#define WJ_A_SCALAR(n) , wj_scalar(n##_tag, n)
+#define WJ_P_DTYPE(n) , int n
+#define WJ_C_DTYPE WJ_NOCONV
+#define WJ_A_DTYPE(n) , (weft_dtype)n
+#define WJ_P_MEMORY_FORMAT(n) , int n
+#define WJ_C_MEMORY_FORMAT WJ_NOCONV
+#define WJ_A_MEMORY_FORMAT(n) , (weft_memory_format)n
+#define WJ_P_DEVICE(n) , int n
+#define WJ_C_DEVICE WJ_NOCONV
+#define WJ_A_DEVICE(n) , (weft_device)n
+#define WJ_P_STRING(n) , const char* n
+#define WJ_C_STRING WJ_NOCONV
+#define WJ_A_STRING WJ_SAME
+
+#define WJ_RT_TENSOR weft_tensor*
+#define WJ_RT_STATUS int
+#define WJ_TYPED(c, schema, R, ...)                                                    \
+  EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
+    WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \
+    return (WJ_RT_##R)weft_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_A, __VA_ARGS__)));       \
+  }
+#define WEFT_OP WJ_TYPED
+#include "ops/ops.def"
+#undef WEFT_OP
+
+/* ---- boxed calls ---- */
+
+static weft_stack stack;
+static bool stack_ready;
+
+static weft_stack* stk(void) {
+  if (!stack_ready) {
+    weft_stack_init(&stack);
+    stack_ready = true;
+  }
+  return &stack;
+}
+
+EMSCRIPTEN_KEEPALIVE void weft_wasm_stack_reset(void) {
+  weft_stack_clear(stk());
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_none(void) {
+  return weft_stack_push_none(stk());
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_tensor(const weft_tensor* t) {
+  return weft_stack_push_tensor(stk(), t);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_int(double v) {
+  return weft_stack_push_int(stk(), wj_i64(v));
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_double(double v) {
+  return weft_stack_push_double(stk(), v);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_bool(int v) {
+  return weft_stack_push_bool(stk(), v != 0);
+}
+
+/* n f64 values at p (any length: JS passes the list area or malloc'd memory). */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_int_list(const double* p, int n) {
+  int64_t small[WEFT_MAX_DIMS];
+  int64_t* v = n <= WEFT_MAX_DIMS ? small : malloc((size_t)n * sizeof *v);
+  if (!v) return weft__error(WEFT_OUT_OF_MEMORY, "ops: out of memory");
+  for (int i = 0; i < n; i++) v[i] = wj_i64(p[i]);
+  weft_status s = weft_stack_push_int_list(stk(), v, n);
+  if (v != small) free(v);
+  return s;
+}
+
+/* n weft_tensor* at p. */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_tensor_list(weft_tensor* const* p, int n) {
+  return weft_stack_push_tensor_list(stk(), p, n);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_string(const char* s) {
+  return weft_stack_push_string(stk(), s);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_dtype(int d) {
+  return weft_stack_push_dtype(stk(), (weft_dtype)d);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_memory_format(int f) {
+  return weft_stack_push_memory_format(stk(), (weft_memory_format)f);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_device(int d) {
+  return weft_stack_push_device(stk(), (weft_device)d);
+}
+
+/* Argument i's default, as the schema parsed it. */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_default(const weft_op* op, int i) {
+  const weft_schema* s = weft_op_schema(op);
+  if (i < 0 || i >= s->nargs || !s->args[i].has_default) {
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s(): argument %d has no default", s->name, i);
+  }
+  weft_ivalue v;
+  weft_status st = weft_ivalue_copy(&v, &s->args[i].default_value);
+  return st != WEFT_OK ? st : weft_stack_push(stk(), v);
+}
+
+/* Calls op with the `given` values on the stack; the returns replace them. */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_call(const weft_op* op, int given) {
+  weft_status s = weft_op_prepare_args(op, stk(), given);
+  return s != WEFT_OK ? s : weft_op_call_boxed(op, stk());
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_stack_size(void) {
+  return (int)stk()->size;
+}
+
+/* Return values, by position from the bottom of the stack. */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_ret_tag(int i) {
+  return (int)stk()->v[i].tag;
+}
+
+/* A new reference to the tensor (JS wraps it). */
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_ret_tensor(int i) {
+  return weft_tensor_retain(stk()->v[i].u.t);
+}
+
+EMSCRIPTEN_KEEPALIVE double weft_wasm_ret_number(int i) {
+  const weft_ivalue* v = &stk()->v[i];
+  switch (v->tag) {
+    case WEFT_IV_INT: return (double)v->u.i;
+    case WEFT_IV_DOUBLE: return v->u.d;
+    case WEFT_IV_BOOL: return v->u.b;
+    case WEFT_IV_DTYPE: return v->u.dtype;
+    case WEFT_IV_MEMORY_FORMAT: return v->u.mf;
+    case WEFT_IV_DEVICE: return v->u.device;
+    default: return 0;
+  }
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_ret_list_len(int i) {
+  const weft_ivalue* v = &stk()->v[i];
+  return v->tag == WEFT_IV_INT_LIST ? (int)v->u.ilist.len : v->tag == WEFT_IV_TENSOR_LIST ? (int)v->u.tlist.len : 0;
+}
+
+EMSCRIPTEN_KEEPALIVE double weft_wasm_ret_list_int(int i, int j) {
+  return (double)stk()->v[i].u.ilist.data[j];
+}
+
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_ret_list_tensor(int i, int j) {
+  return weft_tensor_retain(stk()->v[i].u.tlist.data[j]);
+}
+
+EMSCRIPTEN_KEEPALIVE const char* weft_wasm_ret_string(int i) {
+  return stk()->v[i].u.s;
+}
+
+/* ---- explain and trace ---- */
+
+static char* explained;
+
+/* The plan of the op whose `given` arguments are on the stack; then
+ * weft_wasm_explain_result() hands over the JSON (0: the op ran no iterator). */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_explain(const weft_op* op, int given) {
+  free(explained);
+  explained = NULL;
+  weft_status s = weft_op_prepare_args(op, stk(), given);
+  if (s == WEFT_OK) s = weft_explain_boxed(op, stk(), &explained);
+  weft_stack_clear(stk());
+  return s;
+}
+
+EMSCRIPTEN_KEEPALIVE char* weft_wasm_explain_result(void) {
+  char* j = explained;
+  explained = NULL;
+  return j;
+}
+
+EMSCRIPTEN_KEEPALIVE void weft_wasm_trace_start(void) {
+  weft_trace_start();
+}
+
+EMSCRIPTEN_KEEPALIVE void weft_wasm_trace_stop(void) {
+  weft_trace_stop();
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_trace_count(void) {
+  return (int)weft_trace_count();
+}
+
+EMSCRIPTEN_KEEPALIVE const char* weft_wasm_trace_op(int i) {
+  return weft_trace_entries()[i].op;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* weft_wasm_trace_key(int i) {
+  return weft_dispatch_key_name(weft_trace_entries()[i].key);
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_trace_depth(int i) {
+  return weft_trace_entries()[i].depth;
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_trace_redispatch(int i) {
+  return weft_trace_entries()[i].redispatch;
+}

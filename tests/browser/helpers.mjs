@@ -1,0 +1,92 @@
+// Shared by the browser tests: the project's server in a child process, and
+// Debian's Chromium driven by playwright-core with a fresh profile.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const OUTPUT = path.join(ROOT, 'tests/browser/output');
+const CHROMIUM = process.env.WEFT_CHROMIUM ?? '/usr/bin/chromium';
+
+// Starts `node web/server.mjs --port 0 [--no-isolation]` on loopback and
+// resolves with the demo URL it prints.
+export function startServer({ isolation = true } = {}) {
+  const args = ['web/server.mjs', '--port', '0', '--host', '127.0.0.1'];
+  if (!isolation) args.push('--no-isolation');
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill(); reject(new Error(`server printed no URL in 10 s: ${out}${err}`)); }, 10000);
+    child.stderr.on('data', (d) => { err += d; });
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/https?:\/\/[^\s)]+/);
+      if (!m) return;
+      clearTimeout(timer);
+      const u = new URL(m[0]);
+      if (u.pathname === '/') u.pathname = '/demo/';
+      resolve({
+        url: u.href,
+        stop: () => new Promise((r) => { if (child.exitCode !== null) r(); else { child.once('exit', r); child.kill(); } }),
+      });
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${err}`)); });
+  });
+}
+
+export async function launchBrowser() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--no-first-run'],
+    viewport: { width: 1280, height: 800 },
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+// Collects everything that would show as an error in DevTools: console
+// errors, uncaught exceptions and failed (4xx/5xx or aborted) requests.
+export function watchErrors(page) {
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('requestfailed', (r) => errors.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()}: ${r.url()}`); });
+  return errors;
+}
+
+export async function openDemo(context, url) {
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(url);
+  await page.waitForFunction(() => document.body.dataset.ready, null, { timeout: 30000 });
+  return { page, errors };
+}
+
+// Makes a tensor and applies ops through the page's own controls, as a person would.
+export async function makeTensor(page, shape, dtype = 'float32') {
+  await page.fill('#shape', shape);
+  await page.selectOption('#dtype', dtype);
+  await page.selectOption('#fill', 'arange');
+  await page.click('#make button[type=submit]');
+}
+
+export async function applyOp(page, op, args = {}) {
+  await page.selectOption('#op', op);
+  for (const [name, value] of Object.entries(args)) await page.fill(`#op-args [name="${name}"]`, String(value));
+  await page.click('#apply button[type=submit]');
+}
+
+export const text = (page, sel) => page.locator(sel).first().innerText();

@@ -1,0 +1,107 @@
+// wt.trace (the dispatcher's trace), wt.explain (TensorIterator plans) and
+// the thread count.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { init, noLeaks, throwsWeft, tracker, VARIANTS } from './helpers.mjs';
+
+for (const variant of VARIANTS) {
+  test(`${variant}: trace of contiguous(channels_last)`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const x = track(wt.rand(2, 3, 4, 5));
+      const tr = wt.trace(() => track(x.contiguous({ memoryFormat: 'channels_last' })));
+      const ops = tr.map((e) => e.op.replace(/^aten::/, ''));
+      const at = (name) => ops.findIndex((o) => o === name || o.startsWith(`${name}.`));
+      assert.equal(at('contiguous'), 0);
+      assert.ok(at('contiguous') < at('clone'));
+      assert.ok(at('clone') < at('empty_like'));
+      assert.ok(at('empty_like') < at('empty'));
+      assert.ok(at('empty') < at('copy_'));
+      for (const e of tr) {
+        assert.equal(typeof e.key, 'string');
+        assert.ok(Number.isInteger(e.depth) && e.depth >= 0);
+      }
+      assert.equal(tr[0].depth, 0);
+      assert.ok(tr[at('clone')].depth > 0);
+      assert.equal(tr[at('clone')].key, 'CPU');
+      assert.equal(tr[at('copy_')].key, 'CPU');
+      // BackendSelect picks the backend of empty, then CPU runs it
+      const keysOfEmpty = tr.filter((e) => e.op.startsWith('aten::empty.')).map((e) => e.key);
+      assert.deepEqual(keysOfEmpty, ['BackendSelect', 'CPU']);
+      // off again: nothing recorded outside fn; errors inside fn propagate and stop it
+      assert.deepEqual(wt.trace(() => {}), []);
+      assert.throws(() => wt.trace(() => { throw new Error('boom'); }), /boom/);
+      const m = wt.trace(() => track(track(wt.empty(2, 3, { device: 'meta' })).t()));
+      assert.deepEqual(m.map((e) => e.key).slice(-1), ['Meta']);
+      throwsWeft(() => wt.trace(42), 'TypeError');
+      track.disposeAll();
+    });
+  });
+
+  test(`${variant}: explain`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      // the seed's example: [1,64,5,4] contiguous -> channels_last
+      const x = track(wt.rand(1, 64, 5, 4));
+      const plan = wt.explain('contiguous', x, { memoryFormat: 'channels_last' });
+      assert.equal(plan.op, 'copy_');
+      assert.deepEqual(plan.broadcastShape, [1, 64, 5, 4]);
+      assert.deepEqual(plan.shape, [64, 20]);
+      assert.deepEqual(plan.strides, [[4, 256], [80, 4]]);
+      assert.equal(plan.commonDtype, 'float32');
+      assert.equal(plan.loop, 'transpose');
+      assert.equal(typeof plan.fastSetup, 'string');
+      assert.ok(plan.chunks >= 1);
+      assert.deepEqual(wt.explain('clone', x, { memoryFormat: 'channels_last' }).shape, [64, 20]);
+      // no copy needed: no iterator
+      assert.equal(wt.explain('contiguous', x), null);
+      // copy_ is explained, not run
+      const dst = track(wt.zeros(3, 4));
+      const src = track(track(wt.ones(4, 3)).t());
+      const cp = wt.explain('copy_', dst, src);
+      assert.equal(cp.loop, 'transpose');
+      assert.deepEqual(dst.toArray(), [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+      const same = wt.explain('to', track(wt.zeros(8, { dtype: 'int32' })), 'float64');
+      assert.deepEqual(same.dtypes, ['float64', 'int32']);
+      assert.equal(same.fastSetup, 'contiguous');
+      throwsWeft(() => wt.explain('copy_', dst, track(wt.ones(5))), 'ShapeError', /must match the size/);
+      if (typeof wt.add === 'function') {
+        const a = track(wt.rand(4, 1));
+        const b = track(wt.rand(1, 5, { dtype: 'float64' }));
+        const p = wt.explain('add', a, b);
+        assert.deepEqual(p.broadcastShape, [4, 5]);
+        assert.deepEqual(p.strides, [[8, 40], [0, 4], [8, 0]]);
+        assert.equal(p.commonDtype, 'float64');
+        const c = track(wt.zeros(3));
+        // the number is a 0-dim operand with stride 0
+        const q = wt.explain('add_', c, 1);
+        assert.equal(q.loop, 'scalar-broadcast');
+        assert.deepEqual(q.strides, [[4], [4], [0]]);
+        assert.deepEqual(c.toArray(), [0, 0, 0]);
+        const cl = track(track(wt.rand([2, 3, 4, 5])).contiguous({ memoryFormat: 'channels_last' }));
+        assert.equal(wt.explain('mul', cl, cl).fastSetup, 'channels_last');
+      }
+      track.disposeAll();
+    });
+  });
+
+  test(`${variant}: threads`, async () => {
+    const wt = await init({ variant, threads: 1 });
+    assert.equal(wt.getNumThreads(), 1);
+    const max = wt.maxThreads();
+    assert.ok(max >= 1);
+    if (variant === 'simd') assert.equal(max, 1);
+    wt.setNumThreads(max);
+    assert.equal(wt.getNumThreads(), max);
+    throwsWeft(() => wt.setNumThreads(0), 'InvalidArgument', /at least 1/);
+    throwsWeft(() => wt.setNumThreads(1.5), 'TypeError');
+    await init({ variant, threads: 'auto' });
+    assert.equal(wt.getNumThreads(), max);
+    await init({ variant, threads: 1 });
+    assert.equal(wt.getNumThreads(), 1);
+    await assert.rejects(init({ variant, threads: 0 }), /threads must be a positive integer or 'auto'/);
+    wt.setNumThreads(max);
+  });
+}

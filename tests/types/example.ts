@@ -1,0 +1,79 @@
+// A typed tour of the API, checked by tsc --noEmit (tests/js/types.test.mjs).
+// It is compiled, never run; @ts-expect-error lines prove the types refuse
+// what the runtime refuses.
+import { init, initWorker, WeftError } from 'weft';
+import type { Backend, DType, MemoryStats, Tensor, Weft, WorkerTensor, WorkerWeft } from 'weft';
+
+async function main(): Promise<void> {
+  const wt: Weft = await init({ threads: 'auto' });
+  const b: Backend = wt.backend;
+  const why: string = b.reason;
+  const iso: boolean | null = b.crossOriginIsolated;
+  console.log(why, iso, b.variant satisfies 'simd-threads' | 'simd' | 'scalar', wt.buildId);
+  await init({ variant: 'scalar', wasmPaths: '/static/weft/' });
+  await init({ wasmPaths: { 'weft-simd.wasm': new URL('https://cdn.example/w.wasm') } });
+  await init({ variant: 'simd', wasmBinary: new Uint8Array(8) });
+  await init({ wasmBinary: { simd: new ArrayBuffer(8), scalar: new Uint8Array(8) } });
+  await init({ locateFile: (path, prefix) => prefix + path, threads: 2 });
+  // @ts-expect-error: no such variant
+  await init({ variant: 'gpu' });
+
+  const x: Tensor = wt.rand([1, 3, 4, 4]);
+  const y = x.contiguous({ memoryFormat: 'channels_last' });
+  const strides: number[] = y.stride();
+  const s0: number = y.stride(0);
+  const dtype: DType = y.dtype;
+  const v = x.permute(0, 2, 3, 1).reshape([-1]).slice(0, 0, null, 2).unsqueeze(0);
+  const values = v.data();
+  const bits = wt.ones(2, { dtype: 'float16' }).data({ bits: true });
+  const nested = wt.arange(6).view(2, 3).toArray();
+  console.log(strides, s0, dtype, values.length, bits.length, nested, String(v));
+
+  const kept = wt.tidy(() => {
+    const a = wt.zeros([2, 2], { dtype: 'float64' });
+    return { a: a.t(), n: 1 };
+  });
+  const ta: Tensor = kept.a;
+  const p: Promise<Tensor> = wt.tidy(async () => wt.ones(3));
+  wt.keep(await p);
+  const m: MemoryStats = wt.memory();
+  console.log(ta.shape, m.jsTensors, m.collected, m.tidyScopes, m.heapBytes);
+
+  wt.tensor(new Float64Array([1, 2]));
+  wt.tensor(new BigUint64Array([1n]));
+  wt.tensor(new Uint16Array([0x3c00]), { dtype: 'float16', bits: true });
+  wt.tensor([[1, 2], [3, 4]], { dtype: 'int32' });
+  wt.tensor([true, false]);
+  // @ts-expect-error: a string is not tensor data
+  wt.tensor('1, 2');
+  const npy: Uint8Array = x.toNpy();
+  const back: Tensor = wt.fromNpy(npy);
+  wt.fromNpy(npy.buffer);
+  back.dispose();
+  wt.setNumThreads(2);
+  console.log(wt.getNumThreads(), wt.maxThreads(), wt.promoteTypes('int32', 'float16'), wt.canCast('float32', 'int64'));
+
+  try {
+    x.view(7);
+  } catch (e) {
+    if (e instanceof WeftError) console.log(e.code, e.message);
+  }
+
+  // Worker mode: the same calls, results through promises.
+  const ww: WorkerWeft = await initWorker({ threads: 2 });
+  const wx: WorkerTensor = ww.rand([2, 3]);
+  const wy = wx.t().contiguous();
+  const arr = await wy.toArray();
+  const data = await wy.data();
+  const shape: number[] = await wy.shape;
+  const str: string = await wy.toString();
+  const fromArray = ww.tensor(new Float32Array([1, 2]), { transfer: true });
+  console.log(arr, data.length, shape, str, (await ww.backend()).variant, await fromArray.toArray());
+  ww.tidy((w) => w.ones(2).t());
+  const ready = await wx.ready;
+  console.log(ready.dtype);
+  wx.dispose();
+  await ww.terminate();
+}
+
+main();
