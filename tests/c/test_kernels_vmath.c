@@ -67,8 +67,8 @@ static const struct vcase cases[] = {
     VC(f32_verf, r_erf, 0, 1.5, 0, -4, 4),
     VC(f32_vgelu, r_gelu, 0, 2.5, 0, -16, 8),
     VC(f32_vgelu, r_gelu_tanh, 1, 2, 0, -13, 8),
-    VC(f32_vsin, r_sin, 0, 2, 2e-8, -100, 100),
-    VC(f32_vcos, r_cos, 0, 2, 2e-8, -100, 100),
+    VC(f32_vsin, r_sin, 0, 2.5, 2e-8, -100, 100),
+    VC(f32_vcos, r_cos, 0, 2.5, 2e-8, -100, 100),
     VC(f32_vtan, r_tan, 0, 4, 2e-8, -100, 100),
 };
 #define NCASES (sizeof cases / sizeof cases[0])
