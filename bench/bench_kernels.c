@@ -92,9 +92,13 @@ struct ucase {
 
 /* this thread's CPU time: the one-thread unary runs stay comparable on a busy machine */
 static double cpu_ms(void) {
+#ifdef __EMSCRIPTEN__
+  return now_ms();
+#else
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+#endif
 }
 
 static double median_of(double* t, int n) {
