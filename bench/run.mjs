@@ -85,9 +85,9 @@ if (!has('--no-peers')) {
   };
   const ceilingName = { add: 'add3_simd_ceiling', cast_f32_f16: 'memcpy_4M' };
   if (!existsSync(`${root}/bench/peers/node_modules`)) {
-    log('bench: installing the peers (bench/peers: npm ci)');
+    log('bench: installing the peers (bench/peers: npm install from its lock)');
     try {
-      run('npm', ['ci', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm ci');
+      run('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm install');
     } catch (e) {
       log(`bench: peers not installed (${e.message.split('\n')[0]})`);
     }

@@ -46,8 +46,11 @@ weft_bootstrap() {
   fi
   # devDependencies are test tools (playwright-core, typescript, vite); the
   # benchmark peers live in bench/peers/ and npm run bench installs them.
+  # Not `npm ci`: the registry reachable here lacks some other-platform
+  # optional packages (rollup's), so the lock cannot list them and npm ci's
+  # sync check refuses it; `npm install` installs the locked versions as is.
   if [ ! -d "$WEFT_ROOT/node_modules" ] && grep -q '"node_modules/' "$WEFT_ROOT/package-lock.json"; then
-    (cd "$WEFT_ROOT" && npm ci --silent --no-audit --no-fund)
+    (cd "$WEFT_ROOT" && npm install --loglevel=error --no-audit --no-fund)
   fi
 }
 

@@ -27,9 +27,9 @@
  *   within the build's pool size: native, the hardware count capped at
  *   WEFT_MAX_POOL_THREADS; wasm with pthreads, WEFT_WASM_POOL_SIZE + 1 (the
  *   caller plus one worker per preallocated PTHREAD_POOL_SIZE Web Worker, so
- *   pthread_create never waits on the event loop). Lowering the count stops
- *   and joins the surplus workers, so every live worker takes part in every
- *   job. A wasm build without -pthread runs the same code with one thread. */
+ *   pthread_create never waits on the event loop). Lowering the count never
+ *   stops a worker (a join would block the browser's main thread): workers
+ *   above the job's thread count check in without taking chunks. A wasm build without -pthread runs the same code with one thread. */
 #include "weft/parallel.h"
 
 #include <stdatomic.h>
@@ -114,8 +114,7 @@ static struct pool {
   _Alignas(CACHE_LINE) weft_range_fn fn;
   void* ctx;
   int64_t begin, end, chunk;
-  int nthreads;
-  atomic_int stop_from; /* workers with id >= stop_from exit */
+  int nthreads; /* threads taking part in this job; workers with a higher id sit it out */
   /* first error */
   atomic_int err_flag;
   weft_status err_status;
@@ -126,7 +125,7 @@ static struct pool {
   atomic_int num_threads; /* configured; 0 = not yet initialised */
   int nworkers;
   struct worker workers[WEFT_MAX_POOL_THREADS];
-} pool = {.stop_from = WEFT_MAX_POOL_THREADS + 1};
+} pool;
 
 /* ---- futex-style waiting on a 32-bit word ---- */
 
@@ -226,10 +225,10 @@ static void* worker_main(void* arg) {
       atomic_fetch_sub(&pool.sleepers, 1);
     }
     seen = g;
-    if (w->id >= atomic_load(&pool.stop_from)) return NULL;
-    if (pool.fn) run_job(w->id);
+    if (pool.fn && w->id < pool.nthreads) run_job(w->id);
     check_in();
   }
+  return NULL; /* not reached: workers live as long as the process */
 }
 
 /* Publish the current job fields to the workers and wait until all of them
@@ -300,21 +299,12 @@ static bool try_acquire_pool(void) {
 }
 static void release_pool(void) { atomic_store(&pool.busy, 0); }
 
-/* With the pool owned: grow or shrink the workers to n - 1. A failed
- * pthread_create leaves fewer workers, never an error. */
-static void resize_workers(int n) {
-  int want = n - 1;
-  if (want < pool.nworkers) {
-    int keep = want;
-    atomic_store(&pool.stop_from, keep + 1);
-    pool.fn = NULL;
-    int all = pool.nworkers;
-    pool.nworkers = keep; /* only the kept ones check in */
-    publish_and_run();
-    for (int i = keep; i < all; i++) pthread_join(pool.workers[i].thread, NULL);
-    atomic_store(&pool.stop_from, WEFT_MAX_POOL_THREADS + 1);
-  }
-  while (pool.nworkers < want) {
+/* With the pool owned: grow the workers to n - 1. Workers are never stopped:
+ * a lower thread count only leaves the surplus out of each job, because
+ * joining a thread would block, and a browser's main thread may not block.
+ * A failed pthread_create leaves fewer workers, never an error. */
+static void grow_workers(int n) {
+  while (pool.nworkers < n - 1) {
     struct worker* w = &pool.workers[pool.nworkers];
     w->id = pool.nworkers + 1;
     w->seen = atomic_load(&pool.generation);
@@ -329,7 +319,7 @@ weft_status weft_set_num_threads(int n) {
   atomic_store(&pool.num_threads, n > max ? max : n);
   if (tls_in_region) return WEFT_OK; /* applied at the next top-level call */
   acquire_pool();
-  resize_workers(configured_threads());
+  grow_workers(configured_threads());
   release_pool();
   return WEFT_OK;
 }
@@ -337,8 +327,9 @@ weft_status weft_set_num_threads(int n) {
 /* With the pool owned; false when no worker could be created (run inline). */
 static bool run_parallel(int64_t begin, int64_t end, int64_t grain, weft_range_fn fn, void* ctx,
                          weft_status* status) {
-  resize_workers(configured_threads());
-  int t = pool.nworkers + 1;
+  int want = configured_threads();
+  grow_workers(want);
+  int t = pool.nworkers + 1 < want ? pool.nworkers + 1 : want;
   if (t == 1) return false;
   int64_t len = end - begin;
   /* a few chunks per thread so stealing can even out uneven chunks */

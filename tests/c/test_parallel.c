@@ -53,6 +53,32 @@ static void test_sums(void) {
   }
 }
 
+/* Which threads took chunks: a lowered count must leave the surplus workers out. */
+#include <pthread.h>
+#define MAX_SEEN_THREADS 64
+static pthread_t seen_threads[MAX_SEEN_THREADS];
+static atomic_int nseen_threads;
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static weft_status record_thread(void* p, int64_t b, int64_t e) {
+  (void)p;
+  volatile double x = 0;
+  for (int64_t i = b; i < e; i++) x += (double)i * 0.5; /* enough work for every thread to join in */
+  pthread_mutex_lock(&seen_mu);
+  int n = atomic_load(&nseen_threads), known = 0;
+  for (int i = 0; i < n; i++) known |= pthread_equal(seen_threads[i], pthread_self());
+  if (!known && n < MAX_SEEN_THREADS) seen_threads[atomic_fetch_add(&nseen_threads, 1)] = pthread_self();
+  pthread_mutex_unlock(&seen_mu);
+  return WEFT_OK;
+}
+
+static void test_thread_count_respected(void) {
+  atomic_store(&nseen_threads, 0);
+  CHECK(weft_parallel_for(0, 1 << 22, 1024, record_thread, NULL) == WEFT_OK);
+  CHECK(atomic_load(&nseen_threads) >= 1);
+  CHECK(atomic_load(&nseen_threads) <= weft_get_num_threads());
+}
+
 static weft_status fail_fn(void* p, int64_t b, int64_t e) {
   (void)p;
   if (b <= 777 && 777 < e) return weft__error(WEFT_ZERO_DIVISION, "chunk: boom at %d", 777);
@@ -127,6 +153,7 @@ int main(void) {
     test_errors();
     test_nesting();
     test_many_tiny();
+    test_thread_count_respected();
     CHECK(!weft_in_parallel_region());
   }
   TEST_REPORT();
