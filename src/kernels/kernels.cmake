@@ -9,13 +9,15 @@ set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/transpose.c
   ${CMAKE_CURRENT_LIST_DIR}/vbinary.c
   ${CMAKE_CURRENT_LIST_DIR}/vcmp.c
-  ${CMAKE_CURRENT_LIST_DIR}/vunary.c)
+  ${CMAKE_CURRENT_LIST_DIR}/vunary.c
+  ${CMAKE_CURRENT_LIST_DIR}/vunary_math.c)
 set(WEFT_KERNEL_ONCE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels.c
   ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c
   ${CMAKE_CURRENT_LIST_DIR}/transpose_blocked.c)
 
-set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS})
+# No contraction into FMAs: every backend must round the same way.
+set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS} -ffp-contract=off)
 if(WEFT_SANITIZE)
   list(APPEND WEFT_KERNEL_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 endif()

@@ -77,6 +77,20 @@ weft_xcopy_strided_fn* weft__cast_strided_kernel(weft_dtype from, weft_dtype to)
 /* The generic (plain C, one element at a time) cast: the reference. */
 weft_vcvt_fn* weft__cast_ref_kernel(weft_dtype from, weft_dtype to);
 
+/* One float through the f32 transcendental kernels' code (vunary_math.c),
+ * bit-identical to them: the plain-C elementwise rows use these. */
+float weft__f32_exp_1(float x);
+float weft__f32_expm1_1(float x);
+float weft__f32_log_1(float x);
+float weft__f32_log1p_1(float x);
+float weft__f32_sigmoid_1(float x);
+float weft__f32_tanh_1(float x);
+float weft__f32_erf_1(float x);
+float weft__f32_sin_1(float x);
+float weft__f32_cos_1(float x);
+float weft__f32_tan_1(float x);
+float weft__f32_gelu_1(float x, int approximate); /* approximate: 0 'none', 1 'tanh' */
+
 /* Blocked 2-D transpose of elem_size-byte elements, parallel over blocks
  * with weft_parallel_for: out[j][i] = in[i][j], i < height, j < width. */
 weft_status weft__transpose_2d(const weft_kernels* k, size_t elem_size, const void* in, void* out,

@@ -1,9 +1,5 @@
-/* f32 unary kernels. The arithmetic and rounding ones are SIMD (round is
- * half-to-even, torch.round); the transcendental ones apply libm per lane
- * for now (correct to libm's precision; a vectorised polynomial can replace
- * each one later behind the same name). */
-#include <math.h>
-
+/* f32 unary kernels: the arithmetic and rounding ones (round is
+ * half-to-even, torch.round). The transcendental ones are in vunary_math.c. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
@@ -42,34 +38,3 @@ VUNARY(vtrunc)
 VUNARY(vround)
 VUNARY(vrecip)
 VUNARY(vrsqrt)
-
-/* PyTorch's formulas, in float as its CPU kernels compute them */
-static inline float sigmoidf(float v) { return 1.0f / (1.0f + expf(-v)); }
-static inline float gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2)); }
-static inline float gelu_tanh(float v) {
-  const float k = (float)(M_2_SQRTPI * M_SQRT1_2), c = 0.044715f;
-  return 0.5f * v * (1.0f + tanhf(k * (v + c * v * v * v)));
-}
-
-#define VLIBM(op, f)                                                                                \
-  void WEFT_UKERNEL(f32_##op, u1)(size_t n, const float* x, float* y,                               \
-                                  const struct weft_f32_unary_params* p) {                          \
-    for (size_t i = 0; i < n; i++) y[i] = f(x[i]);                                                  \
-  }
-VLIBM(vexp, expf)
-VLIBM(vlog, logf)
-VLIBM(vlog1p, log1pf)
-VLIBM(vexpm1, expm1f)
-VLIBM(vsigmoid, sigmoidf)
-VLIBM(vtanh, tanhf)
-VLIBM(verf, erff)
-VLIBM(vsin, sinf)
-VLIBM(vcos, cosf)
-VLIBM(vtan, tanf)
-
-void WEFT_UKERNEL(f32_vgelu, u1)(size_t n, const float* x, float* y, const struct weft_f32_unary_params* p) {
-  if (p && p->approximate)
-    for (size_t i = 0; i < n; i++) y[i] = gelu_tanh(x[i]);
-  else
-    for (size_t i = 0; i < n; i++) y[i] = gelu_erf(x[i]);
-}

@@ -380,6 +380,43 @@ static bool simd_compare(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char*
   return true;
 }
 
+/* The f32 transcendental kernels (vunary_math.c); NULL for other ops. */
+static weft_f32_vunary_fn* vmath_kernel(const weft_kernels* k, ew_op op) {
+  switch (op) {
+    case EW_EXP: return k->f32_vexp;
+    case EW_LOG: return k->f32_vlog;
+    case EW_LOG1P: return k->f32_vlog1p;
+    case EW_EXPM1: return k->f32_vexpm1;
+    case EW_SIGMOID: return k->f32_vsigmoid;
+    case EW_TANH: return k->f32_vtanh;
+    case EW_ERF: return k->f32_verf;
+    case EW_SIN: return k->f32_vsin;
+    case EW_COS: return k->f32_vcos;
+    case EW_TAN: return k->f32_vtan;
+    case EW_GELU: return k->f32_vgelu;
+    default: return NULL;
+  }
+}
+
+/* A transcendental op on a strided float32 row, or on a float16 / bfloat16
+ * row (computed in float): CHUNK elements at a time through a float buffer
+ * and the SIMD kernel, which gives the bits of the per-element plain row
+ * (vunary_math.c's code either way) many times faster. */
+static bool staged_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
+  weft_f32_vunary_fn* f = vmath_kernel(c->k, c->op);
+  weft_dtype t = c->compute[1];
+  if (!f || c->compute[0] != t || (t != WEFT_FLOAT32 && t != WEFT_FLOAT16 && t != WEFT_BFLOAT16)) return false;
+  weft_xcopy_strided_fn *in = weft__cast_strided_kernel(t, WEFT_FLOAT32), *out = weft__cast_strided_kernel(WEFT_FLOAT32, t);
+  _Alignas(16) float buf[CHUNK];
+  for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+    size_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+    in(m, x[0] + (ptrdiff_t)i0 * xs[0], xs[0], buf, 4);
+    f(m, buf, buf, &c->f32_un);
+    out(m, buf, 4, y + (ptrdiff_t)i0 * ys, ys);
+  }
+  return true;
+}
+
 static bool simd_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
   const weft_kernels* k = c->k;
   weft_f32_vunary_fn* f = NULL;
@@ -394,18 +431,8 @@ static bool simd_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* c
     case EW_ROUND: f = k->f32_vround; break;
     case EW_RECIPROCAL: f = k->f32_vrecip; break;
     case EW_RSQRT: f = k->f32_vrsqrt; break;
-    case EW_EXP: f = k->f32_vexp; break;
-    case EW_LOG: f = k->f32_vlog; break;
-    case EW_LOG1P: f = k->f32_vlog1p; break;
-    case EW_EXPM1: f = k->f32_vexpm1; break;
-    case EW_SIGMOID: f = k->f32_vsigmoid; break;
-    case EW_TANH: f = k->f32_vtanh; break;
-    case EW_ERF: f = k->f32_verf; break;
-    case EW_SIN: f = k->f32_vsin; break;
-    case EW_COS: f = k->f32_vcos; break;
-    case EW_TAN: f = k->f32_vtan; break;
-    case EW_GELU: f = k->f32_vgelu; break;
-    default: return false;
+    default:
+      if (!(f = vmath_kernel(k, c->op))) return false;
   }
   if (ys != 4 || xs[0] != 4) return false;
   f(n, (const float*)x[0], (float*)y, &c->f32_un);
@@ -419,6 +446,7 @@ static void run_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* cons
     if (nin == 2 && c->compute[0] == WEFT_BOOL && simd_compare(c, n, y, ys, x, xs)) return;
     if (nin == 1 && c->compute[0] == WEFT_FLOAT32 && simd_unary(c, n, y, ys, x, xs)) return;
   }
+  if (c->k && n > 0 && c->nt == 2 && staged_unary(c, n, y, ys, x, xs)) return;
   c->row(n, y, ys, x, xs, &c->p);
 }
 

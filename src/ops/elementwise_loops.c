@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "core/scalar.h"
+#include "kernels/kernels.h"
 #include "ops/elementwise.h"
 
 /* ---- dtypes: X(suffix, DTYPE, storage type, math type, category) ---- */
@@ -106,21 +107,25 @@ static inline int64_t i_pow(int64_t a, int64_t b) {
   static inline M min_##sfx(M a, M b) { return (a != a || b != b) ? (M)NAN : (b < a ? b : a); } \
   static inline M pow_##sfx(M a, M b) { return pw(a, b); }                  \
   static inline M sign_##sfx(M a) { return (M)((0 < a) - (a < 0)); }       \
-  static inline M sigmoid_##sfx(M a) { return (M)1 / ((M)1 + ex(-a)); }     \
-  static inline M gelu_##sfx(M a, int tanh_form) {                          \
-    if (tanh_form) {                                                        \
-      const M k = (M)(M_2_SQRTPI * M_SQRT1_2), c = (M)0.044715;             \
-      return (M)0.5 * a * ((M)1 + th(k * (a + c * a * a * a)));             \
-    }                                                                       \
-    return a * (M)0.5 * ((M)1 + er(a * (M)M_SQRT1_2));                      \
-  }                                                                         \
   static inline M relu_##sfx(M a) { return a < 0 ? (M)0 : a; }
 FLOAT_HELPERS(float, f, floorf, fmodf, powf, expf, erff, tanhf, copysignf)
 FLOAT_HELPERS(double, d, floor, fmod, pow, exp, erf, tanh, copysign)
+/* double sigmoid and gelu by PyTorch's formulas (float ones: vunary_math.c) */
+static inline double sigmoid_d(double a) { return 1 / (1 + exp(-a)); }
+static inline double gelu_d(double a, int tanh_form) {
+  if (tanh_form) return 0.5 * a * (1 + tanh(M_2_SQRTPI * M_SQRT1_2 * (a + 0.044715 * a * a * a)));
+  return a * 0.5 * (1 + erf(a * M_SQRT1_2));
+}
 
 /* M-typed dispatch: float -> the f helper / libm's f-suffixed function */
 #define GF(fn, x) _Generic((x), float: fn##_f, default: fn##_d)
 #define LM(fn, x) _Generic((x), float: fn##f, default: fn)(x)
+/* float math runs the f32 SIMD kernels' code one element at a time, so a
+ * strided or plain row gives the bits of the vectorized one; double: libm */
+#define VM(fn, x) _Generic((x), float: weft__f32_##fn##_1, default: fn)(x)
+static inline float sigmoid_vm_f(float a) { return weft__f32_sigmoid_1(a); }
+static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(a, tanh_form); }
+#define GVM(fn, x) _Generic((x), float: fn##_vm_f, default: fn##_d)
 
 /* ---- op definitions: I_op(u, v, p) and F_op(u, v, p) ---- */
 #define I_ADD(u, v, p) WRAP(U64(u) + U64((p)->alpha_i) * U64(v))
@@ -170,19 +175,19 @@ FLOAT_HELPERS(double, d, floor, fmod, pow, exp, erf, tanh, copysign)
 #define F_ROUND(u, p) LM(nearbyint, u)
 #define I_TRUNC(u, p) (u)
 #define F_TRUNC(u, p) LM(trunc, u)
-#define F_EXP(u, p) LM(exp, u)
-#define F_LOG(u, p) LM(log, u)
-#define F_LOG1P(u, p) LM(log1p, u)
-#define F_EXPM1(u, p) LM(expm1, u)
+#define F_EXP(u, p) VM(exp, u)
+#define F_LOG(u, p) VM(log, u)
+#define F_LOG1P(u, p) VM(log1p, u)
+#define F_EXPM1(u, p) VM(expm1, u)
 #define F_SQRT(u, p) LM(sqrt, u)
 #define F_RSQRT(u, p) ((__typeof__(u))1 / LM(sqrt, u))
-#define F_SIN(u, p) LM(sin, u)
-#define F_COS(u, p) LM(cos, u)
-#define F_TAN(u, p) LM(tan, u)
-#define F_TANH(u, p) LM(tanh, u)
-#define F_SIGMOID(u, p) GF(sigmoid, u)(u)
-#define F_GELU(u, p) GF(gelu, u)(u, (p)->approximate)
-#define F_ERF(u, p) LM(erf, u)
+#define F_SIN(u, p) VM(sin, u)
+#define F_COS(u, p) VM(cos, u)
+#define F_TAN(u, p) VM(tan, u)
+#define F_TANH(u, p) VM(tanh, u)
+#define F_SIGMOID(u, p) GVM(sigmoid, u)(u)
+#define F_GELU(u, p) GVM(gelu, u)(u, (p)->approximate)
+#define F_ERF(u, p) VM(erf, u)
 #define F_RECIPROCAL(u, p) ((__typeof__(u))1 / (u))
 
 /* ---- row templates ---- */

@@ -51,4 +51,18 @@ static inline wv128 wv_f32x4_copysign(wv128 mag, wv128 sgn) {
   return wv_v128_bitselect(sgn, mag, wv_i32x4_splat(INT32_MIN));
 }
 
+/* a * b + c in two roundings: no backend has an FMA, so every one rounds alike. */
+static inline wv128 wv_f32x4_muladd(wv128 a, wv128 b, wv128 c) { return wv_f32x4_add(wv_f32x4_mul(a, b), c); }
+
+/* Round to the nearest integer (ties to even) for |a| < 2^22, as a float and
+ * as an i32: adding 1.5 * 2^23 leaves the integer in the low mantissa bits. */
+static inline wv128 wv_f32x4_round_magic(wv128 a, wv128* as_i32) {
+  wv128 magic = wv_f32x4_splat(12582912.0f), t = wv_f32x4_add(a, magic);
+  *as_i32 = wv_i32x4_sub(t, magic);
+  return wv_f32x4_sub(t, magic);
+}
+
+/* 2^n as a float for -126 <= n <= 127 */
+static inline wv128 wv_f32x4_exp2_i32x4(wv128 n) { return wv_i32x4_shl(wv_i32x4_add(n, wv_i32x4_splat(127)), 23); }
+
 #endif

@@ -63,6 +63,8 @@ static inline float wv__maxf(float a, float b) {
 }
 WV__F2(wv_f32x4_min, wv__minf(a.f32[i], b.f32[i]))
 WV__F2(wv_f32x4_max, wv__maxf(a.f32[i], b.f32[i]))
+WV__F2(wv_f32x4_pmin, b.f32[i] < a.f32[i] ? b.f32[i] : a.f32[i])
+WV__F2(wv_f32x4_pmax, a.f32[i] < b.f32[i] ? b.f32[i] : a.f32[i])
 WV__F1(wv_f32x4_sqrt, sqrtf(a.f32[i]))
 static inline wv128 wv_f32x4_abs(wv128 a) { WV__MAP(int, 4, r.u32[i] = a.u32[i] & 0x7fffffffu); }
 static inline wv128 wv_f32x4_neg(wv128 a) { WV__MAP(int, 4, r.u32[i] = a.u32[i] ^ 0x80000000u); }
@@ -96,6 +98,7 @@ static inline wv128 wv_i32x4_shr(wv128 a, int n) {
   WV__MAP(int, 4, r.i32[i] = a.i32[i] < 0 ? (int32_t)~(~a.u32[i] >> n) : (int32_t)(a.u32[i] >> n));
 }
 static inline wv128 wv_u32x4_shr(wv128 a, int n) { WV__MAP(int, 4, r.u32[i] = a.u32[i] >> n); }
+static inline int wv_v128_any_true(wv128 a) { return (a.u32[0] | a.u32[1] | a.u32[2] | a.u32[3]) != 0; }
 static inline wv128 wv_i16x8_eq(wv128 a, wv128 b) { WV__MAP(int, 8, r.i16[i] = (int16_t)-(a.i16[i] == b.i16[i])); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { WV__MAP(int, 16, r.i8[i] = (int8_t)-(a.i8[i] == b.i8[i])); }
 

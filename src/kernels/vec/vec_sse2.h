@@ -58,6 +58,11 @@ static inline wv128 wv_f32x4_max(wv128 a, wv128 b) {
   return WV__SI(_mm_or_ps(m, _mm_cmpunord_ps(x, y)));
 }
 
+/* wasm's pmin/pmax: b < a ? b : a and a < b ? b : a, which are minps/maxps
+ * with the operands swapped (a NaN in a passes through). */
+static inline wv128 wv_f32x4_pmin(wv128 a, wv128 b) { return WV__SI(_mm_min_ps(WV__PS(b), WV__PS(a))); }
+static inline wv128 wv_f32x4_pmax(wv128 a, wv128 b) { return WV__SI(_mm_max_ps(WV__PS(b), WV__PS(a))); }
+
 static inline wv128 wv_f32x4_convert_i32x4(wv128 a) { return WV__SI(_mm_cvtepi32_ps(a)); }
 /* cvttps gives 0x80000000 for NaN and overflow; fix both to wasm's trunc_sat. */
 static inline wv128 wv_i32x4_trunc_sat_f32x4(wv128 a) {
@@ -102,6 +107,9 @@ static inline wv128 wv_i32x4_lt(wv128 a, wv128 b) { return _mm_cmplt_epi32(a, b)
 static inline wv128 wv_i32x4_shl(wv128 a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128(n)); }
 static inline wv128 wv_i32x4_shr(wv128 a, int n) { return _mm_sra_epi32(a, _mm_cvtsi32_si128(n)); }
 static inline wv128 wv_u32x4_shr(wv128 a, int n) { return _mm_srl_epi32(a, _mm_cvtsi32_si128(n)); }
+static inline int wv_v128_any_true(wv128 a) {
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(a, _mm_setzero_si128())) != 0xffff;
+}
 static inline wv128 wv_i16x8_eq(wv128 a, wv128 b) { return _mm_cmpeq_epi16(a, b); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { return _mm_cmpeq_epi8(a, b); }
 

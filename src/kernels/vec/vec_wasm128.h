@@ -28,6 +28,8 @@ static inline wv128 wv_f32x4_mul(wv128 a, wv128 b) { return wasm_f32x4_mul(a, b)
 static inline wv128 wv_f32x4_div(wv128 a, wv128 b) { return wasm_f32x4_div(a, b); }
 static inline wv128 wv_f32x4_min(wv128 a, wv128 b) { return wasm_f32x4_min(a, b); }
 static inline wv128 wv_f32x4_max(wv128 a, wv128 b) { return wasm_f32x4_max(a, b); }
+static inline wv128 wv_f32x4_pmin(wv128 a, wv128 b) { return wasm_f32x4_pmin(a, b); }
+static inline wv128 wv_f32x4_pmax(wv128 a, wv128 b) { return wasm_f32x4_pmax(a, b); }
 static inline wv128 wv_f32x4_sqrt(wv128 a) { return wasm_f32x4_sqrt(a); }
 static inline wv128 wv_f32x4_abs(wv128 a) { return wasm_f32x4_abs(a); }
 static inline wv128 wv_f32x4_neg(wv128 a) { return wasm_f32x4_neg(a); }
@@ -52,6 +54,7 @@ static inline wv128 wv_i32x4_lt(wv128 a, wv128 b) { return wasm_i32x4_lt(a, b); 
 static inline wv128 wv_i32x4_shl(wv128 a, int n) { return wasm_i32x4_shl(a, n); }
 static inline wv128 wv_i32x4_shr(wv128 a, int n) { return wasm_i32x4_shr(a, n); }
 static inline wv128 wv_u32x4_shr(wv128 a, int n) { return wasm_u32x4_shr(a, n); }
+static inline int wv_v128_any_true(wv128 a) { return wasm_v128_any_true(a); }
 static inline wv128 wv_i16x8_eq(wv128 a, wv128 b) { return wasm_i16x8_eq(a, b); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { return wasm_i8x16_eq(a, b); }
 
