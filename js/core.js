@@ -445,15 +445,27 @@ export function createApi(M, info) {
     return a;
   }
 
+  // Re-reads a tensor's cached metadata after an op that may have changed it
+  // in place (an out= argument resized by the kernel).
+  let refreshMeta;
+
   class Tensor {
     #ptr;
     #meta;
+
+    static {
+      refreshMeta = (t) => { if (t.#ptr) t.#load(); };
+    }
 
     // Every Tensor joins the open tidy() scope and the collection safety net.
     constructor(ptr) {
       this.#ptr = ptr;
       mem.adopt(this, ptr);
-      M._weft_wasm_meta(ptr);
+      this.#load();
+    }
+
+    #load() {
+      M._weft_wasm_meta(this.#ptr);
       const m = scratch();
       const o = SLOT_OUT;
       const nd = m[o];
@@ -895,6 +907,6 @@ export function createApi(M, info) {
   };
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer,
-    DTYPES, DEVICES, FORMATS });
+    DTYPES, DEVICES, FORMATS, refreshMeta });
   return api;
 }

@@ -23,7 +23,7 @@ export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperC
 const NOT_METHODS = new Set(['empty_like']);
 
 export function installOps(api, k) {
-  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions } = k;
+  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta } = k;
   const listArea = M._weft_wasm_op_lists();
   const f64 = () => new Float64Array(k.buffer(), listArea, LIST_SLOTS * LIST_LEN);
 
@@ -46,6 +46,7 @@ export function installOps(api, k) {
       selfIndex: info.args.findIndex((a) => a.name === 'self' && a.type === 'Tensor' && !a.list),
       // the returned tensor is this argument (in-place and out=)
       returnsArg: -1,
+      writes: info.args.flatMap((a, j) => (a.write && a.type === 'Tensor' && !a.list ? [j] : [])),
     };
     op.alone = [op];
     const r0 = info.returns[0];
@@ -280,7 +281,14 @@ export function installOps(api, k) {
       return invokeBoxed(op, vals);
     } finally {
       for (const t of temps) t.dispose();
+      if (op.writes.length) refreshWritten(op, vals);
     }
+  }
+
+  // A written-to argument may have been resized or restrided (out=): the JS
+  // object's cached shape/strides must follow, even when the op then failed.
+  function refreshWritten(op, vals) {
+    for (const i of op.writes) if (isTensor(vals[i])) refreshMeta(vals[i]);
   }
 
   // The typed entry point, or undefined when this call does not fit it.
@@ -532,6 +540,7 @@ export function installOps(api, k) {
       return p ? readJson(p, 'explain') : null;
     } finally {
       for (const t of temps) t.dispose();
+      if (op.writes.length) refreshWritten(op, vals);
     }
   }
 

@@ -131,6 +131,13 @@ for (const variant of VARIANTS) {
       assert.deepEqual(o.toArray(), [11, 22, 33]);
       assert.equal(wt.ops.call('mul', a, 3, { out: o }), o);
       assert.deepEqual(o.toArray(), [3, 6, 9]);
+      // an out= the kernel resizes: the JS object's shape and strides follow
+      const r = track(wt.empty(0));
+      assert.equal(wt.add(track(wt.ones(2, 3)), a, { out: r }), r);
+      assert.deepEqual([r.shape, r.stride(), r.numel()], [[2, 3], [3, 1], 6]);
+      assert.deepEqual(r.toArray(), [[2, 3, 4], [2, 3, 4]]);
+      wt.ops.call('neg.out', a, { out: r });
+      assert.deepEqual([r.shape, r.stride()], [[3], [1]]);
       // camelCase names, unary ops, where (method: self is the second argument)
       assert.deepEqual(track(wt.floorDivide(i, 2)).toArray(), [0, 1, 1]);
       assert.deepEqual(track(track(a.neg()).abs()).toArray(), [1, 2, 3]);
