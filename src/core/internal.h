@@ -97,6 +97,9 @@ weft_tensor* weft__tensor_new(weft_storage* s, const int64_t* sizes, const int64
 /* Recompute numel and every cached flag after sizes/strides changed: the one
  * place they are computed. */
 void weft__tensor_refresh(weft_tensor* t);
+/* out= resizing: set sizes/strides, growing the storage when too small. */
+weft_status weft__tensor_resize_(weft_tensor* t, const int64_t* sizes, const int64_t* strides,
+                                 int64_t ndim, const char* op);
 /* Contiguous strides for sizes in memory format f (CONTIGUOUS / CHANNELS_LAST / _3D);
  * false when a stride overflows int64. */
 bool weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_format f,

@@ -370,3 +370,23 @@ weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, con
                             weft_dtype_size(dtype), (long long)need, (long long)s->nbytes);
   return weft__tensor_new(s, sizes, strides, ndim, offset, dtype);
 }
+
+/* out= resizing (resize_): new sizes and strides, the storage replaced when it
+ * is too small for them. Shared by the iterator and the op front ends. */
+weft_status weft__tensor_resize_(weft_tensor* t, const int64_t* sizes, const int64_t* strides,
+                                 int64_t ndim, const char* op) {
+  int64_t need = weft__required_bytes(sizes, strides, ndim, t->storage_offset,
+                                      weft_dtype_size(t->dtype), op);
+  if (need < 0) return weft_last_status();
+  if (need > weft_storage_nbytes(t->storage)) {
+    weft_storage* s = weft_storage_new(need, t->device);
+    if (!s) return weft_last_status();
+    weft_storage_release(t->storage);
+    t->storage = s;
+  }
+  t->ndim = (int32_t)ndim;
+  memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+  memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+  weft__tensor_refresh(t);
+  return WEFT_OK;
+}

@@ -129,4 +129,7 @@ static inline const weft_op* weft__op_get(weft_op* _Atomic* slot) {
 /* Register the library's own ops (src/ops/ops.c). */
 void weft__ops_register_all(void);
 
+/* "Tensor", "int", ... for a schema argument type (src/dispatch/schema.c). */
+const char* weft__schema_type_name(int type);
+
 #endif

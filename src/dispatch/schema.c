@@ -24,6 +24,10 @@ static const char* const type_names[WEFT_TYPE_COUNT] = {
     [WEFT_TYPE_DEVICE] = "Device",         [WEFT_TYPE_GENERATOR] = "Generator",
     [WEFT_TYPE_DIMNAME] = "Dimname"};
 
+const char* weft__schema_type_name(int type) {
+  return type >= 0 && type < WEFT_TYPE_COUNT ? type_names[type] : "?";
+}
+
 typedef struct {
   const char* text;
   size_t pos;

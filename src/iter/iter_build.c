@@ -337,20 +337,7 @@ static weft_status compute_types(weft_iter* it, const weft_iter_config* c) {
  * are about to be overwritten). */
 static weft_status resize_output(weft_iter* it, weft_tensor* t, const int64_t* sizes,
                                  const int64_t* strides, int ndim) {
-  int64_t need = weft__required_bytes(sizes, strides, ndim, t->storage_offset,
-                                      weft_dtype_size(t->dtype), it->op_name);
-  if (need < 0) return weft_last_status();
-  if (need > weft_storage_nbytes(t->storage)) {
-    weft_storage* s = weft_storage_new(need, t->device);
-    if (!s) return weft_last_status();
-    weft_storage_release(t->storage);
-    t->storage = s;
-  }
-  t->ndim = ndim;
-  memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
-  memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
-  weft__tensor_refresh(t);
-  return WEFT_OK;
+  return weft__tensor_resize_(t, sizes, strides, ndim, it->op_name);
 }
 
 /* strides == NULL: the layout of memory format f. */

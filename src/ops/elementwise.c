@@ -633,19 +633,7 @@ static weft_status resize_output(weft_tensor* t, const int64_t* sizes, int ndim)
   int64_t strides[WEFT_MAX_DIMS];
   if (!weft__strides_for_format(sizes, ndim, WEFT_CONTIGUOUS_FORMAT, strides))
     return weft__error(WEFT_OVERFLOW, "resize_: size overflows");
-  int64_t need = weft__required_bytes(sizes, strides, ndim, t->storage_offset, weft_dtype_size(t->dtype), "resize_");
-  if (need < 0) return weft_last_status();
-  if (need > weft_storage_nbytes(t->storage)) {
-    weft_storage* s = weft_storage_new(need, t->device);
-    if (!s) return weft_last_status();
-    weft_storage_release(t->storage);
-    t->storage = s;
-  }
-  t->ndim = ndim;
-  memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
-  memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
-  weft__tensor_refresh(t);
-  return WEFT_OK;
+  return weft__tensor_resize_(t, sizes, strides, ndim, "resize_");
 }
 
 /* Ops without a structured out= (relu): the functional result, then

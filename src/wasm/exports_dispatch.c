@@ -81,15 +81,6 @@ static char* finish(jbuf* b) {
   return b->buf;
 }
 
-static const char* const type_names[WEFT_TYPE_COUNT] = {
-    [WEFT_TYPE_TENSOR] = "Tensor",         [WEFT_TYPE_INT] = "int",
-    [WEFT_TYPE_SYMINT] = "SymInt",         [WEFT_TYPE_FLOAT] = "float",
-    [WEFT_TYPE_BOOL] = "bool",             [WEFT_TYPE_STR] = "str",
-    [WEFT_TYPE_SCALAR] = "Scalar",         [WEFT_TYPE_SCALAR_TYPE] = "ScalarType",
-    [WEFT_TYPE_MEMORY_FORMAT] = "MemoryFormat", [WEFT_TYPE_LAYOUT] = "Layout",
-    [WEFT_TYPE_DEVICE] = "Device",         [WEFT_TYPE_GENERATOR] = "Generator",
-    [WEFT_TYPE_DIMNAME] = "Dimname"};
-
 /* A default value: {"tag": iv tag name, "value": JSON}. */
 static void put_ivalue(jbuf* b, const weft_ivalue* v) {
   put(b, "{\"tag\":");
@@ -123,7 +114,7 @@ static void put_arg(jbuf* b, const weft_arg* a) {
   weft_arg_type_format(a, text, sizeof text);
   put(b, "{\"name\":");
   put_str(b, a->name ? a->name : "");
-  put(b, ",\"type\":\"%s\",\"text\":", type_names[a->type]);
+  put(b, ",\"type\":\"%s\",\"text\":", weft__schema_type_name(a->type));
   put_str(b, text);
   put(b, ",\"list\":%s,\"listSize\":%d,\"optional\":%s,\"elemOptional\":%s,\"alias\":",
       a->is_list ? "true" : "false", a->list_size, a->optional ? "true" : "false",
