@@ -72,6 +72,22 @@ static inline weft__list_buf weft__list(const int64_t* v, int64_t n) {
 }
 #define WEFT__LIST(v, n) (weft__list((v), (n)).s)
 
+/* ---- a growing text buffer for JSON (src/core/strbuf.c) ----
+ * Start with `weft__strbuf b = {0};`; finish returns the malloc'ed text, or
+ * NULL with an "<op>: out of memory" error (the buffer freed). */
+typedef struct {
+  char* buf;
+  size_t len, cap;
+  bool oom;
+} weft__strbuf;
+void weft__strbuf_put(weft__strbuf* b, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void weft__strbuf_put_json_str(weft__strbuf* b, const char* s);
+char* weft__strbuf_finish(weft__strbuf* b, const char* op);
+
 /* ---- checked arithmetic: false on overflow ---- */
 static inline bool weft__mul_overflow(int64_t a, int64_t b, int64_t* out) {
   return __builtin_mul_overflow(a, b, out);

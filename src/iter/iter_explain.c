@@ -1,10 +1,10 @@
 /* The iterator's plan, for weft_iter_explain_json and the JS explain():
  * what build decided and which inner loop the built-in loops will take. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "iter/iter_internal.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"
@@ -72,42 +72,10 @@ int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
 
 /* ---- JSON ---- */
 
-typedef struct {
-  char* buf;
-  size_t len, cap;
-  bool oom;
-} sbuf;
-
-static void put(sbuf* b, const char* fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = true;
-      return;
-    }
-    if ((size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap * 2 + (size_t)n;
-    char* p = realloc(b->buf, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->buf = p;
-    b->cap = cap;
-  }
-}
-
-static void put_i64s(sbuf* b, const int64_t* v, int n) {
-  put(b, "[");
-  for (int i = 0; i < n; i++) put(b, i ? ",%lld" : "%lld", (long long)v[i]);
-  put(b, "]");
+static void put_i64s(weft__strbuf* b, const int64_t* v, int n) {
+  weft__strbuf_put(b, "[");
+  for (int i = 0; i < n; i++) weft__strbuf_put(b, i ? ",%lld" : "%lld", (long long)v[i]);
+  weft__strbuf_put(b, "]");
 }
 
 char* weft_iter_explain_json(const weft_iter* it, int64_t grain) {
@@ -115,30 +83,25 @@ char* weft_iter_explain_json(const weft_iter* it, int64_t grain) {
 }
 
 char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks) {
-  sbuf b = {malloc(256), 0, 256, false};
-  if (!b.buf) return NULL;
-  put(&b, "{\"op\":\"%s\",\"numel\":%lld,\"broadcastShape\":", it->op_name,
+  weft__strbuf b = {0};
+  weft__strbuf_put(&b, "{\"op\":\"%s\",\"numel\":%lld,\"broadcastShape\":", it->op_name,
       (long long)weft_iter_numel(it));
   put_i64s(&b, it->broadcast_shape, it->broadcast_ndim);
-  put(&b, ",\"permutation\":[");
-  for (int d = 0; d < it->perm_ndim; d++) put(&b, d ? ",%d" : "%d", it->perm[d]);
-  put(&b, "],\"shape\":");
+  weft__strbuf_put(&b, ",\"permutation\":[");
+  for (int d = 0; d < it->perm_ndim; d++) weft__strbuf_put(&b, d ? ",%d" : "%d", it->perm[d]);
+  weft__strbuf_put(&b, "],\"shape\":");
   put_i64s(&b, it->shape, it->ndim);
-  put(&b, ",\"strides\":[");
+  weft__strbuf_put(&b, ",\"strides\":[");
   for (int a = 0; a < it->ntensors; a++) {
-    if (a) put(&b, ",");
+    if (a) weft__strbuf_put(&b, ",");
     put_i64s(&b, it->ops[a].stride_bytes, it->ndim);
   }
-  put(&b, "],\"dtypes\":[");
-  for (int a = 0; a < it->ntensors; a++) put(&b, a ? ",\"%s\"" : "\"%s\"", weft_dtype_name(it->ops[a].dtype));
-  put(&b, "],\"commonDtype\":");
-  if (it->has_common_dtype) put(&b, "\"%s\"", weft_dtype_name(it->common_dtype));
-  else put(&b, "null");
-  put(&b, ",\"fastSetup\":\"%s\",\"loop\":\"%s\",\"chunks\":%lld}",
+  weft__strbuf_put(&b, "],\"dtypes\":[");
+  for (int a = 0; a < it->ntensors; a++) weft__strbuf_put(&b, a ? ",\"%s\"" : "\"%s\"", weft_dtype_name(it->ops[a].dtype));
+  weft__strbuf_put(&b, "],\"commonDtype\":");
+  if (it->has_common_dtype) weft__strbuf_put(&b, "\"%s\"", weft_dtype_name(it->common_dtype));
+  else weft__strbuf_put(&b, "null");
+  weft__strbuf_put(&b, ",\"fastSetup\":\"%s\",\"loop\":\"%s\",\"chunks\":%lld}",
       weft_iter_fast_setup_name(it->fast_setup), weft_loop_kind_name(loop), (long long)chunks);
-  if (b.oom) {
-    free(b.buf);
-    return NULL;
-  }
-  return b.buf;
+  return weft__strbuf_finish(&b, "explain");
 }

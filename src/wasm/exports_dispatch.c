@@ -19,114 +19,64 @@
  *   weft_wasm_call(op, given) checks the types, fills trailing defaults and
  *   calls; the returns are then read with weft_wasm_ret_* and the stack reset
  *   with weft_wasm_stack_reset(). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <emscripten/emscripten.h>
 
+#include "core/internal.h"
 #include "ops/ops.h"
 #include "weft/weft.h"
 
-/* ---- a growing JSON buffer ---- */
-
-typedef struct {
-  char* buf;
-  size_t len, cap;
-  bool oom;
-} jbuf;
-
-static void put(jbuf* b, const char* fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->buf ? b->buf + b->len : NULL, b->buf ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      b->oom = true;
-      return;
-    }
-    if (b->buf && (size_t)n < b->cap - b->len) {
-      b->len += (size_t)n;
-      return;
-    }
-    size_t cap = b->cap * 2 + (size_t)n + 64;
-    char* p = realloc(b->buf, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->buf = p;
-    b->cap = cap;
-  }
-}
-
-static void put_str(jbuf* b, const char* s) {
-  put(b, "\"");
-  for (; s && *s; s++) {
-    if (*s == '"' || *s == '\\') put(b, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) put(b, "\\u%04x", *s);
-    else put(b, "%c", *s);
-  }
-  put(b, "\"");
-}
-
-static char* finish(jbuf* b) {
-  if (b->oom) {
-    free(b->buf);
-    return weft__error_null(WEFT_OUT_OF_MEMORY, "ops: out of memory");
-  }
-  return b->buf;
-}
+/* JSON goes through the library's growing buffer (core/strbuf.c). */
 
 /* A default value: {"tag": iv tag name, "value": JSON}. */
-static void put_ivalue(jbuf* b, const weft_ivalue* v) {
-  put(b, "{\"tag\":");
-  put_str(b, weft_iv_tag_name(v->tag));
-  put(b, ",\"value\":");
+static void put_ivalue(weft__strbuf* b, const weft_ivalue* v) {
+  weft__strbuf_put(b, "{\"tag\":");
+  weft__strbuf_put_json_str(b, weft_iv_tag_name(v->tag));
+  weft__strbuf_put(b, ",\"value\":");
   switch (v->tag) {
-    case WEFT_IV_INT: put(b, "%lld", (long long)v->u.i); break;
+    case WEFT_IV_INT: weft__strbuf_put(b, "%lld", (long long)v->u.i); break;
     case WEFT_IV_DOUBLE:
-      if (v->u.d != v->u.d) put(b, "null");
-      else if (v->u.d > 1.7976931348623157e308) put(b, "1e999");
-      else if (v->u.d < -1.7976931348623157e308) put(b, "-1e999");
-      else put(b, "%.17g", v->u.d);
+      if (v->u.d != v->u.d) weft__strbuf_put(b, "null");
+      else if (v->u.d > 1.7976931348623157e308) weft__strbuf_put(b, "1e999");
+      else if (v->u.d < -1.7976931348623157e308) weft__strbuf_put(b, "-1e999");
+      else weft__strbuf_put(b, "%.17g", v->u.d);
       break;
-    case WEFT_IV_BOOL: put(b, v->u.b ? "true" : "false"); break;
+    case WEFT_IV_BOOL: weft__strbuf_put(b, v->u.b ? "true" : "false"); break;
     case WEFT_IV_INT_LIST:
-      put(b, "[");
-      for (int64_t i = 0; i < v->u.ilist.len; i++) put(b, i ? ",%lld" : "%lld", (long long)v->u.ilist.data[i]);
-      put(b, "]");
+      weft__strbuf_put(b, "[");
+      for (int64_t i = 0; i < v->u.ilist.len; i++) weft__strbuf_put(b, i ? ",%lld" : "%lld", (long long)v->u.ilist.data[i]);
+      weft__strbuf_put(b, "]");
       break;
-    case WEFT_IV_STRING: put_str(b, v->u.s); break;
-    case WEFT_IV_DTYPE: put_str(b, weft_dtype_name(v->u.dtype)); break;
-    case WEFT_IV_MEMORY_FORMAT: put_str(b, weft_memory_format_name(v->u.mf)); break;
-    case WEFT_IV_DEVICE: put_str(b, weft_device_name(v->u.device)); break;
-    default: put(b, "null"); break;
+    case WEFT_IV_STRING: weft__strbuf_put_json_str(b, v->u.s); break;
+    case WEFT_IV_DTYPE: weft__strbuf_put_json_str(b, weft_dtype_name(v->u.dtype)); break;
+    case WEFT_IV_MEMORY_FORMAT: weft__strbuf_put_json_str(b, weft_memory_format_name(v->u.mf)); break;
+    case WEFT_IV_DEVICE: weft__strbuf_put_json_str(b, weft_device_name(v->u.device)); break;
+    default: weft__strbuf_put(b, "null"); break;
   }
-  put(b, "}");
+  weft__strbuf_put(b, "}");
 }
 
-static void put_arg(jbuf* b, const weft_arg* a) {
+static void put_arg(weft__strbuf* b, const weft_arg* a) {
   char text[64];
   weft_arg_type_format(a, text, sizeof text);
-  put(b, "{\"name\":");
-  put_str(b, a->name ? a->name : "");
-  put(b, ",\"type\":\"%s\",\"text\":", weft__schema_type_name(a->type));
-  put_str(b, text);
-  put(b, ",\"list\":%s,\"listSize\":%d,\"optional\":%s,\"elemOptional\":%s,\"alias\":",
+  weft__strbuf_put(b, "{\"name\":");
+  weft__strbuf_put_json_str(b, a->name ? a->name : "");
+  weft__strbuf_put(b, ",\"type\":\"%s\",\"text\":", weft__schema_type_name(a->type));
+  weft__strbuf_put_json_str(b, text);
+  weft__strbuf_put(b, ",\"list\":%s,\"listSize\":%d,\"optional\":%s,\"elemOptional\":%s,\"alias\":",
       a->is_list ? "true" : "false", a->list_size, a->optional ? "true" : "false",
       a->elem_optional ? "true" : "false");
-  if (a->alias) put_str(b, a->alias);
-  else put(b, "null");
-  put(b, ",\"write\":%s,\"kwargOnly\":%s", a->is_write ? "true" : "false", a->kwarg_only ? "true" : "false");
+  if (a->alias) weft__strbuf_put_json_str(b, a->alias);
+  else weft__strbuf_put(b, "null");
+  weft__strbuf_put(b, ",\"write\":%s,\"kwargOnly\":%s", a->is_write ? "true" : "false", a->kwarg_only ? "true" : "false");
   if (a->has_default) {
-    put(b, ",\"default\":");
+    weft__strbuf_put(b, ",\"default\":");
     put_ivalue(b, &a->default_value);
   }
-  put(b, "}");
+  weft__strbuf_put(b, "}");
 }
 
 /* ---- the op table's lines, for the typed entry points ---- */
@@ -149,50 +99,50 @@ static bool line_names(const char* schema, const weft_schema* s) {
   return strlen(full) == n && strncmp(full, schema, n) == 0;
 }
 
-static void put_op(jbuf* b, const weft_op* op) {
+static void put_op(weft__strbuf* b, const weft_op* op) {
   const weft_schema* s = weft_op_schema(op);
   char text[1024];
   weft_schema_format(s, text, sizeof text);
-  put(b, "{\"name\":");
-  put_str(b, s->full_name);
-  put(b, ",\"base\":");
-  put_str(b, s->name);
-  put(b, ",\"overload\":");
-  put_str(b, s->overload);
-  put(b, ",\"schema\":");
-  put_str(b, text);
-  put(b, ",\"args\":[");
+  weft__strbuf_put(b, "{\"name\":");
+  weft__strbuf_put_json_str(b, s->full_name);
+  weft__strbuf_put(b, ",\"base\":");
+  weft__strbuf_put_json_str(b, s->name);
+  weft__strbuf_put(b, ",\"overload\":");
+  weft__strbuf_put_json_str(b, s->overload);
+  weft__strbuf_put(b, ",\"schema\":");
+  weft__strbuf_put_json_str(b, text);
+  weft__strbuf_put(b, ",\"args\":[");
   for (int i = 0; i < s->nargs; i++) {
-    if (i) put(b, ",");
+    if (i) weft__strbuf_put(b, ",");
     put_arg(b, &s->args[i]);
   }
-  put(b, "],\"returns\":[");
+  weft__strbuf_put(b, "],\"returns\":[");
   for (int i = 0; i < s->nreturns; i++) {
-    if (i) put(b, ",");
+    if (i) weft__strbuf_put(b, ",");
     put_arg(b, &s->returns[i]);
   }
-  put(b, "],\"tupleReturn\":%s", s->tuple_return ? "true" : "false");
+  weft__strbuf_put(b, "],\"tupleReturn\":%s", s->tuple_return ? "true" : "false");
   for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
     if (!line_names(lines[i].schema, s)) continue;
-    put(b, ",\"cname\":");
-    put_str(b, lines[i].cname);
-    put(b, ",\"ret\":\"%s\",\"kinds\":", lines[i].ret);
-    put_str(b, lines[i].kinds);
+    weft__strbuf_put(b, ",\"cname\":");
+    weft__strbuf_put_json_str(b, lines[i].cname);
+    weft__strbuf_put(b, ",\"ret\":\"%s\",\"kinds\":", lines[i].ret);
+    weft__strbuf_put_json_str(b, lines[i].kinds);
     break;
   }
-  put(b, "}");
+  weft__strbuf_put(b, "}");
 }
 
 EMSCRIPTEN_KEEPALIVE char* weft_wasm_ops_json(void) {
-  jbuf b = {0};
+  weft__strbuf b = {0};
   int64_t n = weft_op_count();
-  put(&b, "[");
+  weft__strbuf_put(&b, "[");
   for (int64_t i = 0; i < n; i++) {
-    if (i) put(&b, ",");
+    if (i) weft__strbuf_put(&b, ",");
     put_op(&b, weft_op_at(i));
   }
-  put(&b, "]");
-  return finish(&b);
+  weft__strbuf_put(&b, "]");
+  return weft__strbuf_finish(&b, "ops");
 }
 
 EMSCRIPTEN_KEEPALIVE weft_op* weft_wasm_op_at(int i) {
@@ -201,27 +151,27 @@ EMSCRIPTEN_KEEPALIVE weft_op* weft_wasm_op_at(int i) {
 
 /* [{key, kind, source, kernel, boxedOnly}] over every runtime key. */
 EMSCRIPTEN_KEEPALIVE char* weft_wasm_op_table_json(const weft_op* op) {
-  jbuf b = {0};
-  put(&b, "[");
+  weft__strbuf b = {0};
+  weft__strbuf_put(&b, "[");
   int n = weft_num_runtime_entries();
   bool first = true;
   for (int i = 1; i < n; i++) {
     weft_dispatch_key k = weft_table_index_key(i);
     weft_table_entry e;
     if (weft_op_table_entry(op, k, &e) != WEFT_OK) continue;
-    put(&b, first ? "{\"key\":" : ",{\"key\":");
+    weft__strbuf_put(&b, first ? "{\"key\":" : ",{\"key\":");
     first = false;
-    put_str(&b, weft_dispatch_key_name(k));
-    put(&b, ",\"kind\":\"%s\",\"source\":", weft_entry_kind_name(e.kind));
-    if (e.kind == WEFT_ENTRY_MISSING) put(&b, "null");
-    else put_str(&b, weft_dispatch_key_name(e.source));
-    put(&b, ",\"kernel\":");
-    if (e.kind == WEFT_ENTRY_MISSING) put(&b, "null");
-    else put_str(&b, e.kernel);
-    put(&b, ",\"boxedOnly\":%s}", e.boxed_only ? "true" : "false");
+    weft__strbuf_put_json_str(&b, weft_dispatch_key_name(k));
+    weft__strbuf_put(&b, ",\"kind\":\"%s\",\"source\":", weft_entry_kind_name(e.kind));
+    if (e.kind == WEFT_ENTRY_MISSING) weft__strbuf_put(&b, "null");
+    else weft__strbuf_put_json_str(&b, weft_dispatch_key_name(e.source));
+    weft__strbuf_put(&b, ",\"kernel\":");
+    if (e.kind == WEFT_ENTRY_MISSING) weft__strbuf_put(&b, "null");
+    else weft__strbuf_put_json_str(&b, e.kernel);
+    weft__strbuf_put(&b, ",\"boxedOnly\":%s}", e.boxed_only ? "true" : "false");
   }
-  put(&b, "]");
-  return finish(&b);
+  weft__strbuf_put(&b, "]");
+  return weft__strbuf_finish(&b, "ops");
 }
 
 /* ---- typed entry points, one per op-table line ---- */
