@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bench_util.h"
 #include <time.h>
 
 #include "kernels/kernels.h"
@@ -18,15 +20,6 @@
 
 #define MAX_REPS 200
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-static int cmp_d(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
 
 static int run_threads(int threads, int reps, int json) {
   static double t[WEFT_BENCH_COUNT][MAX_REPS], paired[WEFT_BENCH_COUNT][MAX_REPS];

@@ -63,6 +63,15 @@ static int test__passed, test__failed;
     }                                                                             \
   } while (0)
 
+/* Every tensor and storage a test made is gone (needs weft/alloc.h). */
+#define CHECK_NO_LEAKS()                            \
+  do {                                              \
+    weft_memory_stats test__m = weft_memory();      \
+    CHECK_EQ_I64(test__m.tensors, 0);               \
+    CHECK_EQ_I64(test__m.storages, 0);              \
+    CHECK_EQ_I64(test__m.bytes_in_use, 0);          \
+  } while (0)
+
 #define TEST_REPORT()                                                     \
   do {                                                                    \
     printf("%d passed, %d failed\n", test__passed, test__failed);         \

@@ -72,8 +72,6 @@ static void test_copy_untouched(void) {
 int main(void) {
   test_contiguous_channels_last();
   test_copy_untouched();
-  weft_memory_stats m = weft_memory();
-  CHECK_EQ_I64(m.tensors, 0);
-  CHECK_EQ_I64(m.storages, 0);
+  CHECK_NO_LEAKS();
   TEST_REPORT();
 }

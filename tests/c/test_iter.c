@@ -519,8 +519,6 @@ int main(void) {
   test_static_and_misc();
   test_dim_counter_seed();
   test_dim_counter_property();
-  weft_memory_stats m = weft_memory();
-  CHECK_EQ_I64(m.tensors, 0);
-  CHECK_EQ_I64(m.storages, 0);
+  CHECK_NO_LEAKS();
   TEST_REPORT();
 }

@@ -299,8 +299,6 @@ int main(void) {
   test_for_each_chunks();
   test_random_copies();
   test_large_copies();
-  weft_memory_stats m = weft_memory();
-  CHECK_EQ_I64(m.tensors, 0);
-  CHECK_EQ_I64(m.storages, 0);
+  CHECK_NO_LEAKS();
   TEST_REPORT();
 }

@@ -445,9 +445,6 @@ int main(void) {
   test_errors();
   test_wrap_dim();
   test_chains();
-  weft_memory_stats m = weft_memory();
-  CHECK_EQ_I64(m.tensors, 0);
-  CHECK_EQ_I64(m.storages, 0);
-  CHECK_EQ_I64(m.bytes_in_use, 0);
+  CHECK_NO_LEAKS();
   TEST_REPORT();
 }
