@@ -1,5 +1,6 @@
 /* Kernel bandwidth: memcpy as the ceiling, f32 copy, contiguous add, the
- * NCHW -> NHWC transpose of [32, 64, 56, 56] float32, f32 -> f16 cast; at 1
+ * NCHW -> NHWC transpose of [32, 64, 56, 56] float32 (and of the same shape
+ * in 16- and 8-bit elements), f32 -> f16 cast; at 1
  * and 2 threads. Prints one line per case: median ms, GB/s (bytes read +
  * written), ratio to memcpy of the same run. Then the f32 transcendental
  * kernels on one thread against libm one element at a time (the path they
@@ -25,7 +26,7 @@ struct job {
   void* y;
   const weft_kernels* k;
 };
-enum { MEMCPY, COPY, ADD, CAST, TRANSPOSE };
+enum { MEMCPY, COPY, ADD, CAST, TRANSPOSE, TRANSPOSE16, TRANSPOSE8 };
 
 #define N_ELEMS 4194304
 #define TN 32
@@ -50,8 +51,10 @@ static weft_status run_range(void* p, int64_t b, int64_t e) {
 
 static double run_once(struct job* j) {
   double t0 = now_ms();
-  if (j->kind == TRANSPOSE) {
-    weft__transpose_2d_batched(j->k, 4, j->a, j->y, THW * 4, TC * 4, THW, TC, TN, TC * THW * 4, TC * THW * 4);
+  if (j->kind >= TRANSPOSE) {
+    size_t es = j->kind == TRANSPOSE ? 4 : j->kind == TRANSPOSE16 ? 2 : 1;
+    weft__transpose_2d_batched(j->k, es, j->a, j->y, THW * es, TC * es, THW, TC, TN, (ptrdiff_t)(TC * THW * es),
+                               (ptrdiff_t)(TC * THW * es));
   } else {
     weft_parallel_for(0, N_ELEMS, 65536, run_range, j);
   }
@@ -164,6 +167,8 @@ int main(int argc, char** argv) {
       {"add f32 4M", ADD, 3.0 * N_ELEMS * 4},
       {"cast f32->f16 4M", CAST, N_ELEMS * 6.0},
       {"transpose [32,64,56,56] nchw->nhwc", TRANSPOSE, 2.0 * TN * TC * THW * 4},
+      {"transpose x16 [32,64,56,56] nchw->nhwc", TRANSPOSE16, 2.0 * TN * TC * THW * 2},
+      {"transpose x8 [32,64,56,56] nchw->nhwc", TRANSPOSE8, 2.0 * TN * TC * THW},
   };
   for (int threads = 1; threads <= 2; threads++) {
     weft_set_num_threads(threads);
@@ -177,7 +182,7 @@ int main(int argc, char** argv) {
         printf("{\"name\":\"%s\",\"build\":\"%s\",\"threads\":%d,\"ms\":%.3f,\"GB/s\":%.2f,\"ratio\":%.3f}\n",
                cases[c].name, k->isa, weft_get_num_threads(), ms, gbs, gbs / memcpy_gbs);
       else
-        printf("%-38s %-8s threads=%d %9.3f ms %7.2f GB/s  %5.2fx memcpy\n", cases[c].name, k->isa,
+        printf("%-40s %-8s threads=%d %9.3f ms %7.2f GB/s  %5.2fx memcpy\n", cases[c].name, k->isa,
                weft_get_num_threads(), ms, gbs, gbs / memcpy_gbs);
     }
   }

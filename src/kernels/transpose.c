@@ -1,12 +1,15 @@
 /* Transposes typed by element size: out[j*out_stride + i] = in[i*in_stride + j]
  * for i < height (input rows), j < width (input columns), byte strides.
- * x32: 4x4 register tiles, two shuffle rounds (32-bit then 64-bit
- * interleaves), XNNPACK x32-transposec-4x4 style. x64: 2x2 tiles, one
- * round. Both walk column strips outer and rows inner (see x32). Edges:
- * rows past the end re-read the last valid row (their lanes are never
- * stored), columns past the end come from partial loads, and partial stores
- * write only the valid lanes. x8/x16 are plain loops (their
- * volume in practice is small; the blocked driver keeps them cache-local). */
+ * Each size has a register tile of one vector per row (XNNPACK
+ * transposec style): x8 16x16 (four interleave rounds: 8, 16, 32, 64 bits),
+ * x16 8x8 (three), x32 4x4 (two), x64 2x2 (one). All walk column strips
+ * outer and rows inner (see x32). x32/x64 edges: rows past the end re-read
+ * the last valid row (their lanes are never stored), columns past the end
+ * come from partial loads, and partial stores write only the valid lanes.
+ * x8/x16 edges go through a zeroed 256-byte tile on the stack, which costs
+ * little next to the 16/8 rows a full tile moves; matrices narrower or
+ * shorter than one tile (C = 3 images) keep a plain loop, which beats
+ * padding every tile there. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
@@ -99,14 +102,101 @@ void WEFT_UKERNEL(x64_transposec, 2x2)(const void* in, void* out, size_t in_stri
   }
 }
 
-#define PLAIN_TRANSPOSE(bits, T)                                                                   \
-  void WEFT_UKERNEL(x##bits##_transposec, 1x1)(const void* in, void* out, size_t in_stride,        \
-                                               size_t out_stride, size_t width, size_t height) {   \
-    for (size_t j = 0; j < width; j++) {                                                           \
-      T* o = (T*)((char*)out + j * out_stride);                                                    \
-      const char* s = (const char*)in + j * sizeof(T);                                             \
-      for (size_t i = 0; i < height; i++) memcpy(o + i, s + i * in_stride, sizeof(T));             \
-    }                                                                                              \
+/* 16 rows of 16 bytes -> 16 columns: round r interleaves 8 << r bits,
+ * merging row pairs, then quads, then octets, then halves, so after four
+ * rounds each result holds one input column. Indices as in the x16 tile
+ * below, with one more round. */
+static inline void tile_16x16_x8(const char* p, size_t in_stride, char* o, size_t out_stride) {
+  wv128 r[16], a[16], b[16], c[16];
+  for (int k = 0; k < 16; k++) r[k] = wv_v128_load(p + (size_t)k * in_stride);
+  for (int k = 0; k < 8; k++) {
+    a[2 * k] = wv_i8x16_interleave_lo(r[2 * k], r[2 * k + 1]);
+    a[2 * k + 1] = wv_i8x16_interleave_hi(r[2 * k], r[2 * k + 1]);
   }
-PLAIN_TRANSPOSE(8, uint8_t)
-PLAIN_TRANSPOSE(16, uint16_t)
+  for (int q = 0; q < 4; q++) {
+    b[4 * q] = wv_i16x8_interleave_lo(a[4 * q], a[4 * q + 2]);
+    b[4 * q + 1] = wv_i16x8_interleave_hi(a[4 * q], a[4 * q + 2]);
+    b[4 * q + 2] = wv_i16x8_interleave_lo(a[4 * q + 1], a[4 * q + 3]);
+    b[4 * q + 3] = wv_i16x8_interleave_hi(a[4 * q + 1], a[4 * q + 3]);
+  }
+  for (int h = 0; h < 2; h++)
+    for (int g = 0; g < 4; g++) {
+      c[8 * h + 2 * g] = wv_i32x4_interleave_lo(b[8 * h + g], b[8 * h + 4 + g]);
+      c[8 * h + 2 * g + 1] = wv_i32x4_interleave_hi(b[8 * h + g], b[8 * h + 4 + g]);
+    }
+  for (int m = 0; m < 8; m++) {
+    wv_v128_store(o + (size_t)(2 * m) * out_stride, wv_i64x2_interleave_lo(c[m], c[8 + m]));
+    wv_v128_store(o + (size_t)(2 * m + 1) * out_stride, wv_i64x2_interleave_hi(c[m], c[8 + m]));
+  }
+}
+
+/* 8 rows of 8 halves -> 8 columns. Round 1 pairs rows (t[2k] columns 0-3,
+ * t[2k+1] columns 4-7 of rows 2k, 2k+1); round 2 pairs row pairs (u[m]:
+ * columns 2m, 2m+1 of rows 0-3, u[4+m] of rows 4-7); round 3 joins the
+ * halves. */
+static inline void tile_8x8_x16(const char* p, size_t in_stride, char* o, size_t out_stride) {
+  wv128 r[8], t[8], u[8];
+  for (int k = 0; k < 8; k++) r[k] = wv_v128_load(p + (size_t)k * in_stride);
+  for (int k = 0; k < 4; k++) {
+    t[2 * k] = wv_i16x8_interleave_lo(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = wv_i16x8_interleave_hi(r[2 * k], r[2 * k + 1]);
+  }
+  for (int h = 0; h < 2; h++) {
+    u[4 * h] = wv_i32x4_interleave_lo(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 1] = wv_i32x4_interleave_hi(t[4 * h], t[4 * h + 2]);
+    u[4 * h + 2] = wv_i32x4_interleave_lo(t[4 * h + 1], t[4 * h + 3]);
+    u[4 * h + 3] = wv_i32x4_interleave_hi(t[4 * h + 1], t[4 * h + 3]);
+  }
+  for (int m = 0; m < 4; m++) {
+    wv_v128_store(o + (size_t)(2 * m) * out_stride, wv_i64x2_interleave_lo(u[m], u[4 + m]));
+    wv_v128_store(o + (size_t)(2 * m + 1) * out_stride, wv_i64x2_interleave_hi(u[m], u[4 + m]));
+  }
+}
+
+typedef void tile_fn(const char* p, size_t in_stride, char* o, size_t out_stride);
+
+/* A partial tile (rows x cols elements of es bytes, n = 16 / es) through a
+ * zeroed stack tile, so nothing outside the matrix is read or written. */
+static void tile_edge(tile_fn* tile, size_t es, const char* p, size_t in_stride, char* o, size_t out_stride,
+                      size_t cols, size_t rows) {
+  char in[256] = {0}, out[256];
+  for (size_t i = 0; i < rows; i++) memcpy(in + i * 16, p + i * in_stride, cols * es);
+  tile(in, 16, out, 16);
+  for (size_t j = 0; j < cols; j++) memcpy(o + j * out_stride, out + j * 16, rows * es);
+}
+
+static void plain_transpose(size_t es, const char* in, char* out, size_t in_stride, size_t out_stride,
+                            size_t width, size_t height) {
+  for (size_t j = 0; j < width; j++)
+    for (size_t i = 0; i < height; i++) memcpy(out + j * out_stride + i * es, in + i * in_stride + j * es, es);
+}
+
+/* Column strips of n columns outer, rows inner, as the x32 kernel. */
+static void tiled_transpose(tile_fn* tile, size_t es, const char* src, char* dst, size_t in_stride,
+                            size_t out_stride, size_t width, size_t height) {
+  const size_t n = 16 / es;
+  if (width < n || height < n) {
+    plain_transpose(es, src, dst, in_stride, out_stride, width, height);
+    return;
+  }
+  for (size_t j = 0; j < width; j += n) {
+    size_t cols = width - j < n ? width - j : n;
+    const char* p = src + j * es;
+    char* o = dst + j * out_stride;
+    size_t i = 0;
+    if (cols == n)
+      for (; i + n <= height; i += n, p += n * in_stride, o += 16) tile(p, in_stride, o, out_stride);
+    for (; i < height; i += n, p += n * in_stride, o += 16)
+      tile_edge(tile, es, p, in_stride, o, out_stride, cols, height - i < n ? height - i : n);
+  }
+}
+
+void WEFT_UKERNEL(x8_transposec, 16x16)(const void* in, void* out, size_t in_stride, size_t out_stride,
+                                        size_t width, size_t height) {
+  tiled_transpose(tile_16x16_x8, 1, in, out, in_stride, out_stride, width, height);
+}
+
+void WEFT_UKERNEL(x16_transposec, 8x8)(const void* in, void* out, size_t in_stride, size_t out_stride,
+                                       size_t width, size_t height) {
+  tiled_transpose(tile_8x8_x16, 2, in, out, in_stride, out_stride, width, height);
+}
