@@ -7,9 +7,9 @@
  * the last valid row (their lanes are never stored), columns past the end
  * come from partial loads, and partial stores write only the valid lanes.
  * x8/x16 edges go through a zeroed 256-byte tile on the stack, which costs
- * little next to the 16/8 rows a full tile moves; matrices narrower or
- * shorter than one tile (C = 3 images) keep a plain loop, which beats
- * padding every tile there. */
+ * little next to the 16/8 rows a full tile moves. Matrices narrower or
+ * shorter than one tile (the C = 3 or 4 of an image's pixels) take a
+ * typed loop instead (thin_*), which beats padding every tile there. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
@@ -22,6 +22,41 @@ static inline void store_cols(char* p, wv128 v, size_t cols, size_t es) {
   else
     wv_v128_store_partial(p, v, cols * es);
 }
+
+/* Thin matrices: the long dimension outer, the short one (1-4 unrolled by
+ * constant propagation) inner, so one side is one sequential stream and the
+ * other a few: an RGB(A) image is deinterleaved in one pass over it. */
+#define THIN_TRANSPOSE(T)                                                                                   \
+  static inline void thin_rows_##T(const char* in, char* out, size_t is, size_t os, size_t w, size_t h) {   \
+    for (size_t i = 0; i < h; i++)                                                                          \
+      for (size_t j = 0; j < w; j++) memcpy(out + j * os + i * sizeof(T), in + i * is + j * sizeof(T), sizeof(T)); \
+  }                                                                                                         \
+  static inline void thin_cols_##T(const char* in, char* out, size_t is, size_t os, size_t w, size_t h) {   \
+    for (size_t j = 0; j < w; j++)                                                                          \
+      for (size_t i = 0; i < h; i++) memcpy(out + j * os + i * sizeof(T), in + i * is + j * sizeof(T), sizeof(T)); \
+  }                                                                                                         \
+  static void thin_##T(const char* in, char* out, size_t is, size_t os, size_t w, size_t h) {              \
+    if (w <= h) {                                                                                           \
+      switch (w) {                                                                                          \
+        case 1: thin_rows_##T(in, out, is, os, 1, h); return;                                               \
+        case 2: thin_rows_##T(in, out, is, os, 2, h); return;                                               \
+        case 3: thin_rows_##T(in, out, is, os, 3, h); return;                                               \
+        case 4: thin_rows_##T(in, out, is, os, 4, h); return;                                               \
+        default: thin_rows_##T(in, out, is, os, w, h); return;                                              \
+      }                                                                                                     \
+    }                                                                                                       \
+    switch (h) {                                                                                            \
+      case 1: thin_cols_##T(in, out, is, os, w, 1); return;                                                 \
+      case 2: thin_cols_##T(in, out, is, os, w, 2); return;                                                 \
+      case 3: thin_cols_##T(in, out, is, os, w, 3); return;                                                 \
+      case 4: thin_cols_##T(in, out, is, os, w, 4); return;                                                 \
+      default: thin_cols_##T(in, out, is, os, w, h); return;                                                \
+    }                                                                                                       \
+  }
+THIN_TRANSPOSE(uint8_t)
+THIN_TRANSPOSE(uint16_t)
+THIN_TRANSPOSE(uint32_t)
+THIN_TRANSPOSE(uint64_t)
 
 /* One 4x4 tile: rows r0..r3 (16 bytes each) to four 16-byte output pieces. */
 static inline void tile_4x4(const char* p, size_t in_stride, char* o, size_t out_stride) {
@@ -58,6 +93,10 @@ static void tile_4x4_edge(const char* p, size_t in_stride, char* o, size_t out_s
  * keeps height x 64 bytes small (the blocked driver does). */
 void WEFT_UKERNEL(x32_transposec, 4x4)(const void* in, void* out, size_t in_stride, size_t out_stride,
                                        size_t width, size_t height) {
+  if (width < 4 || height < 4) {
+    thin_uint32_t(in, out, in_stride, out_stride, width, height);
+    return;
+  }
   const char* src = in;
   char* dst = out;
   size_t h4 = height & ~(size_t)3;
@@ -80,6 +119,10 @@ void WEFT_UKERNEL(x32_transposec, 4x4)(const void* in, void* out, size_t in_stri
 /* Column pairs outer, rows inner, as the x32 kernel. */
 void WEFT_UKERNEL(x64_transposec, 2x2)(const void* in, void* out, size_t in_stride, size_t out_stride,
                                        size_t width, size_t height) {
+  if (width < 2 || height < 2) {
+    thin_uint64_t(in, out, in_stride, out_stride, width, height);
+    return;
+  }
   const char* src = in;
   char* dst = out;
   for (size_t j = 0; j < width; j += 2) {
@@ -165,20 +208,10 @@ static void tile_edge(tile_fn* tile, size_t es, const char* p, size_t in_stride,
   for (size_t j = 0; j < cols; j++) memcpy(o + j * out_stride, out + j * 16, rows * es);
 }
 
-static void plain_transpose(size_t es, const char* in, char* out, size_t in_stride, size_t out_stride,
-                            size_t width, size_t height) {
-  for (size_t j = 0; j < width; j++)
-    for (size_t i = 0; i < height; i++) memcpy(out + j * out_stride + i * es, in + i * in_stride + j * es, es);
-}
-
 /* Column strips of n columns outer, rows inner, as the x32 kernel. */
 static void tiled_transpose(tile_fn* tile, size_t es, const char* src, char* dst, size_t in_stride,
                             size_t out_stride, size_t width, size_t height) {
   const size_t n = 16 / es;
-  if (width < n || height < n) {
-    plain_transpose(es, src, dst, in_stride, out_stride, width, height);
-    return;
-  }
   for (size_t j = 0; j < width; j += n) {
     size_t cols = width - j < n ? width - j : n;
     const char* p = src + j * es;
@@ -191,12 +224,95 @@ static void tiled_transpose(tile_fn* tile, size_t es, const char* src, char* dst
   }
 }
 
+/* Packed 3- or 4-byte pixels (an RGB(A) uint8 image) to and from planes,
+ * 16 pixels a turn. Four channels: the 16x4 byte matrix unzips in four
+ * rounds of byte interleaves (each round pairs vector k with k + 2), and
+ * zips back in two. Three channels: each plane gathers its bytes from the
+ * three source vectors by swizzles (index >= 16 gives 0) and ORs them. */
+static const uint8_t rgb_to_plane[3][3][16] = {
+    {{0, 3, 6, 9, 12, 15, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 2, 5, 8, 11, 14, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 1, 4, 7, 10, 13}},
+    {{1, 4, 7, 10, 13, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 0, 3, 6, 9, 12, 15, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 2, 5, 8, 11, 14}},
+    {{2, 5, 8, 11, 14, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 1, 4, 7, 10, 13, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 0, 3, 6, 9, 12, 15}},
+};
+static const uint8_t plane_to_rgb[3][3][16] = {
+    {{0, 128, 128, 1, 128, 128, 2, 128, 128, 3, 128, 128, 4, 128, 128, 5}, {128, 0, 128, 128, 1, 128, 128, 2, 128, 128, 3, 128, 128, 4, 128, 128}, {128, 128, 0, 128, 128, 1, 128, 128, 2, 128, 128, 3, 128, 128, 4, 128}},
+    {{128, 128, 6, 128, 128, 7, 128, 128, 8, 128, 128, 9, 128, 128, 10, 128}, {5, 128, 128, 6, 128, 128, 7, 128, 128, 8, 128, 128, 9, 128, 128, 10}, {128, 5, 128, 128, 6, 128, 128, 7, 128, 128, 8, 128, 128, 9, 128, 128}},
+    {{128, 11, 128, 128, 12, 128, 128, 13, 128, 128, 14, 128, 128, 15, 128, 128}, {128, 128, 11, 128, 128, 12, 128, 128, 13, 128, 128, 14, 128, 128, 15, 128}, {10, 128, 128, 11, 128, 128, 12, 128, 128, 13, 128, 128, 14, 128, 128, 15}},
+};
+
+static size_t pixels_to_planes_x8(const uint8_t* in, uint8_t* out, size_t os, size_t channels, size_t npix) {
+  size_t i = 0;
+  if (channels == 4) {
+    for (; i + 16 <= npix; i += 16, in += 64) {
+      wv128 v[4], a[4];
+      for (int k = 0; k < 4; k++) v[k] = wv_v128_load(in + 16 * k);
+      for (int round = 0; round < 4; round++) {
+        a[0] = wv_i8x16_interleave_lo(v[0], v[2]), a[1] = wv_i8x16_interleave_hi(v[0], v[2]);
+        a[2] = wv_i8x16_interleave_lo(v[1], v[3]), a[3] = wv_i8x16_interleave_hi(v[1], v[3]);
+        for (int k = 0; k < 4; k++) v[k] = a[k];
+      }
+      for (int c = 0; c < 4; c++) wv_v128_store(out + c * os + i, v[c]);
+    }
+  } else {
+    for (; i + 16 <= npix; i += 16, in += 48) {
+      wv128 v0 = wv_v128_load(in), v1 = wv_v128_load(in + 16), v2 = wv_v128_load(in + 32);
+      for (int c = 0; c < 3; c++) {
+        wv128 p = wv_v128_or(wv_i8x16_swizzle(v0, wv_v128_load(rgb_to_plane[c][0])),
+                             wv_i8x16_swizzle(v1, wv_v128_load(rgb_to_plane[c][1])));
+        wv_v128_store(out + c * os + i, wv_v128_or(p, wv_i8x16_swizzle(v2, wv_v128_load(rgb_to_plane[c][2]))));
+      }
+    }
+  }
+  return i;
+}
+
+static size_t planes_to_pixels_x8(const uint8_t* in, size_t is, uint8_t* out, size_t channels, size_t npix) {
+  size_t j = 0;
+  if (channels == 4) {
+    for (; j + 16 <= npix; j += 16, out += 64) {
+      wv128 r = wv_v128_load(in + j), g = wv_v128_load(in + is + j);
+      wv128 b = wv_v128_load(in + 2 * is + j), a = wv_v128_load(in + 3 * is + j);
+      wv128 rg0 = wv_i8x16_interleave_lo(r, g), rg1 = wv_i8x16_interleave_hi(r, g);
+      wv128 ba0 = wv_i8x16_interleave_lo(b, a), ba1 = wv_i8x16_interleave_hi(b, a);
+      wv_v128_store(out, wv_i16x8_interleave_lo(rg0, ba0));
+      wv_v128_store(out + 16, wv_i16x8_interleave_hi(rg0, ba0));
+      wv_v128_store(out + 32, wv_i16x8_interleave_lo(rg1, ba1));
+      wv_v128_store(out + 48, wv_i16x8_interleave_hi(rg1, ba1));
+    }
+  } else {
+    for (; j + 16 <= npix; j += 16, out += 48) {
+      wv128 p[3] = {wv_v128_load(in + j), wv_v128_load(in + is + j), wv_v128_load(in + 2 * is + j)};
+      for (int o = 0; o < 3; o++) {
+        wv128 q = wv_v128_or(wv_i8x16_swizzle(p[0], wv_v128_load(plane_to_rgb[o][0])),
+                             wv_i8x16_swizzle(p[1], wv_v128_load(plane_to_rgb[o][1])));
+        wv_v128_store(out + 16 * o, wv_v128_or(q, wv_i8x16_swizzle(p[2], wv_v128_load(plane_to_rgb[o][2]))));
+      }
+    }
+  }
+  return j;
+}
+
 void WEFT_UKERNEL(x8_transposec, 16x16)(const void* in, void* out, size_t in_stride, size_t out_stride,
                                         size_t width, size_t height) {
-  tiled_transpose(tile_16x16_x8, 1, in, out, in_stride, out_stride, width, height);
+  const uint8_t* src = in;
+  uint8_t* dst = out;
+  if ((width == 3 || width == 4) && in_stride == width) { /* pixels -> planes */
+    size_t done = pixels_to_planes_x8(src, dst, out_stride, width, height);
+    thin_uint8_t((const char*)src + done * in_stride, (char*)dst + done, in_stride, out_stride, width, height - done);
+  } else if ((height == 3 || height == 4) && out_stride == height) { /* planes -> pixels */
+    size_t done = planes_to_pixels_x8(src, in_stride, dst, height, width);
+    thin_uint8_t((const char*)src + done, (char*)dst + done * out_stride, in_stride, out_stride, width - done, height);
+  } else if (width < 16 || height < 16) {
+    thin_uint8_t(in, out, in_stride, out_stride, width, height);
+  } else {
+    tiled_transpose(tile_16x16_x8, 1, in, out, in_stride, out_stride, width, height);
+  }
 }
 
 void WEFT_UKERNEL(x16_transposec, 8x8)(const void* in, void* out, size_t in_stride, size_t out_stride,
                                        size_t width, size_t height) {
-  tiled_transpose(tile_8x8_x16, 2, in, out, in_stride, out_stride, width, height);
+  if (width < 8 || height < 8)
+    thin_uint16_t(in, out, in_stride, out_stride, width, height);
+  else
+    tiled_transpose(tile_8x8_x16, 2, in, out, in_stride, out_stride, width, height);
 }

@@ -7,10 +7,9 @@
 #include "test.h"
 #include "weft/parallel.h"
 
-/* in: height rows of width elements, row stride in_stride bytes */
-static int check_one(weft_transpose_fn* fn, const weft_kernels* k, size_t es, size_t width, size_t height,
-                     int blocked) {
-  size_t pad_in = (width * 7) % 5, pad_out = (height * 3) % 4;
+/* in: height rows of width elements, row stride pad_in elements longer */
+static int check_padded(weft_transpose_fn* fn, const weft_kernels* k, size_t es, size_t width, size_t height,
+                        int blocked, size_t pad_in, size_t pad_out) {
   size_t in_stride = (width + pad_in) * es, out_stride = (height + pad_out) * es;
   size_t in_bytes = height * in_stride, out_bytes = width * out_stride;
   char* in = malloc(in_bytes + 1);
@@ -34,6 +33,33 @@ static int check_one(weft_transpose_fn* fn, const weft_kernels* k, size_t es, si
   return ok;
 }
 
+static int check_one(weft_transpose_fn* fn, const weft_kernels* k, size_t es, size_t width, size_t height,
+                     int blocked) {
+  return check_padded(fn, k, es, width, height, blocked, (width * 7) % 5, (height * 3) % 4);
+}
+
+/* packed RGB(A) pixels <-> planes: the x8 pixel paths and their tails */
+static void test_pixels(void) {
+  for (int b = 0; b < KT_NBACKENDS; b++) {
+    const weft_kernels* k = kt_backend(b);
+    int ok = 1;
+    for (size_t c = 1; c <= 5; c++)
+      for (size_t n = 1; n <= 70; n += (n < 40 ? 1 : 7)) {
+        ok &= check_padded(k->x8_transposec, k, 1, c, n, 0, 0, 0);  /* pixels -> planes */
+        ok &= check_padded(k->x8_transposec, k, 1, c, n, 0, 0, 5);  /* planes padded */
+        ok &= check_padded(k->x8_transposec, k, 1, n, c, 0, 0, 0);  /* planes -> pixels */
+        ok &= check_padded(k->x8_transposec, k, 1, n, c, 0, 3, 0);
+      }
+    CHECK(ok);
+  }
+  for (int t = 1; t <= 2; t++) { /* a 1080p frame through the blocked driver */
+    weft_set_num_threads(t);
+    CHECK(check_padded(NULL, weft__kernels(), 1, 4, 1920 * 1080, 1, 0, 0));
+    CHECK(check_padded(NULL, weft__kernels(), 1, 1920 * 1080, 3, 1, 0, 0));
+  }
+  weft_set_num_threads(1);
+}
+
 static void test_kernels(void) {
   for (int b = 0; b < KT_NBACKENDS; b++) {
     const weft_kernels* k = kt_backend(b);
@@ -50,7 +76,9 @@ static void test_kernels(void) {
 
 static void test_blocked(void) {
   static const size_t shapes[][2] = {{1, 1}, {1, 1000}, {1000, 1}, {31, 33}, {32, 32}, {33, 97},
-                                     {64, 20}, {3136, 64}, {64, 3136}, {100, 257}, {513, 65}};
+                                     {64, 20}, {3136, 64}, {64, 3136}, {100, 257}, {513, 65},
+                                     /* thin: RGB(A) pixels both ways, long blocks */
+                                     {3, 5000}, {5000, 3}, {4, 3001}, {3001, 4}, {17, 2000}, {2000, 9}};
   const int threads[] = {1, 2, 3, 4};
   for (size_t t = 0; t < 4; t++) {
     weft_set_num_threads(threads[t]);
@@ -89,7 +117,8 @@ static int check_batched(size_t es, size_t width, size_t height, size_t batch) {
 
 static void test_batched(void) {
   static const size_t shapes[][3] = {{1, 1, 1}, {3136, 64, 3}, {64, 3136, 2}, {5, 7, 9},
-                                     {65, 63, 4}, {200, 130, 2}, {16, 16, 40}};
+                                     {65, 63, 4}, {200, 130, 2}, {16, 16, 40},
+                                     {3, 2500, 3}, {2500, 3, 3}, {4, 1500, 2}};
   for (int t = 1; t <= 4; t++) {
     weft_set_num_threads(t);
     for (size_t es = 1; es <= 8; es *= 2)
@@ -100,6 +129,10 @@ static void test_batched(void) {
   int64_t grain = 0;
   CHECK_EQ_I64(weft__transpose_2d_blocks(4, 3136, 64, 32, &grain), 32 * 49);
   CHECK_EQ_I64(grain, 8);
+  /* a thin one: 3 columns of x32 -> 1360-row blocks of 16 KB */
+  CHECK_EQ_I64(weft__transpose_2d_blocks(4, 3, 50176, 2, &grain), 2 * 37);
+  CHECK_EQ_I64(grain, 8);
+  CHECK_EQ_I64(weft__transpose_2d_blocks(4, 50176, 3, 1, &grain), 37);
   CHECK(weft__transpose_2d_batched(weft__kernels(), 4, NULL, NULL, 4, 4, 3, 3, 0, 0, 0) == WEFT_OK);
   weft_set_num_threads(1);
 }
@@ -107,6 +140,7 @@ static void test_batched(void) {
 int main(void) {
   setenv("WEFT_MAX_THREADS", "4", 1);
   test_kernels();
+  test_pixels();
   test_blocked();
   test_batched();
   TEST_REPORT();

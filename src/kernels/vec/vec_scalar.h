@@ -127,6 +127,9 @@ static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) {
 static inline wv128 wv_i16x8_interleave_hi(wv128 a, wv128 b) {
   WV__MAP(int, 4, (r.u16[2 * i] = a.u16[i + 4], r.u16[2 * i + 1] = b.u16[i + 4]));
 }
+static inline wv128 wv_i8x16_swizzle(wv128 a, wv128 idx) {
+  WV__MAP(int, 16, r.u8[i] = idx.u8[i] < 16 ? a.u8[idx.u8[i]] : 0);
+}
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) {
   WV__MAP(int, 8, (r.u8[2 * i] = a.u8[i], r.u8[2 * i + 1] = b.u8[i]));
 }

@@ -125,6 +125,14 @@ static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { return _mm_unpack
 static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi16(a, b); }
 static inline wv128 wv_i16x8_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi16(a, b); }
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi8(a, b); }
+/* wasm's swizzle; SSE2 has no byte shuffle (pshufb is SSSE3), so bytes */
+static inline wv128 wv_i8x16_swizzle(wv128 a, wv128 idx) {
+  uint8_t x[16], s[16], r[16];
+  _mm_storeu_si128((__m128i*)x, a);
+  _mm_storeu_si128((__m128i*)s, idx);
+  for (int i = 0; i < 16; i++) r[i] = s[i] < 16 ? x[s[i]] : 0;
+  return _mm_loadu_si128((const __m128i*)r);
+}
 static inline wv128 wv_i8x16_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi8(a, b); }
 
 #endif

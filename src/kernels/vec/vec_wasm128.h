@@ -82,6 +82,8 @@ static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) {
 static inline wv128 wv_i16x8_interleave_hi(wv128 a, wv128 b) {
   return wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
 }
+/* r[i] = idx[i] < 16 ? a[idx[i]] : 0 */
+static inline wv128 wv_i8x16_swizzle(wv128 a, wv128 idx) { return wasm_i8x16_swizzle(a, idx); }
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) {
   return wasm_i8x16_shuffle(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 }
