@@ -1,9 +1,9 @@
 /* Transposes typed by element size: out[j*out_stride + i] = in[i*in_stride + j]
  * for i < height (input rows), j < width (input columns), byte strides.
  * Each size has a register tile of one vector per row (XNNPACK
- * transposec style): x8 16x16 (four interleave rounds: 8, 16, 32, 64 bits),
- * x16 8x8 (three), x32 4x4 (two), x64 2x2 (one). All walk column strips
- * outer and rows inner (see x32). x32/x64 edges: rows past the end re-read
+ * transposec style): x16 8x8 (three interleave rounds: 16, 32, 64 bits),
+ * x8 16x16 (one byte round, then two x16 8x8 transposes), x32 4x4 (two),
+ * x64 2x2 (one). All walk column strips outer and rows inner (see x32). x32/x64 edges: rows past the end re-read
  * the last valid row (their lanes are never stored), columns past the end
  * come from partial loads, and partial stores write only the valid lanes.
  * x8/x16 edges go through a zeroed 256-byte tile on the stack, which costs
@@ -145,41 +145,12 @@ void WEFT_UKERNEL(x64_transposec, 2x2)(const void* in, void* out, size_t in_stri
   }
 }
 
-/* 16 rows of 16 bytes -> 16 columns: round r interleaves 8 << r bits,
- * merging row pairs, then quads, then octets, then halves, so after four
- * rounds each result holds one input column. Indices as in the x16 tile
- * below, with one more round. */
-static inline void tile_16x16_x8(const char* p, size_t in_stride, char* o, size_t out_stride) {
-  wv128 r[16], a[16], b[16], c[16];
-  for (int k = 0; k < 16; k++) r[k] = wv_v128_load(p + (size_t)k * in_stride);
-  for (int k = 0; k < 8; k++) {
-    a[2 * k] = wv_i8x16_interleave_lo(r[2 * k], r[2 * k + 1]);
-    a[2 * k + 1] = wv_i8x16_interleave_hi(r[2 * k], r[2 * k + 1]);
-  }
-  for (int q = 0; q < 4; q++) {
-    b[4 * q] = wv_i16x8_interleave_lo(a[4 * q], a[4 * q + 2]);
-    b[4 * q + 1] = wv_i16x8_interleave_hi(a[4 * q], a[4 * q + 2]);
-    b[4 * q + 2] = wv_i16x8_interleave_lo(a[4 * q + 1], a[4 * q + 3]);
-    b[4 * q + 3] = wv_i16x8_interleave_hi(a[4 * q + 1], a[4 * q + 3]);
-  }
-  for (int h = 0; h < 2; h++)
-    for (int g = 0; g < 4; g++) {
-      c[8 * h + 2 * g] = wv_i32x4_interleave_lo(b[8 * h + g], b[8 * h + 4 + g]);
-      c[8 * h + 2 * g + 1] = wv_i32x4_interleave_hi(b[8 * h + g], b[8 * h + 4 + g]);
-    }
-  for (int m = 0; m < 8; m++) {
-    wv_v128_store(o + (size_t)(2 * m) * out_stride, wv_i64x2_interleave_lo(c[m], c[8 + m]));
-    wv_v128_store(o + (size_t)(2 * m + 1) * out_stride, wv_i64x2_interleave_hi(c[m], c[8 + m]));
-  }
-}
-
-/* 8 rows of 8 halves -> 8 columns. Round 1 pairs rows (t[2k] columns 0-3,
- * t[2k+1] columns 4-7 of rows 2k, 2k+1); round 2 pairs row pairs (u[m]:
- * columns 2m, 2m+1 of rows 0-3, u[4+m] of rows 4-7); round 3 joins the
- * halves. */
-static inline void tile_8x8_x16(const char* p, size_t in_stride, char* o, size_t out_stride) {
-  wv128 r[8], t[8], u[8];
-  for (int k = 0; k < 8; k++) r[k] = wv_v128_load(p + (size_t)k * in_stride);
+/* An 8x8 matrix of 16-bit elements in registers, row k in r[k], to
+ * col[m] = column m. Round 1 pairs rows (t[2k] columns 0-3, t[2k+1]
+ * columns 4-7 of rows 2k, 2k+1); round 2 pairs row pairs (u[m]: columns
+ * 2m, 2m+1 of rows 0-3, u[4+m] of rows 4-7); round 3 joins the halves. */
+static inline void transpose_8x8_x16(const wv128 r[8], wv128 col[8]) {
+  wv128 t[8], u[8];
   for (int k = 0; k < 4; k++) {
     t[2 * k] = wv_i16x8_interleave_lo(r[2 * k], r[2 * k + 1]);
     t[2 * k + 1] = wv_i16x8_interleave_hi(r[2 * k], r[2 * k + 1]);
@@ -191,9 +162,33 @@ static inline void tile_8x8_x16(const char* p, size_t in_stride, char* o, size_t
     u[4 * h + 3] = wv_i32x4_interleave_hi(t[4 * h + 1], t[4 * h + 3]);
   }
   for (int m = 0; m < 4; m++) {
-    wv_v128_store(o + (size_t)(2 * m) * out_stride, wv_i64x2_interleave_lo(u[m], u[4 + m]));
-    wv_v128_store(o + (size_t)(2 * m + 1) * out_stride, wv_i64x2_interleave_hi(u[m], u[4 + m]));
+    col[2 * m] = wv_i64x2_interleave_lo(u[m], u[4 + m]);
+    col[2 * m + 1] = wv_i64x2_interleave_hi(u[m], u[4 + m]);
   }
+}
+
+static inline void tile_8x8_x16(const char* p, size_t in_stride, char* o, size_t out_stride) {
+  wv128 r[8], col[8];
+  for (int k = 0; k < 8; k++) r[k] = wv_v128_load(p + (size_t)k * in_stride);
+  transpose_8x8_x16(r, col);
+  for (int m = 0; m < 8; m++) wv_v128_store(o + (size_t)m * out_stride, col[m]);
+}
+
+/* 16 rows of 16 bytes: interleaving the bytes of rows 2k and 2k+1 gives
+ * 16-bit units (row 2k, row 2k+1) for columns 0-7 (lo) and 8-15 (hi); each
+ * half is an 8x8 matrix of those units, whose column j is input column j
+ * from row 0 to 15, in order. */
+static inline void tile_16x16_x8(const char* p, size_t in_stride, char* o, size_t out_stride) {
+  wv128 lo[8], hi[8], col[8];
+  for (int k = 0; k < 8; k++) {
+    wv128 a = wv_v128_load(p + (size_t)(2 * k) * in_stride), b = wv_v128_load(p + (size_t)(2 * k + 1) * in_stride);
+    lo[k] = wv_i8x16_interleave_lo(a, b);
+    hi[k] = wv_i8x16_interleave_hi(a, b);
+  }
+  transpose_8x8_x16(lo, col);
+  for (int m = 0; m < 8; m++) wv_v128_store(o + (size_t)m * out_stride, col[m]);
+  transpose_8x8_x16(hi, col);
+  for (int m = 0; m < 8; m++) wv_v128_store(o + (size_t)(8 + m) * out_stride, col[m]);
 }
 
 typedef void tile_fn(const char* p, size_t in_stride, char* o, size_t out_stride);
