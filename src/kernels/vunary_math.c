@@ -185,6 +185,21 @@ static inline wv128 vm_erf_small(wv128 u) {
   return MA(u, q, u);
 }
 
+/* Q(tau) of erfc's G but its last Horner step (Q = q tau + Q0, with Q0 =
+ * VM_ERFC_Q0): callers finish it plainly or in double-float. */
+#define VM_ERFC_Q0 4.972705245e-01f
+static inline wv128 vm_erfc_q(wv128 tau) {
+  wv128 q = MA(F(-3.199282289e-02f), tau, F(-6.410552561e-02f));
+  q = MA(q, tau, F(6.820968539e-02f));
+  q = MA(q, tau, F(8.895659447e-02f));
+  q = MA(q, tau, F(-1.151314303e-01f));
+  q = MA(q, tau, F(-1.610887796e-01f));
+  q = MA(q, tau, F(1.591078341e-01f));
+  q = MA(q, tau, F(5.497929454e-01f));
+  q = MA(q, tau, F(6.649832726e-01f));
+  return q;
+}
+
 /* erfc(a) = exp(-a^2) G(a) for a = ah + al in [0.5, 10.5]: G(a) = t Q(t - 0.48)
  * with t = 2/(2+a) kept in double-float (G would double its rounding error).
  * Returns p * G(a) * mult with exp(-(sh + sl)) = p 2^n, where sh + sl is
@@ -197,18 +212,11 @@ static inline wv128 vm_erfc_times(wv128 a, wv128 al, wv128 sh, wv128 sl, wv128 m
   vm_two_prod(th, dh, &ph, &pl);
   wv128 tl = MUL(SUB(SUB(SUB(F(2.0f), ph), pl), MUL(th, dl)), rd);
   wv128 tau = ADD(SUB(th, F(0.48f)), tl);
-  wv128 q = MA(F(-3.199282289e-02f), tau, F(-6.410552561e-02f));
-  q = MA(q, tau, F(6.820968539e-02f));
-  q = MA(q, tau, F(8.895659447e-02f));
-  q = MA(q, tau, F(-1.151314303e-01f));
-  q = MA(q, tau, F(-1.610887796e-01f));
-  q = MA(q, tau, F(1.591078341e-01f));
-  q = MA(q, tau, F(5.497929454e-01f));
-  q = MA(q, tau, F(6.649832726e-01f));
+  wv128 q = vm_erfc_q(tau);
   /* the last Horner step and the products in double-float */
   wv128 qh, ql, gh, gl, mh, ml;
   vm_two_prod(q, tau, &ph, &pl);
-  vm_fast_two_sum(F(4.972705245e-01f), ph, &qh, &ql);
+  vm_fast_two_sum(F(VM_ERFC_Q0), ph, &qh, &ql);
   ql = ADD(ql, pl);
   vm_two_prod(th, qh, &gh, &gl);
   gl = ADD(gl, MA(th, ql, MUL(tl, qh)));
@@ -230,15 +238,8 @@ static inline void vm_square(wv128 a, wv128* sh, wv128* sl) {
  * (erfc <= 0.16 there, so its few ulps are a fraction of erf's) */
 static inline wv128 vm_erfc_plain(wv128 a) {
   wv128 t = DIV(F(2.0f), ADD(F(2.0f), a)), tau = SUB(t, F(0.48f));
-  wv128 q = MA(F(-3.199282289e-02f), tau, F(-6.410552561e-02f));
-  q = MA(q, tau, F(6.820968539e-02f));
-  q = MA(q, tau, F(8.895659447e-02f));
-  q = MA(q, tau, F(-1.151314303e-01f));
-  q = MA(q, tau, F(-1.610887796e-01f));
-  q = MA(q, tau, F(1.591078341e-01f));
-  q = MA(q, tau, F(5.497929454e-01f));
-  q = MA(q, tau, F(6.649832726e-01f));
-  q = MA(q, tau, F(4.972705245e-01f));
+  wv128 q = vm_erfc_q(tau);
+  q = MA(q, tau, F(VM_ERFC_Q0));
   wv128 n, s = vm_expm1_core(wv_f32x4_neg(MUL(a, a)), wv_v128_zero(), &n);
   wv128 g = MUL(t, q);
   return vm_ldexp(MA(g, s, g), n);
