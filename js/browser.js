@@ -10,12 +10,10 @@
 import { createApi, WeftError } from './core.js';
 import { createWorkerApi } from './worker-client.js';
 import {
-  binaryFor, checkWasmBytes, fileUrl, guardStartup, loadChain, parseInitOptions, planVariants,
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, initCached,
 } from './loader.js';
 
 export { WeftError };
-
-const loaded = new Map();
 
 // One literal new URL(...) and import(...) per variant so bundlers see every
 // file and rewrite the URLs to their hashed names.
@@ -61,24 +59,9 @@ async function load(opts, variant) {
   return { M, file: url ?? file };
 }
 
-/** Loads (once per variant) and returns the weft API. */
+/** Loads (once per variant and paths) and returns the weft API. */
 export async function init(options) {
-  const opts = parseInitOptions(options);
-  const key = opts.wasmBinary !== undefined || opts.locateFile || opts.wasmPaths !== undefined
-    ? null : opts.variant ?? 'auto';
-  let p = key === null ? null : loaded.get(key);
-  if (!p && key === 'auto') p = loaded.get(planVariants(opts).chain[0]);
-  if (!p) {
-    p = loadChain(opts, (v) => load(opts, v), (M, info) => createApi(M, info));
-    if (key !== null) {
-      loaded.set(key, p);
-      p.catch(() => loaded.delete(key));
-    }
-  }
-  const wt = await p;
-  if (key !== null && !loaded.has(wt.variant)) loaded.set(wt.variant, p);
-  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
-  return wt;
+  return initCached(options, load, createApi);
 }
 
 /**

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { createApi, WeftError } from './core.js';
 import { createWorkerApi } from './worker-client.js';
 import {
-  binaryFor, checkWasmBytes, fileUrl, guardStartup, loadChain, parseInitOptions, planVariants,
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, initCached,
 } from './loader.js';
 
 export { WeftError };
@@ -19,7 +19,6 @@ export { WeftError };
 const here = new URL('./', import.meta.url);
 const artifacts = existsSync(new URL('./weft-simd.wasm', here)) ? here : new URL('../dist/', here);
 const require = createRequire(import.meta.url);
-const loaded = new Map();
 
 // Emscripten's pool workers keep the event loop alive forever; unref them
 // (and any worker added later) so a script exits when its own work is done.
@@ -71,33 +70,9 @@ async function load(opts, variant) {
   return { M, file };
 }
 
-// One module per (variant, wasmPaths); an auto choice is cached under the
-// variant it picked too, so init() and init({ variant }) can share it.
-function cacheKey(opts, variant = opts.variant ?? 'auto') {
-  if (opts.wasmBinary !== undefined || opts.locateFile) return null;
-  const paths = opts.wasmPaths;
-  return JSON.stringify([variant, paths === undefined ? null
-    : typeof paths === 'object' && !(paths instanceof URL) ? JSON.stringify(paths) : String(paths)]);
-}
-
 /** Loads (once per variant and paths) and returns the weft API. */
 export async function init(options) {
-  const opts = parseInitOptions(options);
-  const key = cacheKey(opts);
-  let p = key === null ? null : loaded.get(key);
-  if (!p && key !== null && !opts.variant) p = loaded.get(cacheKey(opts, planVariants(opts).chain[0]));
-  if (!p) {
-    p = loadChain(opts, (v) => load(opts, v), (M, info) => createApi(M, info));
-    if (key !== null) {
-      loaded.set(key, p);
-      p.catch(() => loaded.delete(key));
-    }
-  }
-  const wt = await p;
-  const picked = cacheKey(opts, wt.variant);
-  if (picked !== null && !loaded.has(picked)) loaded.set(picked, p);
-  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
-  return wt;
+  return initCached(options, load, createApi);
 }
 
 /**

@@ -259,3 +259,35 @@ export async function loadChain(opts, load, finish) {
   }
   throw new WeftError('InternalError', `init: no weft variant could be loaded: ${failures.join('; ')}`);
 }
+
+// One module per (variant, wasmPaths); an auto choice is cached under the
+// variant it picked too, so init() and init({ variant }) share it. Bytes or
+// a locateFile given by the caller are never cached.
+const loaded = new Map();
+
+function cacheKey(opts, variant = opts.variant ?? 'auto') {
+  if (opts.wasmBinary !== undefined || opts.locateFile) return null;
+  const paths = opts.wasmPaths;
+  return JSON.stringify([variant, paths === undefined ? null
+    : typeof paths === 'object' && !(paths instanceof URL) ? JSON.stringify(paths) : String(paths)]);
+}
+
+// init() of both entry points: load(opts, variant) -> { M, file } is theirs.
+export async function initCached(options, load, finish) {
+  const opts = parseInitOptions(options);
+  const key = cacheKey(opts);
+  let p = key === null ? null : loaded.get(key);
+  if (!p && key !== null && !opts.variant) p = loaded.get(cacheKey(opts, planVariants(opts).chain[0]));
+  if (!p) {
+    p = loadChain(opts, (v) => load(opts, v), finish);
+    if (key !== null) {
+      loaded.set(key, p);
+      p.catch(() => loaded.delete(key));
+    }
+  }
+  const wt = await p;
+  const picked = cacheKey(opts, wt.variant);
+  if (picked !== null && !loaded.has(picked)) loaded.set(picked, p);
+  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
+  return wt;
+}
