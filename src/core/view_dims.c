@@ -225,10 +225,8 @@ weft_tensor* weft__squeeze(const weft_tensor* self) {
   return weft__view_of(self, sizes, strides, n, self->storage_offset);
 }
 
-weft_tensor* weft__squeeze_dim(const weft_tensor* self, int64_t dim) {
-  int64_t d;
-  if (!weft__wrap_dim("squeeze", dim, self->ndim, &d)) return NULL;
-  if (self->ndim == 0 || self->sizes[d] != 1) return weft__alias(self);
+/* self's view with dimension d left out, starting at offset */
+static weft_tensor* view_without_dim(const weft_tensor* self, int64_t d, int64_t offset) {
   int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
   int64_t n = 0;
   for (int64_t i = 0; i < self->ndim; i++) {
@@ -236,7 +234,14 @@ weft_tensor* weft__squeeze_dim(const weft_tensor* self, int64_t dim) {
     sizes[n] = self->sizes[i];
     strides[n++] = self->strides[i];
   }
-  return weft__view_of(self, sizes, strides, n, self->storage_offset);
+  return weft__view_of(self, sizes, strides, n, offset);
+}
+
+weft_tensor* weft__squeeze_dim(const weft_tensor* self, int64_t dim) {
+  int64_t d;
+  if (!weft__wrap_dim("squeeze", dim, self->ndim, &d)) return NULL;
+  if (self->ndim == 0 || self->sizes[d] != 1) return weft__alias(self);
+  return view_without_dim(self, d, self->storage_offset);
 }
 
 weft_tensor* weft__unsqueeze(const weft_tensor* self, int64_t dim) {
@@ -319,12 +324,5 @@ weft_tensor* weft__select(const weft_tensor* self, int64_t dim, int64_t index) {
                             "select(): index %" PRId64 " out of range for tensor of size %s at dimension %" PRId64,
                             index, WEFT__LIST(self->sizes, self->ndim), d);
   if (index < 0) index += size;
-  int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
-  int64_t n = 0;
-  for (int64_t i = 0; i < self->ndim; i++) {
-    if (i == d) continue;
-    sizes[n] = self->sizes[i];
-    strides[n++] = self->strides[i];
-  }
-  return weft__view_of(self, sizes, strides, n, self->storage_offset + index * self->strides[d]);
+  return view_without_dim(self, d, self->storage_offset + index * self->strides[d]);
 }
