@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "iter/copy_iter.h"
 #include "test.h"
 #include "weft/iter.h"
 
@@ -135,23 +136,13 @@ static void test_promotion(void) {
   for (int i = 0; i < N(all); i++) weft_tensor_release(all[i]);
 }
 
-static weft_status copy_build(weft_tensor* dst, weft_tensor* src, weft_iter* it) {
-  weft_iter_config c = weft_iter_config_init();
-  weft_iter_config_set_op_name(&c, "copy_");
-  weft_iter_config_add_output(&c, dst);
-  weft_iter_config_add_input(&c, src);
-  weft_iter_config_resize_outputs(&c, false);
-  weft_iter_config_check_all_same_dtype(&c, false);
-  return weft_iter_build(&c, it);
-}
-
 static void test_overlap(void) {
   int64_t s3[] = {3}, s23[] = {2, 3}, st_exp[] = {0, 1}, s10[] = {10};
   weft_tensor* base = contig_t(s3, 1, WEFT_FLOAT32);
   weft_tensor* expanded = weft_tensor_from_storage(weft_tensor_storage(base), s23, st_exp, 2, 0, WEFT_FLOAT32);
   weft_tensor* src = contig_t(s23, 2, WEFT_FLOAT32);
   weft_iter it;
-  CHECK(copy_build(expanded, src, &it) == WEFT_INVALID_ARGUMENT);
+  CHECK(weft__copy_iter_build(expanded, src, &it) == WEFT_INVALID_ARGUMENT);
   CHECK_ERROR_HAS("copy_: unsupported operation: more than one element of the written-to tensor refers to a "
                   "single memory location. Please clone() the tensor before performing the operation.");
   /* a[2:7] = a[0:5] + a[0:5] */
@@ -284,7 +275,7 @@ static void test_seed_plan(void) {
   weft_tensor* out = weft_empty(s, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CHANNELS_LAST);
   weft_tensor* in = contig_t(s, 4, WEFT_FLOAT32);
   weft_iter it;
-  CHECK(copy_build(out, in, &it) == WEFT_OK);
+  CHECK(weft__copy_iter_build(out, in, &it) == WEFT_OK);
   CHECK(it.fast_setup == WEFT_ITER_FAST_NONE);
   CHECK_EQ_I64(it.ndim, 2);
   CHECK_EQ_I64(it.shape[0], 64);
@@ -314,7 +305,7 @@ static void test_seed_plan(void) {
   /* all contiguous: fast setup, one dim */
   weft_tensor* in2 = contig_t(s, 4, WEFT_FLOAT32);
   weft_tensor* out2 = contig_t(s, 4, WEFT_FLOAT32);
-  CHECK(copy_build(out2, in2, &it) == WEFT_OK);
+  CHECK(weft__copy_iter_build(out2, in2, &it) == WEFT_OK);
   CHECK(it.fast_setup == WEFT_ITER_FAST_CONTIGUOUS);
   CHECK_EQ_I64(it.ndim, 1);
   CHECK_EQ_I64(it.shape[0], 1280);
@@ -324,7 +315,7 @@ static void test_seed_plan(void) {
   int64_t s_row[] = {5, 1}, s_full[] = {5, 7};
   weft_tensor* col = contig_t(s_row, 2, WEFT_FLOAT32);
   weft_tensor* full = contig_t(s_full, 2, WEFT_FLOAT32);
-  CHECK(copy_build(full, col, &it) == WEFT_OK);
+  CHECK(weft__copy_iter_build(full, col, &it) == WEFT_OK);
   CHECK(weft_iter_loop_kind(&it) == WEFT_LOOP_SCALAR_BROADCAST);
   CHECK_EQ_I64(it.ops[1].stride_bytes[0], 0);
   weft_iter_destroy(&it);
@@ -338,7 +329,7 @@ static void test_coalesce(void) {
   weft_tensor* in = strided_t(s, st, 3, WEFT_INT16);
   weft_tensor* out = contig_t(so, 3, WEFT_INT16);
   weft_iter it;
-  CHECK(copy_build(out, in, &it) == WEFT_OK);
+  CHECK(weft__copy_iter_build(out, in, &it) == WEFT_OK);
   CHECK_EQ_I64(it.ndim, 2);
   CHECK_EQ_I64(it.shape[0], 4);
   CHECK_EQ_I64(it.shape[1], 6);
@@ -350,7 +341,7 @@ static void test_coalesce(void) {
   int64_t s1[] = {3, 1, 5}, st1[] = {5, 99, 1};
   weft_tensor* a = strided_t(s1, st1, 3, WEFT_FLOAT32);
   weft_tensor* b = contig_t(s1, 3, WEFT_FLOAT32);
-  CHECK(copy_build(b, a, &it) == WEFT_OK);
+  CHECK(weft__copy_iter_build(b, a, &it) == WEFT_OK);
   CHECK_EQ_I64(it.ndim, 1);
   CHECK_EQ_I64(it.shape[0], 15);
   weft_iter_destroy(&it);
