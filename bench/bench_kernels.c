@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "ops/cpu/transpose.h"
 #include <time.h>
 
 #include "kernels/kernels.h"

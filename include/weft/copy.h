@@ -11,9 +11,6 @@ extern "C" {
 /* self[...] = src[...], src broadcast to self's shape; dtypes converted with
  * PyTorch's cast semantics. */
 weft_status weft_copy_(weft_tensor* self, const weft_tensor* src);
-/* The plain strided reference copy: any layout to any layout, same shape and
- * dtype, one element at a time. Kept as the oracle for faster paths. */
-weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src);
 weft_tensor* weft_clone(const weft_tensor* self, weft_memory_format f);
 /* Returns self (retained) when already contiguous in f, else clone(f).
  * PRESERVE is refused when a copy would be needed, as in PyTorch. */

@@ -10,6 +10,7 @@
 #define WEFT_EXPLAIN_H
 
 #include "weft/dispatch.h"
+#include "weft/iter.h" /* weft_explaining */
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,9 +22,6 @@ extern "C" {
  * weft_iter_explain_json (malloc'd; free() it), or NULL when the op ran no
  * iterator (contiguous() of a contiguous tensor). */
 weft_status weft_explain_boxed(const weft_op* op, weft_stack* stack, char** json);
-
-/* Is this thread explaining? (The loop drivers' hook.) */
-bool weft_explaining(void);
 
 #ifdef __cplusplus
 }

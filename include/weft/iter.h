@@ -5,7 +5,9 @@
  * dimensions reordered (fastest first) and coalesced, allocated outputs, the
  * common dtype. for_each() then walks the iteration space in 2-D blocks,
  * handing a loop2d function base pointers and byte strides; kernels never
- * see shapes.
+ * see shapes. The iterator sits below the dispatcher: it allocates outputs
+ * with the tensor model's plain allocation (PyTorch's empty_strided_cpu),
+ * never through an operator.
  *
  *   weft_iter_config c = weft_iter_config_init();
  *   weft_iter_config_add_output(&c, out);        (NULL: build allocates it)
@@ -104,7 +106,7 @@ void weft_iter_config_enforce_linear_iteration(weft_iter_config* c, bool v);
 void weft_iter_config_declare_static_shape(weft_iter_config* c, const int64_t* shape, int ndim);
 /* Dtype of outputs the iterator allocates; needs check_all_same_dtype(false). */
 void weft_iter_config_declare_static_dtype(weft_iter_config* c, weft_dtype dtype);
-/* The short name of STYLE.md's example. */
+/* A shorter spelling of the flag above (promotion means a common dtype). */
 #define weft_iter_config_promote_inputs weft_iter_config_promote_inputs_to_common_dtype
 
 /* ---- the iterator ---- */
@@ -241,6 +243,9 @@ int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain);
  * (bytes, one array per operand),"dtypes","commonDtype","fastSetup","loop",
  * "chunks","numel"}. malloc'd; free() it. NULL on OOM. */
 char* weft_iter_explain_json(const weft_iter* it, int64_t grain);
+/* Is this thread explaining (weft/explain.h)? The loop drivers' hook: while
+ * true they record their plan instead of looping. */
+bool weft_explaining(void);
 
 #ifdef __cplusplus
 }

@@ -61,32 +61,17 @@ weft_memory_format weft_tensor_suggest_memory_format(const weft_tensor* t);
 /* Both arrays hold ndim values. Returns WEFT_OK or an error. */
 weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim);
 
-/* ---- factories ---- */
-weft_tensor* weft_empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype,
-                        weft_device device, weft_memory_format f);
-weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
-                                weft_dtype dtype, weft_device device);
-/* PRESERVE keeps self's strides when self is non-overlapping and dense, else
- * dense strides in self's dim order (infer_dense_strides), as PyTorch's empty_like. */
-weft_tensor* weft_empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f);
 /* A new handle onto an existing storage (retained). Validated like as_strided. */
 weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,
                                       int64_t ndim, int64_t offset, weft_dtype dtype);
 
-/* Fill helpers used by JS factories and tests: value given as double and
- * converted with the dtype's cast rules. */
-weft_status weft_fill_(weft_tensor* self, double value);
-weft_tensor* weft_full(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
-                       weft_device device);
-weft_tensor* weft_arange(double start, double end, double step, weft_dtype dtype, weft_device device);
-
-/* Random numbers: one global mt19937 generator, seeded like torch.manual_seed. */
-void weft_manual_seed(uint64_t seed);
-weft_tensor* weft_rand(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device);
-weft_tensor* weft_randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device);
-
 /* Read/write one element at a linear logical index as double (any dtype). */
 double weft_tensor_get_double(const weft_tensor* t, int64_t linear_index);
+
+/* The plain strided reference copy (core, no dispatch): any layout to any
+ * layout, same shape and dtype, one element at a time. Kept as the oracle
+ * for faster paths. */
+weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src);
 
 #ifdef __cplusplus
 }

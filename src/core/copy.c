@@ -1,4 +1,4 @@
-/* The reference copy, and clone/contiguous on top of it.
+/* The reference copy (core: no dispatch, no iterator).
  *
  * weft_copy_reference walks both tensors one element at a time with an
  * index counter: slow, obviously right, and kept as the oracle that the
@@ -7,8 +7,6 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "iter/copy_iter.h"
-#include "ops/impls.h"
 
 static void strided_convert(const weft_tensor* dst, const int64_t* src_strides, const char* src_base,
                             weft_dtype src_dtype) {
@@ -44,44 +42,4 @@ weft_status weft_copy_reference(weft_tensor* dst, const weft_tensor* src) {
                        WEFT__LIST(dst->sizes, dst->ndim), WEFT__LIST(src->sizes, src->ndim));
   if (has_data(dst) && has_data(src)) strided_convert(dst, src->strides, weft_tensor_data_ptr(src), src->dtype);
   return WEFT_OK;
-}
-
-/* The fast path: TensorIterator + SIMD kernels (src/iter/copy_iter.c). */
-weft_status weft__copy_(weft_tensor* self, const weft_tensor* src) {
-  if (self->device != src->device && self->device != WEFT_DEVICE_META && src->device != WEFT_DEVICE_META)
-    return weft__error(WEFT_INVALID_ARGUMENT, "copy_: cannot copy from a %s tensor into a %s tensor",
-                       weft_device_name(src->device), weft_device_name(self->device));
-  return weft__copy_iter(self, src);
-}
-
-weft_tensor* weft__clone(const weft_tensor* self, weft_memory_format f) {
-  weft_tensor* out = weft_empty_like(self, self->dtype, f);
-  if (!out) return NULL;
-  if (weft_copy_(out, self) != WEFT_OK) {
-    weft_tensor_release(out);
-    return NULL;
-  }
-  return out;
-}
-
-weft_tensor* weft__contiguous(const weft_tensor* self, weft_memory_format f) {
-  /* PRESERVE asks the default flag, so an already contiguous tensor passes */
-  if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
-  if (f == WEFT_PRESERVE_FORMAT)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "contiguous: preserve memory format is unsupported by the contiguous operator");
-  return weft_clone(self, f);
-}
-
-weft_tensor* weft__to_dtype(const weft_tensor* self, weft_dtype dtype, bool copy) {
-  if (!weft_dtype_is_valid((int)dtype))
-    return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
-  if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);
-  weft_tensor* out = weft_empty_like(self, dtype, WEFT_PRESERVE_FORMAT);
-  if (!out) return NULL;
-  if (weft_copy_(out, self) != WEFT_OK) {
-    weft_tensor_release(out);
-    return NULL;
-  }
-  return out;
 }

@@ -1,5 +1,6 @@
-/* Library-internal definitions shared by src/: the tensor and storage
- * structs, error setters, checked arithmetic. Not installed. */
+/* The tensor model's internals (src/core/): the tensor and storage structs,
+ * construction, flags and layout math. Not installed. Includes only base/
+ * and the core public headers. */
 #ifndef WEFT_CORE_INTERNAL_H
 #define WEFT_CORE_INTERNAL_H
 
@@ -7,16 +8,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "weft/weft.h"
-
-/* Thread-local storage, or plain static storage in a wasm build without
- * pthreads: wasm-ld (clang 14) refuses TLS in objects built with
- * -mbulk-memory but without atomics, and one thread needs none. */
-#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
-#define WEFT_THREAD_LOCAL
-#else
-#define WEFT_THREAD_LOCAL _Thread_local
-#endif
+#include "base/error.h"
+#include "base/overflow.h"
+#include "base/tls.h"
+#include "weft/alloc.h"
+#include "weft/dtype.h"
+#include "weft/storage.h"
+#include "weft/tensor.h"
 
 struct weft_storage {
   atomic_int refcount;
@@ -45,57 +43,6 @@ struct weft_tensor {
   int64_t strides[WEFT_MAX_DIMS];
 };
 
-/* ---- errors (src/core/error.c) ----
- * Set this thread's status and message; returns the status so callers can
- * `return weft__error(...)`. The OOM path formats into a static-size
- * thread-local buffer and never allocates. */
-weft_status weft__error(weft_status s, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* Same, returning NULL, for handle-returning calls. */
-void* weft__error_null(weft_status s, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/* "[2, 3]" into buf (always terminated); returns the length written. */
-size_t weft__format_int_list(char* buf, size_t cap, const int64_t* v, int64_t n);
-/* A temporary "[..]" string for error messages: WEFT__LIST(sizes, n). */
-typedef struct { char s[256]; } weft__list_buf;
-static inline weft__list_buf weft__list(const int64_t* v, int64_t n) {
-  weft__list_buf b;
-  weft__format_int_list(b.s, sizeof b.s, v, n);
-  return b;
-}
-#define WEFT__LIST(v, n) (weft__list((v), (n)).s)
-
-/* ---- a growing text buffer for JSON (src/core/strbuf.c) ----
- * Start with `weft__strbuf b = {0};`; finish returns the malloc'ed text, or
- * NULL with an "<op>: out of memory" error (the buffer freed). */
-typedef struct {
-  char* buf;
-  size_t len, cap;
-  bool oom;
-} weft__strbuf;
-void weft__strbuf_put(weft__strbuf* b, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-void weft__strbuf_put_json_str(weft__strbuf* b, const char* s);
-char* weft__strbuf_finish(weft__strbuf* b, const char* op);
-
-/* ---- checked arithmetic: false on overflow ---- */
-static inline bool weft__mul_overflow(int64_t a, int64_t b, int64_t* out) {
-  return __builtin_mul_overflow(a, b, out);
-}
-static inline bool weft__add_overflow(int64_t a, int64_t b, int64_t* out) {
-  return __builtin_add_overflow(a, b, out);
-}
-
 /* Wrap a possibly negative dim into [0, ndim). ndim 0 is treated as 1, as
  * PyTorch's maybe_wrap_dim does for scalars. Sets the "Dimension out of
  * range" error and returns false when out of range. */
@@ -113,6 +60,12 @@ weft_tensor* weft__tensor_new(weft_storage* s, const int64_t* sizes, const int64
 /* Recompute numel and every cached flag after sizes/strides changed: the one
  * place they are computed. */
 void weft__tensor_refresh(weft_tensor* t);
+/* PyTorch's empty_strided_cpu, below the dispatcher: checks sizes (op names
+ * the errors), dtype, device and strides (no negative ones), allocates the
+ * storage the layout needs (none for meta tensors) and returns a new tensor. */
+weft_tensor* weft__tensor_alloc(const char* op, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                               weft_dtype dtype, weft_device device);
+weft_status weft__check_dtype_device(const char* op, weft_dtype dtype, weft_device device);
 /* out= resizing: set sizes/strides, growing the storage when too small. */
 weft_status weft__tensor_resize_(weft_tensor* t, const int64_t* sizes, const int64_t* strides,
                                  int64_t ndim, const char* op);

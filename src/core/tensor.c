@@ -1,10 +1,12 @@
 /* Tensor metadata and the cached layout flags, computed as TensorImpl's
  * refresh_contiguous() does. */
+#include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
-#include "ops/impls.h"
+#include "core/scalar.h"
 
 /* ---- flags: the one place they are computed ---- */
 
@@ -182,6 +184,20 @@ weft_memory_format weft_tensor_suggest_memory_format(const weft_tensor* t) {
 
 /* ---- layout arithmetic ---- */
 
+bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out) {
+  int64_t n = ndim > 0 ? ndim : 1; /* a scalar accepts 0 and -1, as maybe_wrap_dim */
+  if (dim < -n || dim > n - 1) {
+    weft__error(WEFT_INDEX_ERROR,
+                "%s%sDimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                "], but got %" PRId64 ")",
+                op ? op : "", op ? ": " : "", -n, n - 1, dim);
+    return false;
+  }
+  *out = dim < 0 ? dim + n : dim;
+  return true;
+}
+
+
 weft_status weft_check_shape(const char* op, const int64_t* sizes, int64_t ndim) {
   if (ndim < 0 || ndim > WEFT_MAX_DIMS)
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: number of dimensions %lld must be in [0, %d]", op,
@@ -252,9 +268,9 @@ overflow:
   return -1;
 }
 
-/* ---- factories ---- */
+/* ---- allocation (no dispatch) ---- */
 
-static weft_status check_dtype_device(const char* op, weft_dtype dtype, weft_device device) {
+weft_status weft__check_dtype_device(const char* op, weft_dtype dtype, weft_device device) {
   if (!weft_dtype_is_valid((int)dtype))
     return weft__error(WEFT_TYPE_ERROR, "%s: invalid dtype %d", op, (int)dtype);
   if ((unsigned)device >= WEFT_DEVICE_COUNT)
@@ -262,8 +278,14 @@ static weft_status check_dtype_device(const char* op, weft_dtype dtype, weft_dev
   return WEFT_OK;
 }
 
-static weft_tensor* new_with_layout(const char* op, const int64_t* sizes, const int64_t* strides,
-                                    int64_t ndim, weft_dtype dtype, weft_device device) {
+weft_tensor* weft__tensor_alloc(const char* op, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                               weft_dtype dtype, weft_device device) {
+  if (weft_check_shape(op, sizes, ndim) || weft__check_dtype_device(op, dtype, device)) return NULL;
+  for (int64_t i = 0; i < ndim; i++) {
+    if (strides[i] < 0)
+      return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: Negative strides are not supported, got strides: %s",
+                              op, WEFT__LIST(strides, ndim));
+  }
   int64_t bytes = weft__required_bytes(sizes, strides, ndim, 0, weft_dtype_size(dtype), op);
   if (bytes < 0) return NULL;
   weft_storage* s = weft_storage_new(bytes, device);
@@ -273,85 +295,10 @@ static weft_tensor* new_with_layout(const char* op, const int64_t* sizes, const 
   return t;
 }
 
-weft_tensor* weft__empty(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
-                        weft_memory_format f) {
-  if (weft_check_shape("empty", sizes, ndim) || check_dtype_device("empty", dtype, device)) return NULL;
-  if (f == WEFT_CHANNELS_LAST && ndim != 4)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: required rank 4 tensor to use channels_last format");
-  if (f == WEFT_CHANNELS_LAST_3D && ndim != 5)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "empty: required rank 5 tensor to use channels_last_3d format");
-  if (f == WEFT_PRESERVE_FORMAT || (unsigned)f >= WEFT_MEMORY_FORMAT_COUNT)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: unsupported memory format %s",
-                            f == WEFT_PRESERVE_FORMAT ? "Preserve" : "(invalid)");
-  int64_t strides[WEFT_MAX_DIMS];
-  if (!weft__strides_for_format(sizes, ndim, f, strides))
-    return weft__error_null(WEFT_OVERFLOW, "empty: Stride calculation overflowed for sizes %s",
-                            WEFT__LIST(sizes, ndim));
-  return new_with_layout("empty", sizes, strides, ndim, dtype, device);
-}
-
-weft_tensor* weft__empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim,
-                                weft_dtype dtype, weft_device device) {
-  if (weft_check_shape("empty_strided", sizes, ndim) || check_dtype_device("empty_strided", dtype, device))
-    return NULL;
-  for (int64_t i = 0; i < ndim; i++) {
-    if (strides[i] < 0)
-      return weft__error_null(WEFT_INVALID_ARGUMENT,
-                              "empty_strided: Negative strides are not supported, got strides: %s",
-                              WEFT__LIST(strides, ndim));
-  }
-  return new_with_layout("empty_strided", sizes, strides, ndim, dtype, device);
-}
-
-/* Dense strides keeping self's dim order (PyTorch's infer_dense_strides):
- * stable insertion sort by stride, stride-0 dims never move, equal strides
- * put the smaller size inside. */
-static int stride_order_cmp(const weft_tensor* t, int d0, int d1) {
-  int64_t s0 = t->strides[d0], s1 = t->strides[d1];
-  if (s0 == 0 || s1 == 0) return 0;
-  if (s0 != s1) return s0 < s1 ? -1 : 1;
-  return t->sizes[d0] > t->sizes[d1] ? 1 : 0;
-}
-
-static void infer_dense_strides(const weft_tensor* t, int64_t* out) {
-  int perm[WEFT_MAX_DIMS]; /* innermost first */
-  int n = t->ndim;
-  for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
-  for (int i = 1; i < n; i++) {
-    int d1 = i;
-    for (int d0 = i - 1; d0 >= 0; d0--) {
-      int c = stride_order_cmp(t, perm[d0], perm[d1]);
-      if (c > 0) {
-        int tmp = perm[d0];
-        perm[d0] = perm[d1];
-        perm[d1] = tmp;
-        d1 = d0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  int64_t stride = 1;
-  for (int i = 0; i < n; i++) {
-    out[perm[i]] = stride;
-    if (t->sizes[perm[i]] > 1) stride *= t->sizes[perm[i]];
-  }
-}
-
-weft_tensor* weft__empty_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
-  if (f != WEFT_PRESERVE_FORMAT) return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
-  if (self->is_non_overlapping_and_dense)
-    return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
-  int64_t strides[WEFT_MAX_DIMS];
-  infer_dense_strides(self, strides);
-  return weft_empty_strided(self->sizes, strides, self->ndim, dtype, self->device);
-}
-
 weft_tensor* weft_tensor_from_storage(weft_storage* s, const int64_t* sizes, const int64_t* strides,
                                       int64_t ndim, int64_t offset, weft_dtype dtype) {
   const char* op = "from_storage";
-  if (weft_check_shape(op, sizes, ndim) || check_dtype_device(op, dtype, s->device)) return NULL;
+  if (weft_check_shape(op, sizes, ndim) || weft__check_dtype_device(op, dtype, s->device)) return NULL;
   if (offset < 0)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: Tensor: invalid storage offset %lld", op,
                             (long long)offset);
@@ -389,4 +336,15 @@ weft_status weft__tensor_resize_(weft_tensor* t, const int64_t* sizes, const int
   memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
   weft__tensor_refresh(t);
   return WEFT_OK;
+}
+
+double weft_tensor_get_double(const weft_tensor* t, int64_t linear_index) {
+  const char* base = weft_tensor_data_ptr(t);
+  if (!base || linear_index < 0 || linear_index >= t->numel) return NAN;
+  int64_t off = 0;
+  for (int64_t d = t->ndim - 1; d >= 0; d--) {
+    off += (linear_index % t->sizes[d]) * t->strides[d];
+    linear_index /= t->sizes[d];
+  }
+  return weft__value_f64(weft__load(base + off * (int64_t)weft_dtype_size(t->dtype), t->dtype));
 }

@@ -113,21 +113,25 @@ static inline bool weft__tracing(void) { return weft__dtls.tracing | weft__show_
 int weft__trace_enter(const weft_op* op, weft_keyset ks, bool redispatch);
 static inline void weft__trace_leave(int depth) { weft__dtls.depth = depth; }
 
-/* Lazily initializes the dispatcher (default fallbacks, the library's ops). */
+/* Lazily initializes the dispatcher itself (the default fallbacks). The
+ * dispatcher knows no operator: a library registers its own (src/ops/ops.c). */
 void weft__dispatch_init(void);
 /* def for generated ops: the unbox adapter and a check of the C parameter
  * kinds against the schema. NULL + error on failure. */
 weft_op* weft__op_def_generated(const char* schema, weft__unbox_fn unbox, const uint8_t* kinds,
                                 int nkinds);
-/* Resolves a generated op slot, initializing the library's ops on first use. */
-weft_op* weft__op_resolve(weft_op* _Atomic* slot);
-static inline const weft_op* weft__op_get(weft_op* _Atomic* slot) {
+/* Resolves a generated op slot on first use: runs init, the registration
+ * function of the library the op belongs to (NULL: the slot must already be
+ * set), then aborts if the slot is still empty (a call before registration
+ * is a bug in the library, not bad input). */
+weft_op* weft__op_resolve(weft_op* _Atomic* slot, void (*init)(void));
+static inline const weft_op* weft__op_get(weft_op* _Atomic* slot, void (*init)(void)) {
   weft_op* op = atomic_load_explicit(slot, memory_order_acquire);
-  return op ? op : weft__op_resolve(slot);
+  return op ? op : weft__op_resolve(slot, init);
 }
-
-/* Register the library's own ops (src/ops/ops.c). */
-void weft__ops_register_all(void);
+/* impl for a library's own kernels: NULL + error when key already has a
+ * kernel for op (a kernel registered twice is a bug, not an override). */
+weft_registration* weft__op_impl_unique(weft_op* op, weft_dispatch_key key, weft_kernel k);
 
 /* "Tensor", "int", ... for a schema argument type (src/dispatch/schema.c). */
 const char* weft__schema_type_name(int type);

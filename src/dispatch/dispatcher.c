@@ -35,7 +35,6 @@ static void init_body(void) {
   const char* env = getenv("WEFT_SHOW_DISPATCH_TRACE");
   weft__show_trace = env && env[0] && strcmp(env, "0") != 0;
   install_default_fallbacks();
-  weft__ops_register_all();
   in_init = false;
   atomic_store(&init_done, 1);
 }
@@ -45,8 +44,9 @@ void weft__dispatch_init(void) {
   pthread_once(&init_once, init_body);
 }
 
-weft_op* weft__op_resolve(weft_op* _Atomic* slot) {
+weft_op* weft__op_resolve(weft_op* _Atomic* slot, void (*init)(void)) {
   weft__dispatch_init();
+  if (init) init();
   weft_op* op = atomic_load_explicit(slot, memory_order_acquire);
   if (!op) {
     fprintf(stderr, "weft: an operator was called before its registration\n");
@@ -317,6 +317,20 @@ weft_registration* weft_op_impl(weft_op* op, weft_dispatch_key key, weft_kernel 
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "impl: %s has no generated signature; register a boxed kernel", op->name);
   return add_registration(op, key, k);
+}
+
+weft_registration* weft__op_impl_unique(weft_op* op, weft_dispatch_key key, weft_kernel k) {
+  weft__dispatch_init();
+  if (!check_key("impl", key)) return NULL;
+  pthread_mutex_lock(&reg_mutex);
+  const weft_registration* old = op->kernels[key];
+  pthread_mutex_unlock(&reg_mutex);
+  if (old)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "impl: %s already has a kernel for %s (%s); a library registers each kernel once (%s)",
+                            op->name, weft_dispatch_key_name(key), old->kernel.name ? old->kernel.name : "?",
+                            k.name ? k.name : "?");
+  return weft_op_impl(op, key, k);
 }
 
 weft_registration* weft_op_impl_boxed(weft_op* op, weft_dispatch_key key, weft_boxed_fn fn, void* ctx,

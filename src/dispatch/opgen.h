@@ -231,9 +231,17 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   WEFT__RT_##R weft_##c(WEFT__TAIL(~ WEFT__PARAMS(__VA_ARGS__)));                            \
   WEFT__RT_##R weft_redispatch_##c(weft_keyset ks WEFT__PARAMS(__VA_ARGS__));                \
   weft_registration* weft_impl_##c(weft_dispatch_key key, weft_fn_##c fn, const char* name); \
-  weft_registration* weft_impl_##c##_ks(weft_dispatch_key key, weft_fnks_##c fn, const char* name);
+  weft_registration* weft_impl_##c##_ks(weft_dispatch_key key, weft_fnks_##c fn, const char* name); \
+  weft_op* weft__op_##c(void);
 
-/* ---- definitions ---- */
+/* ---- definitions ----
+ * WEFT_OPGEN_INIT names the `void (void)` function that registers the
+ * library the ops belong to (src/ops/ops.c: weft_init); entry points call it
+ * on first use. Left undefined, ops must be registered before they are
+ * called (tests with private ops register them in main). */
+#ifndef WEFT_OPGEN_INIT
+#define WEFT_OPGEN_INIT NULL
+#endif
 #define WEFT_OP_DEFINE(c, schema, R, ...)                                                       \
   weft_op* _Atomic weft__slot_##c;                                                              \
   static WEFT__RT_##R weft__box_##c(const weft_op* op_, const weft_kernel* k_, weft_keyset ks_  \
@@ -265,14 +273,14 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
     return weft__run_##c(op_, &e_->k, ks_ WEFT__ARGS(__VA_ARGS__));                             \
   }                                                                                             \
   WEFT__RT_##R weft_##c(WEFT__TAIL(~ WEFT__PARAMS(__VA_ARGS__))) {                              \
-    const weft_op* op_ = weft__op_get(&weft__slot_##c);                                         \
+    const weft_op* op_ = weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT);                                         \
     weft_keyset ks_ = weft__call_keyset(op_, 0 WEFT__FOR_EACH(WEFT__KS, __VA_ARGS__));          \
     const weft__entry* e_ = weft__lookup(op_, ks_);                                             \
     if (!e_) return WEFT__RERR_##R;                                                             \
     return weft__invoke_##c(op_, e_, ks_, false WEFT__ARGS(__VA_ARGS__));                       \
   }                                                                                             \
   WEFT__RT_##R weft_redispatch_##c(weft_keyset ks_ WEFT__PARAMS(__VA_ARGS__)) {                 \
-    const weft_op* op_ = weft__op_get(&weft__slot_##c);                                         \
+    const weft_op* op_ = weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT);                                         \
     ks_ = weft__redispatch_keyset(op_, ks_);                                                    \
     const weft__entry* e_ = weft__lookup(op_, ks_);                                             \
     if (!e_) return WEFT__RERR_##R;                                                             \
@@ -298,13 +306,14 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   static const uint8_t weft__kinds_##c[] = {WEFT__FOR_EACH(WEFT__ID, __VA_ARGS__)};             \
   weft_registration* weft_impl_##c(weft_dispatch_key key, weft_fn_##c fn, const char* name) {  \
     weft_kernel k = {NULL, (weft_unboxed_fn)fn, NULL, name, 0};                                 \
-    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c), key, k);                       \
+    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT), key, k);                       \
   }                                                                                             \
   weft_registration* weft_impl_##c##_ks(weft_dispatch_key key, weft_fnks_##c fn,               \
                                          const char* name) {                                    \
     weft_kernel k = {NULL, (weft_unboxed_fn)fn, NULL, name, WEFT_KERNEL_TAKES_KEYSET};          \
-    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c), key, k);                       \
+    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT), key, k);                       \
   }                                                                                             \
+  weft_op* weft__op_##c(void) { return (weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT); } \
   static weft_status weft__register_##c(void) {                                                 \
     weft_op* op = weft__op_def_generated(schema, weft__unbox_##c, weft__kinds_##c,              \
                                          (int)sizeof weft__kinds_##c);                          \
@@ -317,6 +326,18 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
     }                                                                                           \
     return WEFT_OK;                                                                             \
   }
+
+/* Registers fn as the library's own kernel of op c for key (a WEFT_KEY_
+ * suffix): a statement inside a weft_status function, which returns the
+ * error when the registration fails or the key already has a kernel. The
+ * typed variable checks fn's signature against the op's. */
+#define WEFT_KERNEL(c, key, fn) WEFT_KERNEL_NAMED(c, key, fn, #fn)
+#define WEFT_KERNEL_NAMED(c, key, fn, name)                                                      \
+  do {                                                                                           \
+    weft_fn_##c f_ = (fn);                                                                       \
+    weft_kernel k_ = {NULL, (weft_unboxed_fn)f_, NULL, name, 0};                                 \
+    if (!weft__op_impl_unique(weft__op_##c(), WEFT_KEY_##key, k_)) return weft_last_status();   \
+  } while (0)
 
 /* A statement inside a weft_status function. */
 #define WEFT_OP_REGISTER(c, schema, R, ...)   \

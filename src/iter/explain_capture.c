@@ -1,10 +1,10 @@
-/* weft_explain_boxed: run an op with its iterator loops replaced by a
- * recording of the first iterator's plan (include/weft/explain.h). */
+/* explain()'s capture: while on, the loop drivers record the first plan they
+ * were about to run instead of running it. src/ops/explain.c turns an op
+ * call into a plan with it; the iterator itself never calls an operator. */
 #include <stdlib.h>
 
 #include "core/internal.h"
 #include "iter/iter_internal.h"
-#include "weft/explain.h"
 
 /* Per thread: ops run on the calling thread; workers never build iterators. */
 static WEFT_THREAD_LOCAL struct {
@@ -24,19 +24,16 @@ weft_status weft__explain_record(const weft_iter* it, weft_loop_kind loop, int64
   return capture.oom;
 }
 
-weft_status weft_explain_boxed(const weft_op* op, weft_stack* stack, char** json) {
-  *json = NULL;
-  if (capture.on) {
-    weft_stack_drop(stack, weft_op_schema(op)->nargs);
-    return weft__error(WEFT_INVALID_ARGUMENT, "explain: already explaining on this thread");
-  }
-  int64_t base = stack->size - weft_op_schema(op)->nargs;
+bool weft__explain_begin(void) {
+  if (capture.on) return false;
   capture.on = true;
   capture.json = NULL;
   capture.oom = WEFT_OK;
-  weft_status s = weft_op_call_boxed(op, stack);
+  return true;
+}
+
+weft_status weft__explain_end(weft_status s, char** json) {
   capture.on = false;
-  if (stack->size > base) weft_stack_drop(stack, stack->size - base);
   if (s == WEFT_OK) s = capture.oom;
   if (s != WEFT_OK) {
     free(capture.json);

@@ -350,7 +350,8 @@ static weft_status set_output(weft_iter* it, int i, const int64_t* sizes, const 
     strides = st;
   }
   if (!op->tensor) {
-    op->tensor = weft_empty_strided(sizes, strides, ndim, op->dtype, it->common_device);
+    /* core allocation, as structured kernels use empty_strided_cpu: no dispatch */
+    op->tensor = weft__tensor_alloc("empty_strided", sizes, strides, ndim, op->dtype, it->common_device);
     return op->tensor ? WEFT_OK : weft_last_status();
   }
   if (op->will_resize) return resize_output(it, op->tensor, sizes, strides, ndim);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "base/strbuf.h"
 #include "iter/iter_internal.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"

@@ -2,7 +2,6 @@
 #ifndef WEFT_ITER_INTERNAL_H
 #define WEFT_ITER_INTERNAL_H
 
-#include "weft/explain.h"
 #include "weft/iter.h"
 
 /* PyTorch's C++ ScalarType names ("Float", "Long", ...), which its iterator
@@ -16,5 +15,11 @@ char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64
 /* While weft_explaining(): keeps the first plan a loop driver was about to
  * run (src/iter/explain_capture.c); the driver then returns without looping. */
 weft_status weft__explain_record(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
+/* Starts capturing on this thread; false when already capturing. */
+bool weft__explain_begin(void);
+/* Stops; on success (s WEFT_OK, no OOM while recording) hands over the
+ * recorded plan (malloc'd, NULL when no loop ran), else frees it and returns
+ * the error. */
+weft_status weft__explain_end(weft_status s, char** json);
 
 #endif

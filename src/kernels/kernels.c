@@ -57,3 +57,13 @@ weft_xfill_fn* weft__fill_kernel(const weft_kernels* k, size_t elem_size) {
     default: return NULL;
   }
 }
+
+weft_transpose_fn* weft__transpose_kernel(const weft_kernels* k, size_t elem_size) {
+  switch (elem_size) {
+    case 1: return k->x8_transposec;
+    case 2: return k->x16_transposec;
+    case 4: return k->x32_transposec;
+    case 8: return k->x64_transposec;
+    default: return NULL;
+  }
+}

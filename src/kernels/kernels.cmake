@@ -1,8 +1,9 @@
 # Kernels: every file listed here is compiled once per vector backend into an
-# object library whose objects join the weft target. Native x86 builds the
-# SSE2 and scalar backends, wasm the wasm128 (-msimd128) and scalar ones;
-# other CPUs (and -DWEFT_FORCE_SCALAR=ON) the scalar one only. The tables
-# (kernels.c) and the plain-C pieces are compiled once.
+# object library (weft_kernels_<isa>). Native x86 builds the SSE2 and scalar
+# backends, wasm the wasm128 (-msimd128) and scalar ones; other CPUs (and
+# -DWEFT_FORCE_SCALAR=ON) the scalar one only. The tables (kernels.c) and the
+# plain-C pieces are compiled once (weft_kernels). WEFT_LAYER_TARGETS_kernels
+# lists them all for the top-level CMakeLists.txt.
 set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/copy.c
   ${CMAKE_CURRENT_LIST_DIR}/cast.c
@@ -13,8 +14,7 @@ set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/vunary_math.c)
 set(WEFT_KERNEL_ONCE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels.c
-  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c
-  ${CMAKE_CURRENT_LIST_DIR}/transpose_blocked.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c)
 
 # No contraction into FMAs: every backend must round the same way.
 set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS} -ffp-contract=off)
@@ -27,8 +27,13 @@ function(weft_kernel_backend name)
   target_include_directories(weft_kernels_${name} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(weft_kernels_${name} PRIVATE ${WEFT_KERNEL_FLAGS} ${ARGN})
   target_compile_definitions(weft_kernels_${name} PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
-  target_sources(weft PRIVATE $<TARGET_OBJECTS:weft_kernels_${name}>)
+  list(APPEND WEFT_LAYER_TARGETS_kernels weft_kernels_${name})
+  set(WEFT_LAYER_TARGETS_kernels ${WEFT_LAYER_TARGETS_kernels} PARENT_SCOPE)
 endfunction()
+
+add_library(weft_kernels OBJECT ${WEFT_KERNEL_ONCE_SOURCES})
+weft_layer_setup(weft_kernels)
+set(WEFT_LAYER_TARGETS_kernels weft_kernels)
 
 # WEFT_FORCE_SCALAR leaves the SIMD backend out, so the selection table
 # (kernels.c) hands every caller the scalar kernels: the whole test suite
@@ -40,15 +45,14 @@ if(WEFT_FORCE_SCALAR)
   # no SIMD backend
 elseif(EMSCRIPTEN AND (NOT DEFINED WEFT_WASM_SIMD OR WEFT_WASM_SIMD))
   weft_kernel_backend(wasm128 -msimd128)
-  target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_WASM128)
+  target_compile_definitions(weft_kernels PRIVATE WEFT_KERNELS_HAVE_WASM128)
   set(WEFT_KERNELS_BEST_ISA wasm128)
 elseif(EMSCRIPTEN)
   # weft-scalar (-DWEFT_WASM_SIMD=OFF) keeps only the scalar backend, so its
   # .wasm validates on engines without SIMD.
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64|i.86|x86")
   weft_kernel_backend(sse2 -msse2)
-  target_compile_definitions(weft PRIVATE WEFT_KERNELS_HAVE_SSE2)
+  target_compile_definitions(weft_kernels PRIVATE WEFT_KERNELS_HAVE_SSE2)
   set(WEFT_KERNELS_BEST_ISA sse2)
 endif()
 
-target_sources(weft PRIVATE ${WEFT_KERNEL_ONCE_SOURCES})

@@ -21,10 +21,10 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "dispatch/opgen.h"
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/elementwise.h"
+#include "ops/ops.h"
 #include "weft/copy.h"
 #include "weft/iter.h"
 
@@ -741,11 +741,10 @@ static weft_status weft__ew_status(weft_tensor* r) {
 #include "ops/elementwise_kernels.inc"
 #undef EW_KERNEL
 
-#include "ops/ops.h" /* declares every op, elementwise.def's included */
 
-#define WEFT_OP(cname, schema, R, ...)                                                         \
-  if (!weft_impl_##cname(WEFT_KEY_CPU, k_##cname, "ew_" #cname "_cpu")) return weft_last_status(); \
-  if (!weft_impl_##cname(WEFT_KEY_META, k_##cname, "ew_" #cname "_meta")) return weft_last_status();
+#define WEFT_OP(cname, schema, R, ...)                              \
+  WEFT_KERNEL_NAMED(cname, CPU, k_##cname, "ew_" #cname "_cpu");   \
+  WEFT_KERNEL_NAMED(cname, META, k_##cname, "ew_" #cname "_meta");
 /* ops.def's fill_ (fill_.Scalar, value as a double): integral values count
  * as int Scalars for PyTorch's overflow check (fill_(uint8, -1) wraps). */
 static weft_status k_fill_double(weft_tensor* self, double v) {
@@ -755,8 +754,8 @@ static weft_status k_fill_double(weft_tensor* self, double v) {
 
 weft_status weft__elementwise_register(void) {
 #include "ops/elementwise.def"
-  if (!weft_impl_fill_(WEFT_KEY_CPU, k_fill_double, "ew_fill__cpu")) return weft_last_status();
-  if (!weft_impl_fill_(WEFT_KEY_META, k_fill_double, "ew_fill__meta")) return weft_last_status();
+  WEFT_KERNEL_NAMED(fill_, CPU, k_fill_double, "ew_fill__cpu");
+  WEFT_KERNEL_NAMED(fill_, META, k_fill_double, "ew_fill__meta");
   return WEFT_OK;
 }
 #undef WEFT_OP

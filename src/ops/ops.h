@@ -1,16 +1,36 @@
-/* Declarations generated from the op table: weft_<cname>, weft_redispatch_<cname>,
- * kernel types and typed registration (src/dispatch/opgen.h). The public
- * headers declare the same entry points under their usual names. */
+/* The operator layer's internal header: the entry points generated from the
+ * op table (weft_<cname>, weft_redispatch_<cname>, kernel types, typed
+ * registration; src/dispatch/opgen.h) and the list of op files. Each op file
+ * defines its kernels static and registers them itself, next to their
+ * definitions, with WEFT_KERNEL (PyTorch's TORCH_LIBRARY_IMPL blocks). */
 #ifndef WEFT_OPS_OPS_H
 #define WEFT_OPS_OPS_H
 
+#include "core/internal.h"
 #include "dispatch/opgen.h"
+#include "weft/copy.h"
+#include "weft/elementwise.h"
+#include "weft/factory.h"
+#include "weft/view.h"
+
+void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
 
 #define WEFT_OP WEFT_OP_DECLARE
 #include "ops/ops.def"
 #undef WEFT_OP
 
-/* src/ops/register.c */
-weft_status weft__ops_register_kernels(void);
+/* X(file): src/ops/<file>.c defines weft_status weft__<file>_register(void),
+ * called once by weft_init after every schema is defined. */
+#define WEFT_OP_FILES(X) X(factory) X(copy) X(view) X(view_dims) X(elementwise)
+#define WEFT__OP_FILE_DECL(f) weft_status weft__##f##_register(void);
+WEFT_OP_FILES(WEFT__OP_FILE_DECL)
+#undef WEFT__OP_FILE_DECL
+
+/* None -> the kernel's default (boxed calls pass -1 for ScalarType? and
+ * MemoryFormat?). */
+static inline weft_dtype weft__dtype_or(weft_dtype d, weft_dtype dflt) { return (int)d < 0 ? dflt : d; }
+static inline weft_memory_format weft__format_or(weft_memory_format f, weft_memory_format dflt) {
+  return (int)f < 0 ? dflt : f;
+}
 
 #endif

@@ -37,7 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "base/error.h"
+#include "base/tls.h"
 
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
 #define WEFT_HAVE_THREADS 0

@@ -26,6 +26,7 @@
 #include <emscripten/emscripten.h>
 
 #include "core/internal.h"
+#include "base/strbuf.h"
 #include "ops/ops.h"
 #include "weft/weft.h"
 

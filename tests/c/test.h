@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "weft/weft.h"
+
 static int test__passed, test__failed;
 
 #define CHECK(cond)                                                          \

@@ -103,6 +103,22 @@ static void test_meta_factories(void) {
   CHECK_EQ_I64(weft_trace_count(), 2);
   CHECK(weft_trace_count() == 2 && weft_trace_entries()[1].key == WEFT_KEY_META);
   weft_tensor_release(e);
+  /* a kernel's own op calls dispatch too: full's Meta kernel calls empty, then fill_ */
+  weft_trace_start();
+  e = weft_full(size, 2, 1.0, WEFT_FLOAT32, WEFT_DEVICE_META);
+  weft_trace_stop();
+  CHECK_EQ_I64(weft_trace_count(), 5);
+  const weft_trace_entry* tr = weft_trace_entries();
+  if (weft_trace_count() == 5) {
+    CHECK(strcmp(tr[0].op, "aten::full") == 0 && tr[0].key == WEFT_KEY_BACKEND_SELECT && !tr[0].redispatch &&
+          tr[0].depth == 0);
+    CHECK(tr[1].key == WEFT_KEY_META && tr[1].redispatch && tr[1].depth == 1);
+    CHECK(strcmp(tr[2].op, "aten::empty.memory_format") == 0 && tr[2].key == WEFT_KEY_BACKEND_SELECT &&
+          tr[2].depth == 2);
+    CHECK(tr[3].key == WEFT_KEY_META && tr[3].redispatch && tr[3].depth == 3);
+    CHECK(strcmp(tr[4].op, "aten::fill_.Scalar") == 0 && tr[4].key == WEFT_KEY_META && tr[4].depth == 2);
+  }
+  weft_tensor_release(e);
   weft_tensor_release(c);
   weft_tensor_release(m);
 }

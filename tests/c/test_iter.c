@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
-#include "iter/copy_iter.h"
+#include "ops/cpu/copy_iter.h"
 #include "test.h"
 #include "weft/iter.h"
 

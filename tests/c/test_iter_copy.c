@@ -6,7 +6,7 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "iter/copy_iter.h"
+#include "ops/cpu/copy_iter.h"
 #include "test.h"
 #include "weft/iter.h"
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "kernel_test_util.h"
+#include "ops/cpu/transpose.h"
 #include "test.h"
 #include "weft/parallel.h"
 

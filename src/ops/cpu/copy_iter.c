@@ -14,24 +14,15 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "iter/copy_iter.h"
 #include "iter/iter_internal.h"
+#include "kernels/kernels.h"
+#include "ops/cpu/copy_iter.h"
+#include "ops/cpu/transpose.h"
 #include "weft/iter.h"
 
 /* ---- kernels ----
- * The kernels are src/kernels' (SIMD, typed by element size; casts per dtype
- * pair) when the build has them; plain C stand-ins otherwise. Everything a
- * copy_ calls is resolved once, in resolve_kernels. */
-
-#if defined(__has_include)
-#if __has_include("kernels/kernels.h")
-#include "kernels/kernels.h"
-#define WEFT_COPY_HAVE_KERNELS 1
-#endif
-#endif
-#ifndef WEFT_COPY_HAVE_KERNELS
-#define WEFT_COPY_HAVE_KERNELS 0
-#endif
+ * src/kernels' (SIMD, typed by element size; casts per dtype pair).
+ * Everything a copy_ calls is resolved once, in resolve_kernels. */
 
 typedef void copy_contig_fn(size_t n, const void* x, void* y);
 typedef void copy_strided_fn(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys);
@@ -46,26 +37,6 @@ typedef struct {
   copy_fill_fn* fill; /* dst dtype */
 } copy_ctx;
 
-#if !WEFT_COPY_HAVE_KERNELS
-#define PLAIN_COPIES(T, bits)                                                                \
-  static void plain_copy##bits(size_t n, const void* x, void* y) {                           \
-    if (x != y) memcpy(y, x, n * sizeof(T));                                                 \
-  }                                                                                          \
-  static void plain_strided##bits(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys) { \
-    for (size_t i = 0; i < n; i++) memcpy((char*)y + (ptrdiff_t)i * ys, (const char*)x + (ptrdiff_t)i * xs, sizeof(T)); \
-  }                                                                                          \
-  static void plain_fill##bits(size_t n, const void* value, void* y) {                       \
-    T v;                                                                                     \
-    memcpy(&v, value, sizeof v);                                                             \
-    for (size_t i = 0; i < n; i++) ((T*)y)[i] = v;                                           \
-  }
-PLAIN_COPIES(uint8_t, 8)
-PLAIN_COPIES(uint16_t, 16)
-PLAIN_COPIES(uint32_t, 32)
-PLAIN_COPIES(uint64_t, 64)
-#undef PLAIN_COPIES
-#endif
-
 static void plain_convert(size_t n, const char* x, int64_t xs, weft_dtype xt, char* y, int64_t ys,
                           weft_dtype yt) {
   for (size_t i = 0; i < n; i++) weft__store(y + (int64_t)i * ys, yt, weft__load(x + (int64_t)i * xs, xt));
@@ -73,36 +44,18 @@ static void plain_convert(size_t n, const char* x, int64_t xs, weft_dtype xt, ch
 
 /* A batch of transposes. Image b: in + b * in_bstride holds h rows of w
  * elements (row stride in_stride); out + b * out_bstride gets w rows of h.
- * Plain build: cache-blocked in TILE x TILE tiles. */
+ * The blocked, threaded driver of src/ops/cpu/transpose.c. */
 typedef struct {
   int64_t in_stride, out_stride, in_bstride, out_bstride;
   size_t w, h, batch;
 } transpose_shape;
 
 static weft_status transpose_2d(const copy_ctx* c, const char* in, char* out, const transpose_shape* t) {
-#if WEFT_COPY_HAVE_KERNELS
   return weft__transpose_2d_batched(weft__kernels(), c->es, in, out, (size_t)t->in_stride, (size_t)t->out_stride,
                                     t->w, t->h, t->batch, (ptrdiff_t)t->in_bstride, (ptrdiff_t)t->out_bstride);
-#else
-  enum { TILE = 32 };
-  for (size_t b = 0; b < t->batch; b++, in += t->in_bstride, out += t->out_bstride) {
-    for (size_t r0 = 0; r0 < t->h; r0 += TILE) {
-      size_t r1 = r0 + TILE < t->h ? r0 + TILE : t->h;
-      for (size_t c0 = 0; c0 < t->w; c0 += TILE) {
-        size_t c1 = c0 + TILE < t->w ? c0 + TILE : t->w;
-        for (size_t col = c0; col < c1; col++) {
-          c->strided(r1 - r0, in + (int64_t)r0 * t->in_stride + (int64_t)(col * c->es), t->in_stride,
-                     out + (int64_t)col * t->out_stride + (int64_t)(r0 * c->es), (ptrdiff_t)c->es);
-        }
-      }
-    }
-  }
-  return WEFT_OK;
-#endif
 }
 
 static void resolve_kernels(copy_ctx* c) {
-#if WEFT_COPY_HAVE_KERNELS
   const weft_kernels* k = weft__kernels();
   c->fill = weft__fill_kernel(k, c->es);
   if (c->dst_t == c->src_t) {
@@ -112,15 +65,6 @@ static void resolve_kernels(copy_ctx* c) {
     c->contig = weft__cast_kernel(k, c->src_t, c->dst_t);
     c->strided = weft__cast_strided_kernel(c->src_t, c->dst_t);
   }
-#else
-  static copy_contig_fn* const contig[] = {plain_copy8, plain_copy16, plain_copy32, plain_copy64};
-  static copy_strided_fn* const strided[] = {plain_strided8, plain_strided16, plain_strided32, plain_strided64};
-  static copy_fill_fn* const fill[] = {plain_fill8, plain_fill16, plain_fill32, plain_fill64};
-  int i = c->es == 1 ? 0 : c->es == 2 ? 1 : c->es == 4 ? 2 : 3;
-  c->fill = fill[i];
-  c->contig = c->dst_t == c->src_t ? contig[i] : NULL;
-  c->strided = strided[i]; /* the plain transpose uses it; rows check dtypes */
-#endif
 }
 
 /* ---- loop2d ---- */
@@ -128,7 +72,7 @@ static void resolve_kernels(copy_ctx* c) {
 static void copy_row(const copy_ctx* c, size_t n, const char* x, int64_t xs, char* y, int64_t ys) {
   bool contiguous = xs == (int64_t)weft_dtype_size(c->src_t) && ys == (int64_t)c->es;
   if (contiguous && c->contig) c->contig(n, x, y);
-  else if (c->strided && (c->dst_t == c->src_t || WEFT_COPY_HAVE_KERNELS)) c->strided(n, x, xs, y, ys);
+  else if (c->strided) c->strided(n, x, xs, y, ys);
   else plain_convert(n, x, xs, c->src_t, y, ys, c->dst_t);
 }
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "base/strbuf.h"
 
 void weft__strbuf_put(weft__strbuf* b, const char* fmt, ...) {
   if (b->oom) return;

@@ -18,8 +18,8 @@
  *
  * Blocks are numbered image, then output row block, then column block, so
  * a chunk of consecutive blocks writes neighbouring output lines. */
-#include "kernels/kernels.h"
-#include "core/internal.h"
+#include "base/error.h"
+#include "ops/cpu/transpose.h"
 #include "weft/parallel.h"
 
 #define BLOCK_ROWS 64
@@ -52,16 +52,6 @@ static weft_status run_blocks(void* p, int64_t begin, int64_t end) {
           w, h);
   }
   return WEFT_OK;
-}
-
-weft_transpose_fn* weft__transpose_kernel(const weft_kernels* k, size_t elem_size) {
-  switch (elem_size) {
-    case 1: return k->x8_transposec;
-    case 2: return k->x16_transposec;
-    case 4: return k->x32_transposec;
-    case 8: return k->x64_transposec;
-    default: return NULL;
-  }
 }
 
 /* Up to BLOCK_ROWS x BLOCK_ROW_BYTES; a side shorter than that lends its

@@ -1,7 +1,7 @@
-/* copy_ on the TensorIterator. Not installed; weft_copy_ (src/core/copy.c)
- * calls it. */
-#ifndef WEFT_ITER_COPY_ITER_H
-#define WEFT_ITER_COPY_ITER_H
+/* The copy driver: copy_ on the TensorIterator and the kernels. Not
+ * installed; copy_'s kernel (src/ops/copy.c) calls it. */
+#ifndef WEFT_OPS_CPU_COPY_ITER_H
+#define WEFT_OPS_CPU_COPY_ITER_H
 
 #include "weft/iter.h"
 

@@ -3,10 +3,9 @@
  * computeStride, reshape, flatten and unflatten, including error wording.
  * Messages PyTorch already starts with the op's name ("as_strided: ...",
  * "unflatten: ...", "flatten() ...") are kept verbatim; others get "<op>: ". */
-#include "core/view_internal.h"
-
+#include "ops/ops.h"
+#include "ops/view_internal.h"
 #include "weft/copy.h"
-#include "ops/impls.h"
 
 bool weft__check_view_ndim(const char* op, const int64_t* sizes, int64_t ndim) {
   if (ndim < 0 || ndim > WEFT_MAX_DIMS) {
@@ -91,7 +90,7 @@ static bool check_in_bounds(const weft_tensor* self, const int64_t* sizes, const
   return true;
 }
 
-weft_tensor* weft__as_strided(const weft_tensor* self, const int64_t* sizes, const int64_t* strides,
+static weft_tensor* as_strided_impl(const weft_tensor* self, const int64_t* sizes, const int64_t* strides,
                              int64_t ndim, int64_t storage_offset) {
   if (!weft__check_view_ndim("as_strided", sizes, ndim)) return NULL;
   if (ndim > 0 && !strides) return weft__error_null(WEFT_INVALID_ARGUMENT, "as_strided: strides is NULL");
@@ -252,14 +251,14 @@ static weft_tensor* view_inferred(const weft_tensor* self, const int64_t* shape,
   return weft__view_of(self, shape, stride, n, self->storage_offset);
 }
 
-weft_tensor* weft__view(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
+static weft_tensor* view_impl(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
   int64_t shape[WEFT_MAX_DIMS];
   if (!weft__check_view_ndim("view", sizes, ndim)) return NULL;
   if (!infer_size_or_error("view", sizes, ndim, self->numel, shape)) return NULL;
   return view_inferred(self, shape, ndim);
 }
 
-weft_tensor* weft__reshape(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
+static weft_tensor* reshape_impl(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
   int64_t shape[WEFT_MAX_DIMS], stride[WEFT_MAX_DIMS];
   if (!weft__check_view_ndim("reshape", sizes, ndim)) return NULL;
   if (!infer_size_or_error("reshape", sizes, ndim, self->numel, shape)) return NULL;
@@ -275,7 +274,7 @@ weft_tensor* weft__reshape(const weft_tensor* self, const int64_t* sizes, int64_
 
 /* ---- flatten / unflatten ---- */
 
-weft_tensor* weft__flatten(const weft_tensor* self, int64_t start_dim, int64_t end_dim) {
+static weft_tensor* flatten_impl(const weft_tensor* self, int64_t start_dim, int64_t end_dim) {
   int64_t s, e;
   if (!weft__wrap_dim("flatten", start_dim, self->ndim, &s) ||
       !weft__wrap_dim("flatten", end_dim, self->ndim, &e))
@@ -319,7 +318,7 @@ static weft_tensor* unflatten_error(infer_result r, int64_t dim, int64_t dim_siz
   }
 }
 
-weft_tensor* weft__unflatten(const weft_tensor* self, int64_t dim, const int64_t* sizes, int64_t nsizes) {
+static weft_tensor* unflatten_impl(const weft_tensor* self, int64_t dim, const int64_t* sizes, int64_t nsizes) {
   int64_t d;
   if (!weft__wrap_dim("unflatten", dim, self->ndim, &d)) return NULL;
   if (nsizes == 0) return weft__error_null(WEFT_INVALID_ARGUMENT, "unflatten: sizes must be non-empty");
@@ -341,4 +340,33 @@ weft_tensor* weft__unflatten(const weft_tensor* self, int64_t dim, const int64_t
   for (int64_t i = d + 1; i < self->ndim; i++) shape[n++] = self->sizes[i];
   /* Splitting one dim is always expressible as a view. */
   return view_inferred(self, shape, n);
+}
+
+/* ---- kernels ---- */
+
+static weft_tensor* as_strided_kernel(const weft_tensor* self, const int64_t* size, int64_t n,
+                                      const int64_t* stride, int64_t nstride, int64_t offset) {
+  if (n != nstride)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "as_strided: mismatch in length of strides and shape (%lld vs %lld)",
+                            (long long)nstride, (long long)n);
+  return as_strided_impl(self, size, stride, n, offset == INT64_MIN ? weft_tensor_storage_offset(self) : offset);
+}
+
+/* The public C function whose signature differs from its op's. */
+weft_tensor* weft_as_strided(const weft_tensor* self, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                             int64_t storage_offset) {
+  if (storage_offset == INT64_MIN) /* not None: an invalid offset, which the kernel reports */
+    storage_offset = -1;
+  return weft_op_as_strided(self, sizes, ndim, strides, ndim, storage_offset);
+}
+
+weft_status weft__view_register(void) {
+  /* metadata only: one kernel serves every backend */
+  WEFT_KERNEL(op_as_strided, COMPOSITE_EXPLICIT_AUTOGRAD, as_strided_kernel);
+  WEFT_KERNEL(view, COMPOSITE_EXPLICIT_AUTOGRAD, view_impl);
+  WEFT_KERNEL(reshape, COMPOSITE_IMPLICIT_AUTOGRAD, reshape_impl);
+  WEFT_KERNEL(flatten, COMPOSITE_IMPLICIT_AUTOGRAD, flatten_impl);
+  WEFT_KERNEL(unflatten, COMPOSITE_IMPLICIT_AUTOGRAD, unflatten_impl);
+  return WEFT_OK;
 }

@@ -1,10 +1,77 @@
-/* Value-filling factories: fill_, full, arange, rand, randn. */
+/* Factories: empty, empty_strided, empty_like, full, arange, rand, randn,
+ * with their kernel registrations. Allocation itself is core's
+ * (weft__tensor_alloc, PyTorch's empty_strided_cpu: no dispatch); what a
+ * factory adds is the layout of its memory format and the values. */
 #include <math.h>
 #include <pthread.h>
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "ops/impls.h"
+#include "ops/ops.h"
+
+/* ---- empty ---- */
+
+static weft_tensor* empty_impl(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
+                               weft_memory_format f) {
+  if (weft_check_shape("empty", sizes, ndim) || weft__check_dtype_device("empty", dtype, device)) return NULL;
+  if (f == WEFT_CHANNELS_LAST && ndim != 4)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: required rank 4 tensor to use channels_last format");
+  if (f == WEFT_CHANNELS_LAST_3D && ndim != 5)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "empty: required rank 5 tensor to use channels_last_3d format");
+  if (f == WEFT_PRESERVE_FORMAT || (unsigned)f >= WEFT_MEMORY_FORMAT_COUNT)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: unsupported memory format %s",
+                            f == WEFT_PRESERVE_FORMAT ? "Preserve" : "(invalid)");
+  int64_t strides[WEFT_MAX_DIMS];
+  if (!weft__strides_for_format(sizes, ndim, f, strides))
+    return weft__error_null(WEFT_OVERFLOW, "empty: Stride calculation overflowed for sizes %s",
+                            WEFT__LIST(sizes, ndim));
+  return weft__tensor_alloc("empty", sizes, strides, ndim, dtype, device);
+}
+
+/* Dense strides keeping self's dim order (PyTorch's infer_dense_strides):
+ * stable insertion sort by stride, stride-0 dims never move, equal strides
+ * put the smaller size inside. */
+static int stride_order_cmp(const weft_tensor* t, int d0, int d1) {
+  int64_t s0 = t->strides[d0], s1 = t->strides[d1];
+  if (s0 == 0 || s1 == 0) return 0;
+  if (s0 != s1) return s0 < s1 ? -1 : 1;
+  return t->sizes[d0] > t->sizes[d1] ? 1 : 0;
+}
+
+static void infer_dense_strides(const weft_tensor* t, int64_t* out) {
+  int perm[WEFT_MAX_DIMS]; /* innermost first */
+  int n = t->ndim;
+  for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
+  for (int i = 1; i < n; i++) {
+    int d1 = i;
+    for (int d0 = i - 1; d0 >= 0; d0--) {
+      int c = stride_order_cmp(t, perm[d0], perm[d1]);
+      if (c > 0) {
+        int tmp = perm[d0];
+        perm[d0] = perm[d1];
+        perm[d1] = tmp;
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  int64_t stride = 1;
+  for (int i = 0; i < n; i++) {
+    out[perm[i]] = stride;
+    if (t->sizes[perm[i]] > 1) stride *= t->sizes[perm[i]];
+  }
+}
+
+static weft_tensor* empty_like_impl(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  if (f != WEFT_PRESERVE_FORMAT) return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
+  if (self->is_non_overlapping_and_dense)
+    return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
+  int64_t strides[WEFT_MAX_DIMS];
+  infer_dense_strides(self, strides);
+  return weft_empty_strided(self->sizes, strides, self->ndim, dtype, self->device);
+}
 
 /* Walk every element of t in logical (row-major) order. */
 typedef void (*element_fn)(void* ctx, char* p, int64_t linear);
@@ -28,24 +95,7 @@ static void for_each_element(const weft_tensor* t, element_fn fn, void* ctx) {
   }
 }
 
-typedef struct {
-  weft_dtype dtype;
-  weft__value v;
-} fill_ctx;
-
-static void fill_one(void* ctx, char* p, int64_t linear) {
-  (void)linear;
-  fill_ctx* c = ctx;
-  weft__store(p, c->dtype, c->v);
-}
-
-weft_status weft__fill_(weft_tensor* self, double value) {
-  fill_ctx c = {self->dtype, weft__value_from_double(value)};
-  for_each_element(self, fill_one, &c);
-  return WEFT_OK;
-}
-
-weft_tensor* weft__full(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
+static weft_tensor* full_impl(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
                        weft_device device) {
   weft_tensor* t = weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
   if (t) weft_fill_(t, value);
@@ -71,7 +121,7 @@ static void arange_one(void* ctx, char* p, int64_t i) {
   weft__store(p, c->dtype, v);
 }
 
-weft_tensor* weft__arange(double start, double end, double step, weft_dtype dtype, weft_device device) {
+static weft_tensor* arange_impl(double start, double end, double step, weft_dtype dtype, weft_device device) {
   if (!isfinite(start) || !isfinite(end))
     return weft__error_null(WEFT_INVALID_ARGUMENT, "arange: unsupported range: %g -> %g", start, end);
   if (step == 0 || isnan(step))
@@ -175,7 +225,7 @@ static weft_tensor* random_tensor(const char* op, const int64_t* sizes, int64_t 
   return weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
 }
 
-weft_tensor* weft__rand(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
+static weft_tensor* rand_impl(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
   weft_tensor* t = random_tensor("rand", sizes, ndim, dtype, device);
   if (!t) return NULL;
   pthread_mutex_lock(&gen_lock);
@@ -227,7 +277,7 @@ static void randn_one(void* ctx, char* p, int64_t i) {
   weft__store(p, *(weft_dtype*)ctx, weft__value_from_double(normal_one()));
 }
 
-weft_tensor* weft__randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
+static weft_tensor* randn_impl(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device) {
   weft_tensor* t = random_tensor("randn", sizes, ndim, dtype, device);
   if (!t || device == WEFT_DEVICE_META) return t;
   pthread_mutex_lock(&gen_lock);
@@ -240,13 +290,66 @@ weft_tensor* weft__randn(const int64_t* sizes, int64_t ndim, weft_dtype dtype, w
   return t;
 }
 
-double weft_tensor_get_double(const weft_tensor* t, int64_t linear_index) {
-  const char* base = weft_tensor_data_ptr(t);
-  if (!base || linear_index < 0 || linear_index >= t->numel) return NAN;
-  int64_t off = 0;
-  for (int64_t d = t->ndim - 1; d >= 0; d--) {
-    off += (linear_index % t->sizes[d]) * t->strides[d];
-    linear_index /= t->sizes[d];
-  }
-  return weft__value_f64(weft__load(base + off * (int64_t)weft_dtype_size(t->dtype), t->dtype));
+/* ---- kernels: None -> defaults, lists checked ---- */
+
+static weft_tensor* empty_kernel(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device,
+                                 weft_memory_format f) {
+  return empty_impl(size, n, weft__dtype_or(dtype, WEFT_FLOAT32), device,
+                    weft__format_or(f, WEFT_CONTIGUOUS_FORMAT));
+}
+
+static weft_tensor* empty_strided_kernel(const int64_t* size, int64_t n, const int64_t* stride, int64_t nstride,
+                                         weft_dtype dtype, weft_device device) {
+  if (n != nstride)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "empty_strided: mismatch in length of strides and shape (%lld vs %lld)",
+                            (long long)nstride, (long long)n);
+  return weft__tensor_alloc("empty_strided", size, stride, n, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+}
+
+static weft_tensor* full_kernel(const int64_t* size, int64_t n, double v, weft_dtype dtype, weft_device device) {
+  return full_impl(size, n, v, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+}
+
+static weft_tensor* arange_kernel(double start, double end, double step, weft_dtype dtype, weft_device device) {
+  return arange_impl(start, end, step, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+}
+
+static weft_tensor* rand_kernel(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device) {
+  return rand_impl(size, n, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+}
+
+static weft_tensor* randn_kernel(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device) {
+  return randn_impl(size, n, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+}
+
+static weft_tensor* empty_like_kernel(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  return empty_like_impl(self, weft__dtype_or(dtype, weft_tensor_dtype(self)),
+                         weft__format_or(f, WEFT_PRESERVE_FORMAT));
+}
+
+/* The public C function whose signature differs from its op's (one length
+ * for both lists). */
+weft_tensor* weft_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim, weft_dtype dtype,
+                                weft_device device) {
+  return weft_op_empty_strided(sizes, ndim, strides, ndim, dtype, device);
+}
+
+weft_status weft__factory_register(void) {
+  /* BackendSelect (generated) redispatches to CPU or Meta; the kernels
+   * serve both, since allocation knows meta storages hold no data. */
+  WEFT_KERNEL(empty, CPU, empty_kernel);
+  WEFT_KERNEL(empty, META, empty_kernel);
+  WEFT_KERNEL(op_empty_strided, CPU, empty_strided_kernel);
+  WEFT_KERNEL(op_empty_strided, META, empty_strided_kernel);
+  WEFT_KERNEL(full, CPU, full_kernel);
+  WEFT_KERNEL(full, META, full_kernel);
+  WEFT_KERNEL(arange, CPU, arange_kernel);
+  WEFT_KERNEL(arange, META, arange_kernel);
+  WEFT_KERNEL(rand, CPU, rand_kernel);
+  WEFT_KERNEL(rand, META, rand_kernel);
+  WEFT_KERNEL(randn, CPU, randn_kernel);
+  WEFT_KERNEL(randn, META, randn_kernel);
+  WEFT_KERNEL(empty_like, COMPOSITE_EXPLICIT_AUTOGRAD, empty_like_kernel);
+  return WEFT_OK;
 }

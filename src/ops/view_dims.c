@@ -1,28 +1,15 @@
 /* Dim-rearranging views: permute, transpose, t, movedim, expand, squeeze,
- * unsqueeze, narrow, slice, select; and weft__wrap_dim. They follow PyTorch
+ * unsqueeze, narrow, slice, select. They follow PyTorch
  * 1.13's TensorShape.cpp and inferExpandGeometry / inferSqueezeGeometry /
  * inferUnsqueezeGeometry, including error wording. Messages PyTorch already
  * starts with the op's name ("select(): ...") are kept verbatim; others get
  * "<op>: ". */
-#include "core/view_internal.h"
-#include "ops/impls.h"
-
-bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out) {
-  int64_t n = ndim > 0 ? ndim : 1; /* a scalar accepts 0 and -1, as maybe_wrap_dim */
-  if (dim < -n || dim > n - 1) {
-    weft__error(WEFT_INDEX_ERROR,
-                "%s%sDimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
-                "], but got %" PRId64 ")",
-                op ? op : "", op ? ": " : "", -n, n - 1, dim);
-    return false;
-  }
-  *out = dim < 0 ? dim + n : dim;
-  return true;
-}
+#include "ops/ops.h"
+#include "ops/view_internal.h"
 
 /* ---- permute / transpose / t / movedim ---- */
 
-weft_tensor* weft__permute(const weft_tensor* self, const int64_t* dims, int64_t ndim) {
+static weft_tensor* permute_impl(const weft_tensor* self, const int64_t* dims, int64_t ndim) {
   /* PyTorch 1.13 says "permute(sparse_coo)" for dense tensors too. */
   if (ndim != self->ndim)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
@@ -45,7 +32,7 @@ weft_tensor* weft__permute(const weft_tensor* self, const int64_t* dims, int64_t
   return weft__view_of(self, sizes, strides, ndim, self->storage_offset);
 }
 
-weft_tensor* weft__transpose(const weft_tensor* self, int64_t dim0, int64_t dim1) {
+static weft_tensor* transpose_impl(const weft_tensor* self, int64_t dim0, int64_t dim1) {
   int64_t a, b;
   if (!weft__wrap_dim("transpose", dim0, self->ndim, &a) ||
       !weft__wrap_dim("transpose", dim1, self->ndim, &b))
@@ -60,7 +47,7 @@ weft_tensor* weft__transpose(const weft_tensor* self, int64_t dim0, int64_t dim1
   return weft__view_of(self, sizes, strides, self->ndim, self->storage_offset);
 }
 
-weft_tensor* weft__t(const weft_tensor* self) {
+static weft_tensor* t_impl(const weft_tensor* self) {
   if (self->ndim > 2)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "t() expects a tensor with <= 2 dimensions, but self is %dD", (int)self->ndim);
@@ -83,7 +70,7 @@ static bool all_unique(const int64_t* wrapped, int64_t n) {
   return true;
 }
 
-weft_tensor* weft__movedim(const weft_tensor* self, const int64_t* src, const int64_t* dst, int64_t n) {
+static weft_tensor* movedim_impl(const weft_tensor* self, const int64_t* src, const int64_t* dst, int64_t n) {
   int64_t ndim = self->ndim;
   int64_t wsrc[WEFT_MAX_DIMS], wdst[WEFT_MAX_DIMS];
   if (n < 0 || (n > 0 && (!src || !dst)))
@@ -192,7 +179,7 @@ static bool expand_geometry(const weft_tensor* self, const int64_t* sizes, int64
   return true;
 }
 
-weft_tensor* weft__expand(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
+static weft_tensor* expand_impl(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
   if (!weft__check_view_ndim("expand", sizes, ndim)) return NULL;
   if (ndim < self->ndim) return expand_count_error(self, sizes, ndim);
   int64_t out_sizes[WEFT_MAX_DIMS], out_strides[WEFT_MAX_DIMS];
@@ -214,7 +201,7 @@ weft_tensor* weft__expand(const weft_tensor* self, const int64_t* sizes, int64_t
 
 /* ---- squeeze / unsqueeze ---- */
 
-weft_tensor* weft__squeeze(const weft_tensor* self) {
+static weft_tensor* squeeze_impl(const weft_tensor* self) {
   int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
   int64_t n = 0;
   for (int64_t d = 0; d < self->ndim; d++) {
@@ -237,14 +224,14 @@ static weft_tensor* view_without_dim(const weft_tensor* self, int64_t d, int64_t
   return weft__view_of(self, sizes, strides, n, offset);
 }
 
-weft_tensor* weft__squeeze_dim(const weft_tensor* self, int64_t dim) {
+static weft_tensor* squeeze_dim_impl(const weft_tensor* self, int64_t dim) {
   int64_t d;
   if (!weft__wrap_dim("squeeze", dim, self->ndim, &d)) return NULL;
   if (self->ndim == 0 || self->sizes[d] != 1) return weft__alias(self);
   return view_without_dim(self, d, self->storage_offset);
 }
 
-weft_tensor* weft__unsqueeze(const weft_tensor* self, int64_t dim) {
+static weft_tensor* unsqueeze_impl(const weft_tensor* self, int64_t dim) {
   int64_t d;
   if (!weft__wrap_dim("unsqueeze", dim, self->ndim + 1, &d)) return NULL;
   if (self->ndim >= WEFT_MAX_DIMS)
@@ -270,7 +257,7 @@ weft_tensor* weft__unsqueeze(const weft_tensor* self, int64_t dim) {
 
 /* ---- narrow / slice / select ---- */
 
-weft_tensor* weft__slice(const weft_tensor* self, int64_t dim, int64_t start, int64_t end, int64_t step) {
+static weft_tensor* slice_impl(const weft_tensor* self, int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (self->ndim == 0)
     return weft__error_null(WEFT_INDEX_ERROR, "slice() cannot be applied to a 0-dim tensor.");
   int64_t d;
@@ -297,7 +284,7 @@ weft_tensor* weft__slice(const weft_tensor* self, int64_t dim, int64_t start, in
   return weft__view_of(self, sizes, strides, self->ndim, offset);
 }
 
-weft_tensor* weft__narrow(const weft_tensor* self, int64_t dim, int64_t start, int64_t length) {
+static weft_tensor* narrow_impl(const weft_tensor* self, int64_t dim, int64_t start, int64_t length) {
   if (self->ndim == 0)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "narrow() cannot be applied to a 0-dim tensor.");
   int64_t d;
@@ -313,7 +300,7 @@ weft_tensor* weft__narrow(const weft_tensor* self, int64_t dim, int64_t start, i
   return weft_slice(self, d, start, start + length, 1);
 }
 
-weft_tensor* weft__select(const weft_tensor* self, int64_t dim, int64_t index) {
+static weft_tensor* select_impl(const weft_tensor* self, int64_t dim, int64_t index) {
   if (self->ndim == 0)
     return weft__error_null(WEFT_INDEX_ERROR, "select() cannot be applied to a 0-dim tensor.");
   int64_t d;
@@ -325,4 +312,40 @@ weft_tensor* weft__select(const weft_tensor* self, int64_t dim, int64_t index) {
                             index, WEFT__LIST(self->sizes, self->ndim), d);
   if (index < 0) index += size;
   return view_without_dim(self, d, self->storage_offset + index * self->strides[d]);
+}
+
+/* ---- kernels ---- */
+
+static weft_tensor* slice_kernel(const weft_tensor* self, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  return slice_impl(self, dim, start == INT64_MIN ? 0 : start, end == INT64_MIN ? INT64_MAX : end, step);
+}
+
+static weft_tensor* movedim_kernel(const weft_tensor* self, const int64_t* src, int64_t nsrc, const int64_t* dst,
+                                   int64_t ndst) {
+  if (nsrc != ndst)
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "movedim: Invalid source or destination dims: source (%s dims) should contain the "
+                            "same number of dims as destination (%s dims)",
+                            WEFT__LIST(src, nsrc), WEFT__LIST(dst, ndst));
+  return movedim_impl(self, src, dst, nsrc);
+}
+
+/* The public C function whose signature differs from its op's. */
+weft_tensor* weft_movedim(const weft_tensor* self, const int64_t* src, const int64_t* dst, int64_t n) {
+  return weft_op_movedim(self, src, n, dst, n);
+}
+
+weft_status weft__view_dims_register(void) {
+  WEFT_KERNEL(permute, COMPOSITE_EXPLICIT_AUTOGRAD, permute_impl);
+  WEFT_KERNEL(transpose, COMPOSITE_EXPLICIT_AUTOGRAD, transpose_impl);
+  WEFT_KERNEL(t, COMPOSITE_EXPLICIT_AUTOGRAD, t_impl);
+  WEFT_KERNEL(expand, COMPOSITE_EXPLICIT_AUTOGRAD, expand_impl);
+  WEFT_KERNEL(squeeze, COMPOSITE_EXPLICIT_AUTOGRAD, squeeze_impl);
+  WEFT_KERNEL(squeeze_dim, COMPOSITE_EXPLICIT_AUTOGRAD, squeeze_dim_impl);
+  WEFT_KERNEL(unsqueeze, COMPOSITE_EXPLICIT_AUTOGRAD, unsqueeze_impl);
+  WEFT_KERNEL(narrow, COMPOSITE_IMPLICIT_AUTOGRAD, narrow_impl);
+  WEFT_KERNEL(slice, COMPOSITE_EXPLICIT_AUTOGRAD, slice_kernel);
+  WEFT_KERNEL(select, COMPOSITE_EXPLICIT_AUTOGRAD, select_impl);
+  WEFT_KERNEL(op_movedim, COMPOSITE_IMPLICIT_AUTOGRAD, movedim_kernel);
+  return WEFT_OK;
 }

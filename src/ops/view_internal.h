@@ -1,6 +1,6 @@
 /* Helpers shared by the view files (view.c, view_dims.c). Not installed. */
-#ifndef WEFT_CORE_VIEW_INTERNAL_H
-#define WEFT_CORE_VIEW_INTERNAL_H
+#ifndef WEFT_OPS_VIEW_INTERNAL_H
+#define WEFT_OPS_VIEW_INTERNAL_H
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,7 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "core/internal.h"
+#include "base/error.h"
+#include "base/tls.h"
 
 #define WEFT__ERROR_BUF 1024
 
