@@ -882,7 +882,7 @@ export function createApi(M, info) {
     M._weft_wasm_memory();
     const m = scratch();
     return { tensors: m[SLOT_OUT], storages: m[SLOT_OUT + 1],
-      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3],
+      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3], metaBytes: m[SLOT_OUT + 4],
       heapBytes: buffer().byteLength, ...mem.stats() };
   }
 

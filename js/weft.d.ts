@@ -97,8 +97,11 @@ export interface MemoryStats {
   /** Live C tensors (handles), storages and their bytes. */
   tensors: number;
   storages: number;
+  /** Bytes of live storages that hold data (meta tensors allocate nothing and count in metaBytes). */
   bytesInUse: number;
   peakBytes: number;
+  /** Bytes that live meta (shape-only) tensors describe; no memory is behind them. */
+  metaBytes: number;
   /** Size of the wasm memory. */
   heapBytes: number;
   /** JS Tensor objects not yet disposed or collected. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm test: build, then run every C test (tests/c/test_*.c) on each backend
+# npm test: build, check the layers, then run every C test (tests/c/test_*.c) on each backend
 # the kernels are compiled for, then the JS tests:
 #   build/native-asan            native SSE2 kernels, ASan+UBSan
 #   build/native-scalar          native, WEFT_FORCE_SCALAR (the scalar kernels everywhere)
@@ -28,6 +28,9 @@ ctest_dir() {
 
 scripts/build.sh
 stage_done "build"
+# includes and calls point down the layers (src/README.md)
+node scripts/check_layers.mjs build/native
+stage_done "layer check"
 ctest_dir build/native-asan cmake -DWEFT_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 stage_done "native C tests, SSE2, ASan+UBSan"
 # -O2 without NDEBUG: optimized, internal asserts still on

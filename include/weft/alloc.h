@@ -34,8 +34,9 @@ const weft_allocator* weft_get_allocator(void);
 typedef struct weft_memory_stats {
   int64_t tensors;      /* live tensor handles */
   int64_t storages;     /* live storages */
-  int64_t bytes_in_use; /* bytes of live storages (requested sizes) */
+  int64_t bytes_in_use; /* bytes of live storages with data (requested sizes) */
   int64_t peak_bytes;   /* high-water mark of bytes_in_use */
+  int64_t meta_bytes;   /* bytes live meta storages describe; nothing is allocated for them */
 } weft_memory_stats;
 
 weft_memory_stats weft_memory(void);

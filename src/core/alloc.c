@@ -28,12 +28,16 @@ const weft_allocator* weft_set_allocator(const weft_allocator* a) {
 
 const weft_allocator* weft_get_allocator(void) { return atomic_load(&current_allocator); }
 
-static atomic_llong live_tensors, live_storages, bytes_in_use, peak_bytes;
+static atomic_llong live_tensors, live_storages, bytes_in_use, peak_bytes, meta_bytes;
 
 void weft__stats_tensor(int delta) { atomic_fetch_add(&live_tensors, delta); }
 
-void weft__stats_storage(int delta, int64_t nbytes) {
+void weft__stats_storage(int delta, int64_t nbytes, bool meta) {
   atomic_fetch_add(&live_storages, delta);
+  if (meta) { /* shapes only: nothing was allocated */
+    atomic_fetch_add(&meta_bytes, (long long)delta * nbytes);
+    return;
+  }
   long long now = atomic_fetch_add(&bytes_in_use, (long long)delta * nbytes) + (long long)delta * nbytes;
   long long peak = atomic_load(&peak_bytes);
   while (now > peak && !atomic_compare_exchange_weak(&peak_bytes, &peak, now)) {
@@ -42,7 +46,7 @@ void weft__stats_storage(int delta, int64_t nbytes) {
 
 weft_memory_stats weft_memory(void) {
   weft_memory_stats s = {atomic_load(&live_tensors), atomic_load(&live_storages),
-                         atomic_load(&bytes_in_use), atomic_load(&peak_bytes)};
+                         atomic_load(&bytes_in_use), atomic_load(&peak_bytes), atomic_load(&meta_bytes)};
   return s;
 }
 

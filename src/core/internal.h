@@ -50,7 +50,8 @@ bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out);
 
 /* ---- live statistics (src/core/alloc.c) ---- */
 void weft__stats_tensor(int delta);
-void weft__stats_storage(int delta, int64_t nbytes);
+/* meta: a storage without data (counted in meta_bytes, not bytes_in_use) */
+void weft__stats_storage(int delta, int64_t nbytes, bool meta);
 
 /* ---- tensor construction (src/core/tensor.c) ----
  * A new handle with the given metadata on storage s (retained). Does not

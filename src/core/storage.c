@@ -30,7 +30,7 @@ weft_storage* weft_storage_new(int64_t nbytes, weft_device device) {
                               (long long)nbytes);
     }
   }
-  weft__stats_storage(1, nbytes);
+  weft__stats_storage(1, nbytes, device == WEFT_DEVICE_META);
   return s;
 }
 
@@ -43,7 +43,7 @@ void weft_storage_release(weft_storage* s) {
   if (!s) return;
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
   if (s->data) s->allocator->free(s->allocator->ctx, s->data, s->alloc_bytes);
-  weft__stats_storage(-1, s->nbytes);
+  weft__stats_storage(-1, s->nbytes, s->device == WEFT_DEVICE_META);
   free(s);
 }
 

@@ -13,14 +13,19 @@ static weft_status copy_impl(weft_tensor* self, const weft_tensor* src) {
   return weft__copy_iter(self, src);
 }
 
-static weft_tensor* clone_impl(const weft_tensor* self, weft_memory_format f) {
-  weft_tensor* out = weft_empty_like(self, self->dtype, f);
+/* A new tensor like self (empty_like's layout rule for f) holding self's values. */
+static weft_tensor* copy_like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  weft_tensor* out = weft_empty_like(self, dtype, f);
   if (!out) return NULL;
   if (weft_copy_(out, self) != WEFT_OK) {
     weft_tensor_release(out);
     return NULL;
   }
   return out;
+}
+
+static weft_tensor* clone_impl(const weft_tensor* self, weft_memory_format f) {
+  return copy_like(self, self->dtype, f);
 }
 
 static weft_tensor* contiguous_impl(const weft_tensor* self, weft_memory_format f) {
@@ -36,13 +41,7 @@ static weft_tensor* to_dtype_kernel(const weft_tensor* self, weft_dtype dtype, b
   if (!weft_dtype_is_valid((int)dtype))
     return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
   if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);
-  weft_tensor* out = weft_empty_like(self, dtype, WEFT_PRESERVE_FORMAT);
-  if (!out) return NULL;
-  if (weft_copy_(out, self) != WEFT_OK) {
-    weft_tensor_release(out);
-    return NULL;
-  }
-  return out;
+  return copy_like(self, dtype, WEFT_PRESERVE_FORMAT);
 }
 
 /* ---- kernels ---- */

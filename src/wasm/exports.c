@@ -105,13 +105,14 @@ EMSCRIPTEN_KEEPALIVE void weft_wasm_meta(const weft_tensor* t) {
   }
 }
 
-/* out = [tensors, storages, bytes_in_use, peak_bytes] */
+/* out = [tensors, storages, bytes_in_use, peak_bytes, meta_bytes] */
 EMSCRIPTEN_KEEPALIVE void weft_wasm_memory(void) {
   weft_memory_stats m = weft_memory();
   scratch.out[0] = (double)m.tensors;
   scratch.out[1] = (double)m.storages;
   scratch.out[2] = (double)m.bytes_in_use;
   scratch.out[3] = (double)m.peak_bytes;
+  scratch.out[4] = (double)m.meta_bytes;
 }
 
 /* ---- threads and random numbers ---- */

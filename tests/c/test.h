@@ -72,6 +72,7 @@ static int test__passed, test__failed;
     CHECK_EQ_I64(test__m.tensors, 0);               \
     CHECK_EQ_I64(test__m.storages, 0);              \
     CHECK_EQ_I64(test__m.bytes_in_use, 0);          \
+    CHECK_EQ_I64(test__m.meta_bytes, 0);            \
   } while (0)
 
 #define TEST_REPORT()                                                     \

@@ -459,6 +459,27 @@ static void test_status_op(void) {
   weft_tensor_release(t);
 }
 
+/* A library's own registration (WEFT_KERNEL): a second kernel for the same
+ * key is refused, where weft_op_impl (an override) stacks. */
+static weft_status register_opt_twice(void) {
+  WEFT_KERNEL(tst_opt, META, opt_cpu);
+  WEFT_KERNEL(tst_opt, META, opt_cpu);
+  return WEFT_OK;
+}
+
+static void test_library_registers_once(void) {
+  weft_op* op = weft_op_find("test::opt");
+  CHECK(!weft_op_has_kernel(op, WEFT_KEY_META));
+  CHECK(register_opt_twice() == WEFT_INVALID_ARGUMENT);
+  CHECK_ERROR_HAS("impl: test::opt already has a kernel for Meta (opt_cpu); a library registers each kernel once");
+  CHECK(weft_op_has_kernel(op, WEFT_KEY_META) && op->kernels[WEFT_KEY_META]->next == NULL);
+  weft_registration* over = weft_impl_tst_opt(WEFT_KEY_META, opt_cpu, "override");
+  CHECK(over != NULL && op->kernels[WEFT_KEY_META]->next != NULL);
+  weft_registration_release(over);
+  weft_registration_release(op->kernels[WEFT_KEY_META]);
+  CHECK(!weft_op_has_kernel(op, WEFT_KEY_META));
+}
+
 static void test_registry_errors(void) {
   CHECK(weft_op_def("test::unary(Tensor self, int tag=0) -> Tensor") == NULL);
   CHECK_ERROR_HAS("Tried to register an operator (test::unary(Tensor self, int tag=0) -> Tensor) with the "
@@ -500,6 +521,7 @@ int main(void) {
   test_factory_backend_select();
   test_status_op();
   test_registry_errors();
+  test_library_registers_once();
   CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
   weft_tensor_release(cpu_t);
   weft_tensor_release(meta_t);

@@ -280,8 +280,41 @@ static void test_tables(void) {
   CHECK(weft_op_find("no_such_op.Tensor") == NULL); /* add.Tensor exists since elementwise.def */
 }
 
+/* The library registers each kernel once: fill_.Scalar has exactly the
+ * elementwise kernel (a second, dead one in the factories used to sit under
+ * it), and registering a library kernel again is refused. */
+static weft_status fill_again(weft_tensor* self, double v) {
+  (void)self;
+  (void)v;
+  return WEFT_OK;
+}
+
+static void test_kernels_registered_once(void) {
+  weft_op* fill = weft_op_find("fill_.Scalar");
+  weft_table_entry e;
+  weft_op_table_entry(fill, WEFT_KEY_CPU, &e);
+  CHECK(e.kind == WEFT_ENTRY_DIRECT && strcmp(e.kernel, "ew_fill__cpu") == 0);
+  weft_kernel k = {NULL, (weft_unboxed_fn)fill_again, NULL, "fill_again", 0};
+  CHECK(weft__op_impl_unique(fill, WEFT_KEY_CPU, k) == NULL);
+  CHECK_ERROR_HAS("impl: aten::fill_.Scalar already has a kernel for CPU (ew_fill__cpu)");
+  weft_op_table_entry(fill, WEFT_KEY_CPU, &e);
+  CHECK(strcmp(e.kernel, "ew_fill__cpu") == 0);
+  /* every op of the table: at most one registration per key */
+  for (int64_t i = 0; i < weft_op_count(); i++) {
+    weft_op* op = weft_op_at(i);
+    for (int key = 0; key < WEFT_KEY_COUNT; key++) {
+      if (!weft_op_has_kernel(op, (weft_dispatch_key)key)) continue;
+      const weft_registration* r = op->kernels[key];
+      CHECK(r->next == NULL);
+      if (r->next)
+        fprintf(stderr, "  %s has two kernels for %s\n", weft_op_name(op), weft_dispatch_key_name((weft_dispatch_key)key));
+    }
+  }
+}
+
 int main(void) {
   int64_t base = weft_memory().tensors;
+  test_kernels_registered_once();
   test_contiguous_trace();
   test_meta_factories();
   test_meta_views();

@@ -137,10 +137,15 @@ static void test_factories_and_errors(void) {
   weft_tensor* zt = weft_empty(zok, 3, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
   CHECK(zt && weft_tensor_numel(zt) == 0);
   weft_tensor_release(zt);
-  /* meta tensors allocate nothing */
+  /* meta tensors allocate nothing, and bytes_in_use says so */
+  weft_memory_stats m0 = weft_memory();
   weft_tensor* m = weft_empty(large, 1, WEFT_UINT8, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
   CHECK(m && weft_tensor_data_ptr(m) == NULL && weft_tensor_device(m) == WEFT_DEVICE_META);
+  CHECK_EQ_I64(weft_memory().bytes_in_use, m0.bytes_in_use);
+  CHECK_EQ_I64(weft_memory().meta_bytes, m0.meta_bytes + large[0]);
+  CHECK_EQ_I64(weft_memory().storages, m0.storages + 1);
   weft_tensor_release(m);
+  CHECK_EQ_I64(weft_memory().meta_bytes, m0.meta_bytes);
   int64_t st[] = {1, -1};
   int64_t sz[] = {2, 2};
   CHECK(weft_empty_strided(sz, st, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU) == NULL);

@@ -131,3 +131,22 @@ test('FinalizationRegistry releases forgotten tensors exactly once', async () =>
     assert.equal(v.keptOk, true);
   }
 });
+
+for (const variant of VARIANTS) {
+  test(`${variant}: meta tensors count in metaBytes, not bytesInUse`, async () => {
+    const wt = await init({ variant });
+    const m0 = wt.memory();
+    const meta = wt.empty([1000, 1000], { device: 'meta' });
+    const v = meta.view(-1);
+    const m1 = wt.memory();
+    assert.equal(m1.bytesInUse, m0.bytesInUse, 'nothing allocated for a meta tensor');
+    assert.equal(m1.metaBytes, m0.metaBytes + 4e6);
+    assert.equal(m1.storages, m0.storages + 1);
+    const real = wt.empty([10]);
+    assert.equal(wt.memory().bytesInUse, m0.bytesInUse + 40);
+    for (const t of [meta, v, real]) t.dispose();
+    const m2 = wt.memory();
+    assert.equal(m2.bytesInUse, m0.bytesInUse);
+    assert.equal(m2.metaBytes, m0.metaBytes);
+  });
+}
