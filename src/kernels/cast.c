@@ -1,6 +1,6 @@
 /* SIMD casts for the hot pairs: f32 <-> f16, f32 <-> bf16, f32 <-> i32.
- * Same steps as half.h, lane-wise; 8 elements a turn, the tail through a
- * zero-padded buffer so nothing is read or written past the range. */
+ * Same steps as base/half.h's bits, lane-wise; 8 elements a turn, the tail
+ * through a zero-padded buffer so nothing is read or written past the range. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 

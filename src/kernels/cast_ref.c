@@ -16,7 +16,7 @@
  * - integers to float32 / float64: one C conversion (round to nearest even). */
 #include <math.h>
 
-#include "kernels/half.h"
+#include "base/half.h"
 #include "kernels/kernels.h"
 
 /* ---- loads: integer-like sources give int64, floating sources double ---- */
