@@ -21,12 +21,21 @@ static inline int64_t weft__f64_to_i64_sat(double v) {
 }
 
 /* One value in transit: integers (and bool) travel as int64 so int64 values
- * above 2^53 survive; floats travel as double. */
+ * above 2^53 survive; floats travel as double. A NaN loaded from a float32,
+ * float16 or bfloat16 element also keeps its float32 bits in i (0 for every
+ * other float): float -> double quiets a signalling NaN, and PyTorch's
+ * bfloat16 -> float32 (a shift) and float32 -> float32 keep it. */
 typedef struct {
   int is_float;
   int64_t i;
   double f;
 } weft__value;
+
+static inline weft__value weft__value_from_f32(float f) {
+  uint32_t u = weft__f32_bits(f);
+  weft__value v = {1, (u & 0x7fffffffu) > 0x7f800000u ? (int64_t)u : 0, f};
+  return v;
+}
 
 static inline weft__value weft__load(const void* p, weft_dtype t) {
   weft__value v = {0, 0, 0.0};
@@ -37,9 +46,9 @@ static inline weft__value weft__load(const void* p, weft_dtype t) {
     case WEFT_INT16: { int16_t x; memcpy(&x, p, 2); v.i = x; break; }
     case WEFT_INT32: { int32_t x; memcpy(&x, p, 4); v.i = x; break; }
     case WEFT_INT64: memcpy(&v.i, p, 8); break;
-    case WEFT_FLOAT16: { uint16_t x; memcpy(&x, p, 2); v.is_float = 1; v.f = weft__f16_to_f32(x); break; }
-    case WEFT_BFLOAT16: { uint16_t x; memcpy(&x, p, 2); v.is_float = 1; v.f = weft__bf16_to_f32(x); break; }
-    case WEFT_FLOAT32: { float x; memcpy(&x, p, 4); v.is_float = 1; v.f = x; break; }
+    case WEFT_FLOAT16: { uint16_t x; memcpy(&x, p, 2); v = weft__value_from_f32(weft__f16_to_f32(x)); break; }
+    case WEFT_BFLOAT16: { uint16_t x; memcpy(&x, p, 2); v = weft__value_from_f32(weft__bf16_to_f32(x)); break; }
+    case WEFT_FLOAT32: { float x; memcpy(&x, p, 4); v = weft__value_from_f32(x); break; }
     case WEFT_FLOAT64: memcpy(&v.f, p, 8); v.is_float = 1; break;
     default: break;
   }
@@ -60,7 +69,11 @@ static inline void weft__store(void* p, weft_dtype t, weft__value v) {
     /* double -> float first, as c10::Half(double) does */
     case WEFT_FLOAT16: { uint16_t x = weft__f32_to_f16((float)weft__value_f64(v)); memcpy(p, &x, 2); break; }
     case WEFT_BFLOAT16: { uint16_t x = weft__f32_to_bf16((float)weft__value_f64(v)); memcpy(p, &x, 2); break; }
-    case WEFT_FLOAT32: { float x = (float)weft__value_f64(v); memcpy(p, &x, 4); break; }
+    case WEFT_FLOAT32: { /* a NaN from a float32-or-narrower element keeps its bits (see weft__value) */
+      float x = v.is_float && v.i ? weft__f32_from_bits((uint32_t)v.i) : (float)weft__value_f64(v);
+      memcpy(p, &x, 4);
+      break;
+    }
     case WEFT_FLOAT64: { double x = weft__value_f64(v); memcpy(p, &x, 8); break; }
     default: break;
   }
