@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "core/internal.h"
-#include "core/scalar.h"
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 #include "weft/weft.h"

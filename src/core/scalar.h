@@ -7,61 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "weft/dtype.h"
-
-static inline uint32_t weft__f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-static inline float weft__f32_from_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-/* float32 -> float16, round to nearest even; NaN stays NaN (quiet), overflow -> Inf. */
-static inline uint16_t weft__f32_to_f16(float f) {
-  uint32_t x = weft__f32_bits(f);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
-  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520 -> Inf */
-  if (ax < 0x38800000u) {                                   /* below 2^-14: subnormal or zero */
-    if (ax < 0x33000000u) return sign;                      /* below 2^-25 rounds to 0 (tie at 2^-25 -> even 0) */
-    uint32_t mant = (ax & 0x7fffffu) | 0x800000u;
-    /* value = mant * 2^(e-150); in f16 subnormal units (2^-24) that is mant >> (126 - e) */
-    int shift = 126 - (int)(ax >> 23);
-    uint32_t q = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (q & 1u))) q++;
-    return (uint16_t)(sign | q);
-  }
-  uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u); /* round to nearest even at bit 13 */
-  return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
-}
-
-static inline float weft__f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return weft__f32_from_bits(sign | 0x7f800000u | (m << 13));
-  if (e == 0) {
-    float v = (float)m * 5.9604644775390625e-08f; /* 2^-24 */
-    return sign ? -v : v;
-  }
-  return weft__f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
-}
-
-/* float32 -> bfloat16, round to nearest even; NaN -> quiet NaN. */
-static inline uint16_t weft__f32_to_bf16(float f) {
-  uint32_t x = weft__f32_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
-static inline float weft__bf16_to_f32(uint16_t b) { return weft__f32_from_bits((uint32_t)b << 16); }
 
 /* Floating -> integral: truncation toward zero. C leaves out-of-range values
  * undefined (so does PyTorch); weft saturates like wasm's trunc_sat and
@@ -74,12 +21,21 @@ static inline int64_t weft__f64_to_i64_sat(double v) {
 }
 
 /* One value in transit: integers (and bool) travel as int64 so int64 values
- * above 2^53 survive; floats travel as double. */
+ * above 2^53 survive; floats travel as double. A NaN loaded from a float32,
+ * float16 or bfloat16 element also keeps its float32 bits in i (0 for every
+ * other float): float -> double quiets a signalling NaN, and PyTorch's
+ * bfloat16 -> float32 (a shift) and float32 -> float32 keep it. */
 typedef struct {
   int is_float;
   int64_t i;
   double f;
 } weft__value;
+
+static inline weft__value weft__value_from_f32(float f) {
+  uint32_t u = weft__f32_bits(f);
+  weft__value v = {1, (u & 0x7fffffffu) > 0x7f800000u ? (int64_t)u : 0, f};
+  return v;
+}
 
 static inline weft__value weft__load(const void* p, weft_dtype t) {
   weft__value v = {0, 0, 0.0};
@@ -90,9 +46,9 @@ static inline weft__value weft__load(const void* p, weft_dtype t) {
     case WEFT_INT16: { int16_t x; memcpy(&x, p, 2); v.i = x; break; }
     case WEFT_INT32: { int32_t x; memcpy(&x, p, 4); v.i = x; break; }
     case WEFT_INT64: memcpy(&v.i, p, 8); break;
-    case WEFT_FLOAT16: { uint16_t x; memcpy(&x, p, 2); v.is_float = 1; v.f = weft__f16_to_f32(x); break; }
-    case WEFT_BFLOAT16: { uint16_t x; memcpy(&x, p, 2); v.is_float = 1; v.f = weft__bf16_to_f32(x); break; }
-    case WEFT_FLOAT32: { float x; memcpy(&x, p, 4); v.is_float = 1; v.f = x; break; }
+    case WEFT_FLOAT16: { uint16_t x; memcpy(&x, p, 2); v = weft__value_from_f32(weft__f16_to_f32(x)); break; }
+    case WEFT_BFLOAT16: { uint16_t x; memcpy(&x, p, 2); v = weft__value_from_f32(weft__bf16_to_f32(x)); break; }
+    case WEFT_FLOAT32: { float x; memcpy(&x, p, 4); v = weft__value_from_f32(x); break; }
     case WEFT_FLOAT64: memcpy(&v.f, p, 8); v.is_float = 1; break;
     default: break;
   }
@@ -113,7 +69,11 @@ static inline void weft__store(void* p, weft_dtype t, weft__value v) {
     /* double -> float first, as c10::Half(double) does */
     case WEFT_FLOAT16: { uint16_t x = weft__f32_to_f16((float)weft__value_f64(v)); memcpy(p, &x, 2); break; }
     case WEFT_BFLOAT16: { uint16_t x = weft__f32_to_bf16((float)weft__value_f64(v)); memcpy(p, &x, 2); break; }
-    case WEFT_FLOAT32: { float x = (float)weft__value_f64(v); memcpy(p, &x, 4); break; }
+    case WEFT_FLOAT32: { /* a NaN from a float32-or-narrower element keeps its bits (see weft__value) */
+      float x = v.is_float && v.i ? weft__f32_from_bits((uint32_t)v.i) : (float)weft__value_f64(v);
+      memcpy(p, &x, 4);
+      break;
+    }
     case WEFT_FLOAT64: { double x = weft__value_f64(v); memcpy(p, &x, 8); break; }
     default: break;
   }

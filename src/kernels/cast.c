@@ -1,6 +1,9 @@
 /* SIMD casts for the hot pairs: f32 <-> f16, f32 <-> bf16, f32 <-> i32.
- * Same steps as half.h, lane-wise; 8 elements a turn, the tail through a
- * zero-padded buffer so nothing is read or written past the range. */
+ * Same bits as base/half.h (PyTorch's; tests/c/test_half.c checks every
+ * float16 / bfloat16 pattern): float16 by the FP16 library's float steps,
+ * with NaN lanes made by bits and selected, since the NaN a float op returns
+ * is not fixed in wasm. 8 elements a turn, the tail through a zero-padded
+ * buffer so nothing is read or written past the range. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
@@ -27,7 +30,11 @@ static inline wv128 f16_lanes_to_f32(wv128 h) {
   wv128 denormalized = wv_f32x4_sub(wv_v128_or(wv_u32x4_shr(two_w, 17), wv_i32x4_splat(126 << 23)),
                                     wv_f32x4_splat(0.5f));
   wv128 is_denormal = wv_i32x4_eq(wv_u32x4_shr(two_w, 27), wv_v128_zero());
-  return wv_v128_or(sign, wv_v128_bitselect(denormalized, normalized, is_denormal));
+  wv128 finite = wv_v128_bitselect(denormalized, normalized, is_denormal);
+  /* NaN by bits, quiet with its payload: wasm leaves the NaN a multiply returns open */
+  wv128 nan = wv_v128_or(wv_u32x4_shr(two_w, 4), wv_i32x4_splat(0x7FC00000));
+  wv128 is_nan = wv_u32x4_gt(two_w, wv_i32x4_splat((int32_t)0xF8000000u));
+  return wv_v128_or(sign, wv_v128_bitselect(nan, finite, is_nan));
 }
 
 static inline wv128 f32_to_bf16_lanes(wv128 x) {

@@ -12,11 +12,14 @@
  *   what PyTorch does for values in range of int64 (300.0 -> uint8 44,
  *   -1.0 -> uint8 255).
  * - to float16 / bfloat16: through float32 (so float64 and int64 round
- *   twice, as c10::Half(float(x)) does), round-to-nearest-even.
+ *   twice, as c10::Half(float(x)) does), round-to-nearest-even, with
+ *   base/half.h's bits (PyTorch's, NaNs included).
+ * - bfloat16 -> float32 is a shift, without the double in between: float ->
+ *   double quiets a signalling NaN, PyTorch's shift keeps it.
  * - integers to float32 / float64: one C conversion (round to nearest even). */
 #include <math.h>
 
-#include "kernels/half.h"
+#include "base/half.h"
 #include "kernels/kernels.h"
 
 /* ---- loads: integer-like sources give int64, floating sources double ---- */
@@ -93,6 +96,18 @@ static weft_xcopy_strided_fn* const strided_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_C
 #define CONTIG_ROW(s, ssz, k) {DST_LIST(CONTIG_ENTRY, s)},
 static weft_vcvt_fn* const contig_table[WEFT_DTYPE_COUNT][WEFT_DTYPE_COUNT] = {SRC_LIST(CONTIG_ROW)};
 
+static void cast_bf16_f32_bits(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys) {
+  const char* src = x;
+  char* dst = y;
+  for (size_t i = 0; i < n; i++, src += xs, dst += ys) {
+    uint16_t h;
+    memcpy(&h, src, 2);
+    float f = weft__bf16_to_f32(h);
+    memcpy(dst, &f, 4);
+  }
+}
+static void cast_c_bf16_f32_bits(size_t n, const void* x, void* y) { cast_bf16_f32_bits(n, x, 2, y, 4); }
+
 static bool valid_pair(weft_dtype from, weft_dtype to) {
   return (unsigned)from < WEFT_DTYPE_COUNT && (unsigned)to < WEFT_DTYPE_COUNT;
 }
@@ -100,12 +115,14 @@ static bool valid_pair(weft_dtype from, weft_dtype to) {
 weft_xcopy_strided_fn* weft__cast_strided_kernel(weft_dtype from, weft_dtype to) {
   if (!valid_pair(from, to)) return NULL;
   if (from == to) return weft__copy_strided_kernel(weft__kernels(), weft_dtype_size(from));
+  if (from == WEFT_BFLOAT16 && to == WEFT_FLOAT32) return cast_bf16_f32_bits;
   return strided_table[from][to];
 }
 
 weft_vcvt_fn* weft__cast_ref_kernel(weft_dtype from, weft_dtype to) {
   if (!valid_pair(from, to)) return NULL;
   if (from == to) return weft__copy_kernel(weft__kernels_scalar(), weft_dtype_size(from));
+  if (from == WEFT_BFLOAT16 && to == WEFT_FLOAT32) return cast_c_bf16_f32_bits;
   return contig_table[from][to];
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/half.h"
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "iter/iter_internal.h"

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "core/scalar.h"
+#include "base/half.h"
 #include "kernels/kernels.h"
 #include "ops/elementwise.h"
 

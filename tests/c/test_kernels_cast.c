@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/half.h"
 #include "kernel_test_util.h"
-#include "kernels/half.h"
 #include "test.h"
 
 #define N 523

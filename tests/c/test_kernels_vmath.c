@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/half.h"
 #include "kernel_test_util.h"
-#include "kernels/half.h"
 #include "weft/weft.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -2,6 +2,7 @@
  * allocation failure, reference copy, clone and contiguous. */
 #include <stdlib.h>
 
+#include "base/half.h"
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "test.h"
