@@ -136,7 +136,7 @@ function floatToHalf(v) {
 function floatToBfloat(v) {
   f32[0] = v;
   const x = u32[0];
-  if ((x & 0x7fffffff) > 0x7f800000) return ((x >>> 16) | 0x40) & 0xffff;
+  if ((x & 0x7fffffff) > 0x7f800000) return 0x7fc0; // every NaN, as c10::BFloat16 (src/base/half.h)
   return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
 }
 

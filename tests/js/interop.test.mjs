@@ -162,3 +162,20 @@ for (const variant of VARIANTS) {
     assert.deepEqual(counts(wt), before);
   });
 }
+
+for (const variant of VARIANTS) {
+  test(`${variant}: JS numbers to bfloat16 give the C converter's bits, NaN included`, async () => {
+    const wt = await init({ variant });
+    // -NaN and NaNs with payloads all become 0x7FC0, as PyTorch 1.13's c10::BFloat16 (tests/fixtures/half)
+    const nans = new Float32Array(new Uint32Array([0xffc00000, 0x7fffffff, 0xffe50000, 0x7f800001]).buffer);
+    const vals = [...nans, 1, -2.5, 3.1415927, 65504, 1e-40, Infinity, -Infinity, -0];
+    const fromJs = wt.tensor(vals, { dtype: 'bfloat16' });
+    const viaC = wt.tensor(Float32Array.from(vals)).to('bfloat16');
+    // data() widens bfloat16 to float32, exactly (a shift): the top 16 bits are the stored ones
+    const bits = (t) => [...new Uint32Array(Float32Array.from(t.data()).buffer)].map((u) => u >>> 16);
+    assert.deepEqual(bits(fromJs), bits(viaC));
+    assert.deepEqual(bits(fromJs).slice(0, 4), [0x7fc0, 0x7fc0, 0x7fc0, 0x7fc0]);
+    fromJs.dispose();
+    viaC.dispose();
+  });
+}
