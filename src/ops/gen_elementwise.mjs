@@ -301,6 +301,10 @@ export function main(generateFiles, json) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   main(generate, () => readTable().map(({ name, build, dtypes, operands, kwargs, overloads }) => ({
-    name, build, dtypes, operands, kwargs: kwargs.map((k) => parseSchema(`x(${k}) -> Tensor`).args[0]), overloads,
+    name, build, dtypes, operands, overloads,
+    kwargs: kwargs.map((k) => {
+      const { type, name: n, default: dflt } = parseSchema(`x(${k}) -> Tensor`).args[0];
+      return { type, name: n, default: dflt };
+    }),
   })));
 }
