@@ -135,23 +135,8 @@ export interface TensorCore {
   isContiguous(memoryFormat?: MemoryFormat): boolean;
   isNonOverlappingAndDense(): boolean;
   suggestMemoryFormat(): MemoryFormat;
-  contiguous(options?: FormatOptions): Tensor;
-  clone(options?: FormatOptions): Tensor;
-
-  asStrided(size: Shape, stride: Shape, storageOffset?: number): Tensor;
-  view(...shape: ShapeArgs): Tensor;
-  reshape(...shape: ShapeArgs): Tensor;
-  permute(...dims: ShapeArgs): Tensor;
-  expand(...sizes: ShapeArgs): Tensor;
-  transpose(dim0: number, dim1: number): Tensor;
-  t(): Tensor;
-  squeeze(dim?: number): Tensor;
-  unsqueeze(dim: number): Tensor;
-  narrow(dim: number, start: number, length: number): Tensor;
-  /** x[start:end:step] along dim; start/end may be null or omitted. */
-  slice(dim?: number, start?: number | null, end?: number | null, step?: number): Tensor;
-  select(dim: number, index: number): Tensor;
-  flatten(startDim?: number, endDim?: number): Tensor;
+  // contiguous, clone and the views (view, slice, ...) are written in core.js too, taking what
+  // their OpMethods declarations say; these two take other arguments than the op table's:
   unflatten(dim: number, sizes: Shape): Tensor;
   movedim(source: number | Shape, destination: number | Shape): Tensor;
 

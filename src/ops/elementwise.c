@@ -39,7 +39,8 @@ typedef struct {
   unsigned refused;
 } ew_desc;
 
-#define EW__DESC(name, build, dtypes, args, overloads, kname, refused, simd) [EW_##name] = {#name, K_##build, kname, refused},
+#define EW__DESC(name, build, dtypes, args, overloads, kname, refused, simd) \
+  [EW_##name] = {#name, K_##build, kname, refused},
 static const ew_desc descs[EW_OP_COUNT] = {EW_OPS(EW__DESC)};
 #undef EW__DESC
 
