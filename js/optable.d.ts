@@ -109,6 +109,8 @@ export interface OpFunctions {
   sign(self: Operand, options?: { out?: Tensor }): Tensor;
   /** exp, exp.out */
   exp(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** exp2, exp2.out */
+  exp2(self: Operand, options?: { out?: Tensor }): Tensor;
   /** log, log.out */
   log(self: Operand, options?: { out?: Tensor }): Tensor;
   /** log1p, log1p.out */
@@ -293,6 +295,10 @@ export interface OpMethods {
   exp(options?: { out?: Tensor }): Tensor;
   /** exp_ */
   exp_(): Tensor;
+  /** exp2, exp2.out */
+  exp2(options?: { out?: Tensor }): Tensor;
+  /** exp2_ */
+  exp2_(): Tensor;
   /** log, log.out */
   log(options?: { out?: Tensor }): Tensor;
   /** log_ */
@@ -401,13 +407,13 @@ type Name =
   | 'bitwise_or_' | 'bitwise_or_.Tensor' | 'bitwise_or_.Scalar' | 'bitwise_or.Tensor_out' | 'bitwise_or.Scalar_out' | 'bitwise_or.Scalar_Tensor' | 'bitwise_xor' | 'bitwise_xor.Tensor'
   | 'bitwise_xor.Scalar' | 'bitwise_xor_' | 'bitwise_xor_.Tensor' | 'bitwise_xor_.Scalar' | 'bitwise_xor.Tensor_out' | 'bitwise_xor.Scalar_out' | 'bitwise_xor.Scalar_Tensor' | 'neg'
   | 'neg_' | 'neg.out' | 'abs' | 'abs_' | 'abs.out' | 'sign' | 'sign_' | 'sign.out'
-  | 'exp' | 'exp_' | 'exp.out' | 'log' | 'log_' | 'log.out' | 'log1p' | 'log1p_'
-  | 'log1p.out' | 'expm1' | 'expm1_' | 'expm1.out' | 'sqrt' | 'sqrt_' | 'sqrt.out' | 'rsqrt'
-  | 'rsqrt_' | 'rsqrt.out' | 'sin' | 'sin_' | 'sin.out' | 'cos' | 'cos_' | 'cos.out'
-  | 'tan' | 'tan_' | 'tan.out' | 'tanh' | 'tanh_' | 'tanh.out' | 'sigmoid' | 'sigmoid_'
-  | 'sigmoid.out' | 'relu' | 'relu_' | 'relu.out' | 'gelu' | 'gelu_' | 'gelu.out' | 'erf'
-  | 'erf_' | 'erf.out' | 'floor' | 'floor_' | 'floor.out' | 'ceil' | 'ceil_' | 'ceil.out'
-  | 'round' | 'round_' | 'round.out' | 'trunc' | 'trunc_' | 'trunc.out' | 'reciprocal' | 'reciprocal_'
-  | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where' | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther'
-  | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_';
+  | 'exp' | 'exp_' | 'exp.out' | 'exp2' | 'exp2_' | 'exp2.out' | 'log' | 'log_'
+  | 'log.out' | 'log1p' | 'log1p_' | 'log1p.out' | 'expm1' | 'expm1_' | 'expm1.out' | 'sqrt'
+  | 'sqrt_' | 'sqrt.out' | 'rsqrt' | 'rsqrt_' | 'rsqrt.out' | 'sin' | 'sin_' | 'sin.out'
+  | 'cos' | 'cos_' | 'cos.out' | 'tan' | 'tan_' | 'tan.out' | 'tanh' | 'tanh_'
+  | 'tanh.out' | 'sigmoid' | 'sigmoid_' | 'sigmoid.out' | 'relu' | 'relu_' | 'relu.out' | 'gelu'
+  | 'gelu_' | 'gelu.out' | 'erf' | 'erf_' | 'erf.out' | 'floor' | 'floor_' | 'floor.out'
+  | 'ceil' | 'ceil_' | 'ceil.out' | 'round' | 'round_' | 'round.out' | 'trunc' | 'trunc_'
+  | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where'
+  | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_';
 export type OpName = Name | `aten::${Name}`;

@@ -271,6 +271,12 @@ weft_tensor* weft_exp(const weft_tensor* self);
 weft_status weft_exp_(weft_tensor* self);
 /* exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
 weft_tensor* weft_exp_out(const weft_tensor* self, weft_tensor* out);
+/* exp2(Tensor self) -> Tensor */
+weft_tensor* weft_exp2(const weft_tensor* self);
+/* exp2_(Tensor(a!) self) -> Tensor(a!) */
+weft_status weft_exp2_(weft_tensor* self);
+/* exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_exp2_out(const weft_tensor* self, weft_tensor* out);
 /* log(Tensor self) -> Tensor */
 weft_tensor* weft_log(const weft_tensor* self);
 /* log_(Tensor(a!) self) -> Tensor(a!) */

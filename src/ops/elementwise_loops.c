@@ -165,6 +165,7 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
 #define I_trunc(u, p) (u)
 #define F_trunc(u, p) LM(trunc, u)
 #define F_exp(u, p) VM(exp, u)
+#define F_exp2(u, p) LM(exp2, u)
 #define F_log(u, p) VM(log, u)
 #define F_log1p(u, p) VM(log1p, u)
 #define F_expm1(u, p) VM(expm1, u)

@@ -86,6 +86,7 @@
   X(abs, UN, IF, "Tensor self", "default _default out", "abs_cpu", EW_B, UNARY(vabs)) \
   X(sign, UN, IF, "Tensor self", "default _default out", NULL, 0, NONE) \
   X(exp, UNF, F, "Tensor self", "default _default out", "exp_vml_cpu", EW_H, VMATH(vexp)) \
+  X(exp2, UNF, F, "Tensor self", "default _default out", NULL, 0, NONE) \
   X(log, UNF, F, "Tensor self", "default _default out", "log_vml_cpu", EW_H, VMATH(vlog)) \
   X(log1p, UNF, F, "Tensor self", "default _default out", "log1p_vml_cpu", EW_H, VMATH(vlog1p)) \
   X(expm1, UNF, F, "Tensor self", "default _default out", "expm1_vml_cpu", EW_H, VMATH(vexpm1)) \
