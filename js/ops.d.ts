@@ -1,9 +1,15 @@
-// Types for js/ops.js: the op table from JS (wt.ops, wt.trace, wt.explain and
-// the functions and methods generated from the registry at init).
-import type { DType, DTypeName, MemoryFormat, Shape, ShapeArgs, Tensor } from './weft.js';
+// Types for js/ops.js: the op table from JS (wt.ops, wt.trace, wt.explain); the
+// functions and methods it makes from the registry at init are declared in
+// js/optable.d.ts, generated from the op table by scripts/gen_types.mjs.
+import type { DType, Tensor } from './weft.js';
+import type { OpFunctions, OpMethods, OpName } from './optable.js';
 
+export type { OpFunctions, OpMethods, OpName } from './optable.js';
+
+/** A Python number: JS numbers, booleans and bigints. */
+export type Scalar = number | boolean | bigint;
 /** A tensor operand; JS numbers and booleans act as PyTorch's Python scalars. */
-export type Operand = Tensor | number | boolean | bigint;
+export type Operand = Tensor | Scalar;
 export interface OutOptions { out?: Tensor }
 export interface AlphaOptions extends OutOptions { alpha?: number | boolean }
 
@@ -55,64 +61,25 @@ export type OpResult = Tensor | number | boolean | string | null | undefined | O
 
 export interface OpsNamespace {
   /** A boxed call by name: 'aten::add.Tensor', 'add.Tensor', or 'add' (overload chosen by the arguments). */
-  call(name: string, ...args: OpArg[]): OpResult;
-  list(): { name: string; schema: string }[];
+  call(name: OpName, ...args: OpArg[]): OpResult;
+  list(): { name: OpName; schema: string }[];
   /** PyTorch's schema text. */
-  schema(name: string): string;
-  table(name: string): TableEntry[];
+  schema(name: OpName): string;
+  table(name: OpName): TableEntry[];
   /** The camelCase names generated at init. */
   readonly generated: { readonly functions: string[]; readonly methods: string[] };
 }
 
-type Binary = 'mul' | 'div' | 'floorDivide' | 'remainder' | 'pow' | 'maximum' | 'minimum'
-  | 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge' | 'logicalAnd' | 'logicalOr' | 'logicalXor'
-  | 'bitwiseAnd' | 'bitwiseOr' | 'bitwiseXor';
-type Unary = 'neg' | 'abs' | 'sign' | 'exp' | 'log' | 'log1p' | 'expm1' | 'sqrt' | 'rsqrt' | 'sin' | 'cos'
-  | 'tan' | 'tanh' | 'sigmoid' | 'relu' | 'gelu' | 'erf' | 'floor' | 'ceil' | 'round' | 'trunc'
-  | 'reciprocal' | 'logicalNot';
-type WithAlpha = 'add' | 'sub';
+/** wt.ops, wt.trace and wt.explain. */
+export interface OpsApi {
+  readonly ops: OpsNamespace;
+  /** Runs fn with the dispatch trace on; every call and redispatch, nested ones included. */
+  trace(fn: () => unknown): TraceEntry[];
+  /** The plan of the first TensorIterator the op would run (its loops are skipped); null when it runs none. */
+  explain(op: OpName, ...args: OpArg[]): ExplainPlan | null;
+}
 
-export type OpsFunctions =
-  & { [K in WithAlpha]: (self: Operand, other: Operand, options?: AlphaOptions) => Tensor }
-  & { [K in Binary]: (self: Operand, other: Operand, options?: OutOptions) => Tensor }
-  & { [K in Unary]: (self: Tensor, options?: OutOptions) => Tensor }
-  & {
-    readonly ops: OpsNamespace;
-    /** Runs fn with the dispatch trace on; every call and redispatch, nested ones included. */
-    trace(fn: () => unknown): TraceEntry[];
-    /** The plan of the first TensorIterator the op would run (its loops are skipped); null when it runs none. */
-    explain(op: string, ...args: OpArg[]): ExplainPlan | null;
-    where(condition: Tensor, self: Operand, other: Operand, options?: OutOptions): Tensor;
-    clone(self: Tensor, options?: { memoryFormat?: MemoryFormat }): Tensor;
-    contiguous(self: Tensor, options?: { memoryFormat?: MemoryFormat }): Tensor;
-    view(self: Tensor, ...shape: ShapeArgs): Tensor;
-    reshape(self: Tensor, ...shape: ShapeArgs): Tensor;
-    permute(self: Tensor, ...dims: ShapeArgs): Tensor;
-    transpose(self: Tensor, dim0: number, dim1: number): Tensor;
-    t(self: Tensor): Tensor;
-    squeeze(self: Tensor, dim?: number): Tensor;
-    unsqueeze(self: Tensor, dim: number): Tensor;
-    narrow(self: Tensor, dim: number, start: number, length: number): Tensor;
-    select(self: Tensor, dim: number, index: number): Tensor;
-    flatten(self: Tensor, startDim?: number, endDim?: number): Tensor;
-    movedim(self: Tensor, source: number | Shape, destination: number | Shape): Tensor;
-  };
-
-type InplaceBinary = `${WithAlpha | Binary}_`;
-type InplaceUnary = `${Unary}_`;
-
-export type TensorOps =
-  & { [K in WithAlpha]: (other: Operand, options?: AlphaOptions) => Tensor }
-  & { [K in Binary]: (other: Operand, options?: OutOptions) => Tensor }
-  & { [K in Unary]: (options?: OutOptions) => Tensor }
-  & { [K in InplaceBinary]: (other: Operand, options?: { alpha?: number | boolean }) => Tensor }
-  & { [K in InplaceUnary]: () => Tensor }
-  & {
-    /** x.where(condition, y): condition ? x : y */
-    where(condition: Tensor, other: Operand): Tensor;
-    /** Copies src (broadcast, cast) into this tensor; returns it. */
-    copy_(src: Tensor): Tensor;
-    fill_(value: number | boolean | bigint): Tensor;
-    zero_(): Tensor;
-    to(dtype: DTypeName, options?: { copy?: boolean }): Tensor;
-  };
+/** The op table's functions (wt.add, wt.view, ...) and wt.ops / trace / explain. */
+export type OpsFunctions = OpFunctions & OpsApi;
+/** The op table's methods (t.add, t.add_, t.to, ...). */
+export type TensorOps = OpMethods;

@@ -20,7 +20,8 @@ const snake = (k) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 // Function-only in PyTorch although their first argument is a Tensor self.
-const NOT_METHODS = new Set(['empty_like']);
+// (scripts/gen_types.mjs declares the functions and methods by these rules too.)
+export const NOT_METHODS = new Set(['empty_like']);
 
 export function installOps(api, k) {
   const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta } = k;

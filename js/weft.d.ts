@@ -1,10 +1,10 @@
 // weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
 // API (checked by tsc --noEmit over tests/types/example.ts).
-import type { OpsFunctions, TensorOps } from './ops.js';
+import type { OpFunctions, OpMethods, OpsApi } from './ops.js';
 
 export type {
-  AlphaOptions, ExplainPlan, OpArg, OpResult, Operand, OpsFunctions, OpsNamespace, OutOptions, TableEntry,
-  TensorOps, TraceEntry,
+  AlphaOptions, ExplainPlan, OpArg, OpFunctions, OpMethods, OpName, OpResult, Operand, OpsApi, OpsFunctions,
+  OpsNamespace, OutOptions, Scalar, TableEntry, TensorOps, TraceEntry,
 } from './ops.js';
 
 export type DType =
@@ -112,8 +112,14 @@ export interface MemoryStats {
   tidyScopes: number;
 }
 
-/** Methods of the op table (elementwise ops, copy_, to, ...) come from TensorOps (js/ops.d.ts). */
-export interface Tensor extends TensorOps {
+/**
+ * A tensor: the methods of js/core.js (TensorCore) and those of the op table (OpMethods, generated in
+ * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time.
+ */
+export interface Tensor extends TensorCore, Omit<OpMethods, keyof TensorCore> {}
+
+/** The methods js/core.js writes by hand. */
+export interface TensorCore {
   readonly shape: number[];
   readonly dtype: DType;
   readonly device: Device;
@@ -132,23 +138,8 @@ export interface Tensor extends TensorOps {
   isContiguous(memoryFormat?: MemoryFormat): boolean;
   isNonOverlappingAndDense(): boolean;
   suggestMemoryFormat(): MemoryFormat;
-  contiguous(options?: FormatOptions): Tensor;
-  clone(options?: FormatOptions): Tensor;
-
-  asStrided(size: Shape, stride: Shape, storageOffset?: number): Tensor;
-  view(...shape: ShapeArgs): Tensor;
-  reshape(...shape: ShapeArgs): Tensor;
-  permute(...dims: ShapeArgs): Tensor;
-  expand(...sizes: ShapeArgs): Tensor;
-  transpose(dim0: number, dim1: number): Tensor;
-  t(): Tensor;
-  squeeze(dim?: number): Tensor;
-  unsqueeze(dim: number): Tensor;
-  narrow(dim: number, start: number, length: number): Tensor;
-  /** x[start:end:step] along dim; start/end may be null or omitted. */
-  slice(dim?: number, start?: number | null, end?: number | null, step?: number): Tensor;
-  select(dim: number, index: number): Tensor;
-  flatten(startDim?: number, endDim?: number): Tensor;
+  // contiguous, clone and the views (view, slice, ...) are written in core.js too, taking what
+  // their OpMethods declarations say; these two take other arguments than the op table's:
   unflatten(dim: number, sizes: Shape): Tensor;
   movedim(source: number | Shape, destination: number | Shape): Tensor;
 
@@ -169,8 +160,15 @@ export interface Tensor extends TensorOps {
   handle(): number;
 }
 
-/** wt.ops, trace, explain and the op table's functions come from OpsFunctions (js/ops.d.ts). */
-export interface Weft extends OpsFunctions {
+/**
+ * The API: what js/core.js and js/index.js write by hand (WeftCore), wt.ops / trace / explain, and the
+ * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
+ * have, as at run time.
+ */
+export interface Weft extends WeftCore, Omit<OpFunctions, keyof WeftCore> {}
+
+/** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
+export interface WeftCore extends OpsApi {
   readonly variant: Variant;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */

@@ -5,6 +5,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$WEFT_ROOT"
 
+# The files made from the op tables (committed; tests/js/optable.test.mjs checks them)
+node src/ops/gen_elementwise.mjs
+node scripts/gen_types.mjs
 weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF
 weft_quiet cmake --build build/native -j2
 scripts/build-wasm.sh

@@ -40,9 +40,37 @@ typedef struct {
   unsigned refused;
 } ew_desc;
 
-#define EW__DESC(id, nm, build, kn, refused) [EW_##id] = {nm, K_##build, kn, refused},
+#define EW__DESC(name, build, dtypes, args, overloads, kname, refused, simd) \
+  [EW_##name] = {#name, K_##build, kname, refused},
 static const ew_desc descs[EW_OP_COUNT] = {EW_OPS(EW__DESC)};
 #undef EW__DESC
+
+/* The f32 SIMD kernels of an op (the table's simd column); NULL where none. */
+typedef struct {
+  weft_f32_vbinary_fn* bin[3]; /* array-array, array-scalar, scalar-array (b, a) */
+  weft_f32_vcmp_fn* cmp[3];    /* the same; scalar-array is the mirrored comparison */
+  weft_f32_vunary_fn* un;
+  bool vmath; /* un is a transcendental kernel (vunary_math.c): staged rows use it too */
+} ew_simd;
+
+#define EW__SIMD(name, build, dtypes, args, overloads, kname, refused, simd) \
+  case EW_##name: EW__SIMD_##simd; break;
+#define EW__SIMD_NONE (void)0
+#define EW__SIMD_UNARY(f) s.un = k->f32_##f
+#define EW__SIMD_VMATH(f) s.un = k->f32_##f, s.vmath = true
+#define EW__SIMD_BINARY(vv, vs, sv) s.bin[0] = k->f32_##vv, s.bin[1] = k->f32_##vs, s.bin[2] = k->f32_##sv
+#define EW__SIMD_COMPARE(vv, vs, sv) s.cmp[0] = k->f32_##vv, s.cmp[1] = k->f32_##vs, s.cmp[2] = k->f32_##sv
+
+static ew_simd simd_kernels(const weft_kernels* k, ew_op op) {
+  ew_simd s;
+  memset(&s, 0, sizeof s);
+  if (!k) return s;
+  switch (op) {
+    EW_OPS(EW__SIMD)
+    case EW_OP_COUNT: break;
+  }
+  return s;
+}
 
 /* ---- kernels table ---- */
 
@@ -155,7 +183,7 @@ static void call_release(ew_call* c) {
 static weft_status pre_checks(ew_call* c) {
   const ew_desc* d = c->d;
   const ew_operands* o = &c->in;
-  if (c->op == EW_SUB) {
+  if (c->op == EW_sub) {
     bool b0 = weft_tensor_dtype(o->t[0]) == WEFT_BOOL, b1 = weft_tensor_dtype(o->t[1]) == WEFT_BOOL;
     if (b0 && b1)
       return weft__error(WEFT_TYPE_ERROR,
@@ -167,11 +195,11 @@ static weft_status pre_checks(ew_call* c) {
                          "you are trying to invert a mask, use the `~` or `logical_not()` operator "
                          "instead.");
   }
-  if (c->op == EW_NEG && weft_tensor_dtype(o->t[0]) == WEFT_BOOL)
+  if (c->op == EW_neg && weft_tensor_dtype(o->t[0]) == WEFT_BOOL)
     return weft__error(WEFT_TYPE_ERROR,
                        "neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                        "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  if (c->op == EW_RELU && weft_tensor_dtype(o->t[0]) == WEFT_BOOL)
+  if (c->op == EW_relu && weft_tensor_dtype(o->t[0]) == WEFT_BOOL)
     return weft__error(WEFT_TYPE_ERROR, "relu: Boolean inputs not supported for relu");
   (void)d;
   return WEFT_OK;
@@ -284,7 +312,7 @@ static weft_status settle_compute(ew_call* c) {
   ew_kind k = c->d->kind;
   c->compute[0] = (k == K_CMP) ? WEFT_BOOL : common;
   if (c->d->refused & (1u << common)) return not_implemented(c->d, common);
-  if ((c->op == EW_ADD || c->op == EW_SUB)) {
+  if ((c->op == EW_add || c->op == EW_sub)) {
     if (c->alpha.tag == WEFT_SCALAR_BOOL && common != WEFT_BOOL)
       return weft__error(WEFT_TYPE_ERROR, "%s: Boolean alpha only supported for Boolean results.", c->d->name);
     if (!weft_dtype_is_floating(common) && c->alpha.tag == WEFT_SCALAR_DOUBLE)
@@ -300,7 +328,7 @@ static weft_status meta(ew_call* c) {
   if (s != WEFT_OK) return s;
   switch (c->d->kind) {
     case K_BIN:
-      if (c->op == EW_POW && c->in.wrapped[1] && !c->in.wrapped[0]) return meta_pow_tensor_scalar(c);
+      if (c->op == EW_pow && c->in.wrapped[1] && !c->in.wrapped[0]) return meta_pow_tensor_scalar(c);
       s = meta_binary(c, false);
       break;
     case K_BINF: s = meta_binary(c, true); break;
@@ -333,6 +361,7 @@ typedef struct {
   bool any_cast;
   ew_row_fn* row;
   const weft_kernels* k;
+  ew_simd simd;
   ew_params p;
   struct weft_f32_binary_params f32_bin;
   struct weft_f32_unary_params f32_un;
@@ -340,63 +369,25 @@ typedef struct {
 
 /* f32 SIMD kernels for one row; false when none fits. */
 static bool simd_binary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
-  const weft_kernels* k = c->k;
-  weft_f32_vbinary_fn *vv = NULL, *vs = NULL, *sv = NULL; /* array-array, array-scalar, scalar-array */
-  switch (c->op) {
-    case EW_ADD: vv = k->f32_vadd, vs = k->f32_vaddc, sv = k->f32_vraddc; break;
-    case EW_SUB: vv = k->f32_vsub, vs = k->f32_vsubc, sv = k->f32_vrsubc; break;
-    case EW_MUL: vv = k->f32_vmul, vs = sv = k->f32_vmulc; break;
-    case EW_DIV: vv = k->f32_vdiv, vs = k->f32_vdivc, sv = k->f32_vrdivc; break;
-    case EW_MAXIMUM: vv = k->f32_vmax, vs = sv = k->f32_vmaxc; break;
-    case EW_MINIMUM: vv = k->f32_vmin, vs = sv = k->f32_vminc; break;
-    default: return false;
-  }
-  if (ys != 4) return false;
+  weft_f32_vbinary_fn* const* f = c->simd.bin;
+  if (!f[0] || ys != 4) return false;
   const float *a = (const float*)x[0], *b = (const float*)x[1];
-  if (xs[0] == 4 && xs[1] == 4) vv(n, a, b, (float*)y, &c->f32_bin);
-  else if (xs[0] == 4 && xs[1] == 0) vs(n, a, b, (float*)y, &c->f32_bin);
-  else if (xs[0] == 0 && xs[1] == 4) sv(n, b, a, (float*)y, &c->f32_bin);
+  if (xs[0] == 4 && xs[1] == 4) f[0](n, a, b, (float*)y, &c->f32_bin);
+  else if (xs[0] == 4 && xs[1] == 0) f[1](n, a, b, (float*)y, &c->f32_bin);
+  else if (xs[0] == 0 && xs[1] == 4) f[2](n, b, a, (float*)y, &c->f32_bin);
   else return false;
   return true;
 }
 
 static bool simd_compare(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
-  const weft_kernels* k = c->k;
-  weft_f32_vcmp_fn *vv = NULL, *vs = NULL, *sv = NULL; /* sv: the mirrored comparison */
-  switch (c->op) {
-    case EW_EQ: vv = k->f32_veq, vs = sv = k->f32_veqc; break;
-    case EW_NE: vv = k->f32_vne, vs = sv = k->f32_vnec; break;
-    case EW_LT: vv = k->f32_vlt, vs = k->f32_vltc, sv = k->f32_vgtc; break;
-    case EW_LE: vv = k->f32_vle, vs = k->f32_vlec, sv = k->f32_vgec; break;
-    case EW_GT: vv = k->f32_vgt, vs = k->f32_vgtc, sv = k->f32_vltc; break;
-    case EW_GE: vv = k->f32_vge, vs = k->f32_vgec, sv = k->f32_vlec; break;
-    default: return false;
-  }
-  if (ys != 1) return false;
+  weft_f32_vcmp_fn* const* f = c->simd.cmp;
+  if (!f[0] || ys != 1) return false;
   const float *a = (const float*)x[0], *b = (const float*)x[1];
-  if (xs[0] == 4 && xs[1] == 4) vv(n, a, b, (uint8_t*)y);
-  else if (xs[0] == 4 && xs[1] == 0) vs(n, a, b, (uint8_t*)y);
-  else if (xs[0] == 0 && xs[1] == 4) sv(n, b, a, (uint8_t*)y);
+  if (xs[0] == 4 && xs[1] == 4) f[0](n, a, b, (uint8_t*)y);
+  else if (xs[0] == 4 && xs[1] == 0) f[1](n, a, b, (uint8_t*)y);
+  else if (xs[0] == 0 && xs[1] == 4) f[2](n, b, a, (uint8_t*)y);
   else return false;
   return true;
-}
-
-/* The f32 transcendental kernels (vunary_math.c); NULL for other ops. */
-static weft_f32_vunary_fn* vmath_kernel(const weft_kernels* k, ew_op op) {
-  switch (op) {
-    case EW_EXP: return k->f32_vexp;
-    case EW_LOG: return k->f32_vlog;
-    case EW_LOG1P: return k->f32_vlog1p;
-    case EW_EXPM1: return k->f32_vexpm1;
-    case EW_SIGMOID: return k->f32_vsigmoid;
-    case EW_TANH: return k->f32_vtanh;
-    case EW_ERF: return k->f32_verf;
-    case EW_SIN: return k->f32_vsin;
-    case EW_COS: return k->f32_vcos;
-    case EW_TAN: return k->f32_vtan;
-    case EW_GELU: return k->f32_vgelu;
-    default: return NULL;
-  }
 }
 
 /* A transcendental op on a strided float32 row, or on a float16 / bfloat16
@@ -404,7 +395,7 @@ static weft_f32_vunary_fn* vmath_kernel(const weft_kernels* k, ew_op op) {
  * and the SIMD kernel, which gives the bits of the per-element plain row
  * (vunary_math.c's code either way) many times faster. */
 static bool staged_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
-  weft_f32_vunary_fn* f = vmath_kernel(c->k, c->op);
+  weft_f32_vunary_fn* f = c->simd.vmath ? c->simd.un : NULL;
   weft_dtype t = c->compute[1];
   if (!f || c->compute[0] != t || (t != WEFT_FLOAT32 && t != WEFT_FLOAT16 && t != WEFT_BFLOAT16)) return false;
   weft_xcopy_strided_fn *in = weft__cast_strided_kernel(t, WEFT_FLOAT32), *out = weft__cast_strided_kernel(WEFT_FLOAT32, t);
@@ -419,24 +410,8 @@ static bool staged_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char*
 }
 
 static bool simd_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
-  const weft_kernels* k = c->k;
-  weft_f32_vunary_fn* f = NULL;
-  switch (c->op) {
-    case EW_NEG: f = k->f32_vneg; break;
-    case EW_ABS: f = k->f32_vabs; break;
-    case EW_SQRT: f = k->f32_vsqrt; break;
-    case EW_RELU: f = k->f32_vrelu; break;
-    case EW_FLOOR: f = k->f32_vfloor; break;
-    case EW_CEIL: f = k->f32_vceil; break;
-    case EW_TRUNC: f = k->f32_vtrunc; break;
-    case EW_ROUND: f = k->f32_vround; break;
-    case EW_RECIPROCAL: f = k->f32_vrecip; break;
-    case EW_RSQRT: f = k->f32_vrsqrt; break;
-    default:
-      if (!(f = vmath_kernel(k, c->op))) return false;
-  }
-  if (ys != 4 || xs[0] != 4) return false;
-  f(n, (const float*)x[0], (float*)y, &c->f32_un);
+  if (!c->simd.un || ys != 4 || xs[0] != 4) return false;
+  c->simd.un(n, (const float*)x[0], (float*)y, &c->f32_un);
   return true;
 }
 
@@ -518,9 +493,10 @@ static weft_status impl(ew_call* c) {
     x.cast[i] = x.mem[i] != x.compute[i];
     x.any_cast |= x.cast[i];
   }
-  x.row = weft__ew_row(c->op, x.compute[c->op == EW_WHERE ? 0 : 1]);
+  x.row = weft__ew_row(c->op, x.compute[c->op == EW_where ? 0 : 1]);
   if (!x.row) return weft__error(WEFT_INTERNAL, "%s: no kernel for %s", c->d->name, weft_dtype_name(x.compute[1]));
   x.k = ew_kernels();
+  x.simd = simd_kernels(x.k, c->op);
   x.p.alpha_i = c->alpha.tag == WEFT_SCALAR_DOUBLE ? weft__f64_to_i64_sat(c->alpha.v.d)
                 : c->alpha.tag == WEFT_SCALAR_BOOL ? c->alpha.v.b : c->alpha.v.i;
   x.p.alpha_d = round_alpha(scalar_f64(c->alpha), x.compute[1]);
@@ -598,7 +574,7 @@ static weft_status fill(weft_tensor* self, weft_scalar v) {
 
 static weft_tensor* fill_op(ew_op op, weft_tensor* self, const ew_in* in) {
   weft_scalar v = weft_scalar_int(0);
-  if (op == EW_FILL && in[1].t) {
+  if (op == EW_fill_ && in[1].t) {
     const weft_tensor* t = in[1].t;
     if (weft_tensor_dim(t) != 0)
       return weft__error_null(WEFT_INVALID_ARGUMENT,
@@ -608,7 +584,7 @@ static weft_tensor* fill_op(ew_op op, weft_tensor* self, const ew_in* in) {
       weft__value x = weft__load(weft_tensor_data_ptr(t), weft_tensor_dtype(t));
       v = x.is_float ? weft_scalar_double(x.f) : weft_scalar_int(x.i);
     }
-  } else if (op == EW_FILL) {
+  } else if (op == EW_fill_) {
     v = in[1].s;
   }
   if (fill(self, v) != WEFT_OK) return NULL;
@@ -654,9 +630,9 @@ static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in
  * out=), or NULL with the error set. */
 weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
                              const char* approximate) {
-  if (op == EW_FILL || op == EW_ZERO) return fill_op(op, dst, in);
+  if (op == EW_fill_ || op == EW_zero_) return fill_op(op, dst, in);
   /* relu.out and add/sub/mul/div.Scalar_out are not structured in 1.13 */
-  if (mode == EW_OUT && (op == EW_RELU || (op <= EW_DIV && !in[1].t)))
+  if (mode == EW_OUT && (op == EW_relu || ((op == EW_add || op == EW_sub || op == EW_mul || op == EW_div) && !in[1].t)))
     return out_by_copy(op, dst, nin, in, alpha, approximate);
   ew_call c;
   memset(&c, 0, sizeof c);
@@ -665,12 +641,12 @@ weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const e
   c.mode = mode;
   c.dst = mode == EW_FUNCTIONAL ? NULL : dst;
   c.alpha = alpha;
-  if (op == EW_GELU) {
+  if (op == EW_gelu) {
     if (!approximate || strcmp(approximate, "none") == 0) c.approximate = 0;
     else if (strcmp(approximate, "tanh") == 0) c.approximate = 1;
     else return weft__error_null(WEFT_INVALID_ARGUMENT, "gelu: approximate argument must be either none or tanh.");
   }
-  if (op == EW_POW && !in[0].t) return pow_scalar_base(&c, in);
+  if (op == EW_pow && !in[0].t) return pow_scalar_base(&c, in);
   weft_device dev = device_of(in, nin, dst);
   c.in.n = nin;
   for (int i = 0; i < nin; i++) {
@@ -715,13 +691,13 @@ static weft_tensor* pow_scalar_base(ew_call* c, const ew_in* in) {
   weft_tensor* r;
   if (scalar_f64(in[0].s) == 1.0) {
     /* the out= tensor still takes the exponent's shape */
-    r = weft__ew(EW_MUL, EW_OUT, out, 2, (ew_in[]){EW_T(e), EW_S(weft_scalar_int(0))}, weft_scalar_int(1), NULL);
+    r = weft__ew(EW_mul, EW_OUT, out, 2, (ew_in[]){EW_T(e), EW_S(weft_scalar_int(0))}, weft_scalar_int(1), NULL);
     if (r) {
       weft_tensor_release(r);
-      r = fill_op(EW_FILL, out, (ew_in[]){EW_T(out), EW_S(weft_scalar_int(1))});
+      r = fill_op(EW_fill_, out, (ew_in[]){EW_T(out), EW_S(weft_scalar_int(1))});
     }
   } else {
-    r = weft__ew(EW_POW, EW_OUT, out, 2, (ew_in[]){{w, in[0].s, true}, EW_T(e)}, weft_scalar_int(1), NULL);
+    r = weft__ew(EW_pow, EW_OUT, out, 2, (ew_in[]){{w, in[0].s, true}, EW_T(e)}, weft_scalar_int(1), NULL);
   }
   weft_tensor_release(w);
   weft_tensor_release(out);
@@ -739,8 +715,12 @@ static weft_status weft__ew_status(weft_tensor* r) {
 /* Scalar-base pow goes through the wrapped-number path above; pow.Scalar's
  * in[0] is a number, which weft__ew routes to pow_scalar_base. */
 #define EW_KERNEL(cname, R, P, ...) static R k_##cname P { __VA_ARGS__ }
+#define EW_TABLE_OPS(n)                                                                          \
+  _Static_assert(n == EW_OP_COUNT, "src/ops/elementwise_kernels.inc was made from another table: " \
+                                   "npm run build (or node src/ops/gen_elementwise.mjs) remakes it");
 #include "ops/elementwise_kernels.inc"
 #undef EW_KERNEL
+#undef EW_TABLE_OPS
 
 
 #define WEFT_OP(cname, schema, R, ...)                              \
@@ -750,7 +730,7 @@ static weft_status weft__ew_status(weft_tensor* r) {
  * as int Scalars for PyTorch's overflow check (fill_(uint8, -1) wraps). */
 static weft_status k_fill_double(weft_tensor* self, double v) {
   weft_scalar s = (v == trunc(v) && fabs(v) < 9007199254740992.0) ? weft_scalar_int((int64_t)v) : weft_scalar_double(v);
-  return weft__ew_status(weft__ew(EW_FILL, EW_INPLACE, self, 2, (ew_in[]){EW_T(self), EW_S(s)}, weft_scalar_int(1), NULL));
+  return weft__ew_status(weft__ew(EW_fill_, EW_INPLACE, self, 2, (ew_in[]){EW_T(self), EW_S(s)}, weft_scalar_int(1), NULL));
 }
 
 weft_status weft__elementwise_register(void) {

@@ -13,20 +13,7 @@
 #include "kernels/kernels.h"
 #include "ops/elementwise.h"
 
-/* ---- dtypes: X(suffix, DTYPE, storage type, math type, category) ---- */
-#define EW_TYPES_I(X)                          \
-  X(b, BOOL, uint8_t, int64_t, I)              \
-  X(u8, UINT8, uint8_t, int64_t, I)            \
-  X(i8, INT8, int8_t, int64_t, I)              \
-  X(i16, INT16, int16_t, int64_t, I)           \
-  X(i32, INT32, int32_t, int64_t, I)           \
-  X(i64, INT64, int64_t, int64_t, I)
-#define EW_TYPES_F(X)                          \
-  X(h, FLOAT16, uint16_t, float, F)            \
-  X(bf, BFLOAT16, uint16_t, float, F)          \
-  X(f, FLOAT32, float, float, F)               \
-  X(d, FLOAT64, double, double, F)
-
+/* ---- loads and stores per dtype suffix (EW_TYPES below) ---- */
 #define LD_b(p) ((int64_t)(*(p) != 0))
 #define LD_u8(p) ((int64_t)*(p))
 #define LD_i8(p) ((int64_t)*(p))
@@ -127,68 +114,71 @@ static inline float sigmoid_vm_f(float a) { return weft__f32_sigmoid_1(a); }
 static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(a, tanh_form); }
 #define GVM(fn, x) _Generic((x), float: fn##_vm_f, default: fn##_d)
 
-/* ---- op definitions: I_op(u, v, p) and F_op(u, v, p) ---- */
-#define I_ADD(u, v, p) WRAP(U64(u) + U64((p)->alpha_i) * U64(v))
-#define F_ADD(u, v, p) ((u) + (__typeof__(u))(p)->alpha_d * (v))
-#define I_SUB(u, v, p) WRAP(U64(u) - U64((p)->alpha_i) * U64(v))
-#define F_SUB(u, v, p) ((u) - (__typeof__(u))(p)->alpha_d * (v))
-#define I_MUL(u, v, p) WRAP(U64(u) * U64(v))
-#define F_MUL(u, v, p) ((u) * (v))
-#define F_DIV(u, v, p) ((u) / (v))
-#define I_FLOOR_DIVIDE(u, v, p) i_floordiv(u, v, p)
-#define F_FLOOR_DIVIDE(u, v, p) GF(floordiv, u)(u, v)
-#define I_REMAINDER(u, v, p) i_rem(u, v, p)
-#define F_REMAINDER(u, v, p) GF(rem, u)(u, v)
-#define I_POW(u, v, p) i_pow(u, v)
-#define F_POW(u, v, p) GF(pow, u)(u, v)
-#define I_MAXIMUM(u, v, p) ((u) < (v) ? (v) : (u))
-#define F_MAXIMUM(u, v, p) GF(max, u)(u, v)
-#define I_MINIMUM(u, v, p) ((v) < (u) ? (v) : (u))
-#define F_MINIMUM(u, v, p) GF(min, u)(u, v)
-#define I_BITWISE_AND(u, v, p) ((u) & (v))
-#define I_BITWISE_OR(u, v, p) ((u) | (v))
-#define I_BITWISE_XOR(u, v, p) ((u) ^ (v))
+/* ---- op definitions, named after the table (elementwise_table.h): I_<name>(u, [v,] p)
+ * for integers and bool (int64_t), F_<name>(u, [v,] p) for floating (float or
+ * double), C_<name>(u, v) for comparisons (bool result, both categories) ---- */
+#define I_add(u, v, p) WRAP(U64(u) + U64((p)->alpha_i) * U64(v))
+#define F_add(u, v, p) ((u) + (__typeof__(u))(p)->alpha_d * (v))
+#define I_sub(u, v, p) WRAP(U64(u) - U64((p)->alpha_i) * U64(v))
+#define F_sub(u, v, p) ((u) - (__typeof__(u))(p)->alpha_d * (v))
+#define I_mul(u, v, p) WRAP(U64(u) * U64(v))
+#define F_mul(u, v, p) ((u) * (v))
+#define F_div(u, v, p) ((u) / (v))
+#define I_floor_divide(u, v, p) i_floordiv(u, v, p)
+#define F_floor_divide(u, v, p) GF(floordiv, u)(u, v)
+#define I_remainder(u, v, p) i_rem(u, v, p)
+#define F_remainder(u, v, p) GF(rem, u)(u, v)
+#define I_pow(u, v, p) i_pow(u, v)
+#define F_pow(u, v, p) GF(pow, u)(u, v)
+#define I_maximum(u, v, p) ((u) < (v) ? (v) : (u))
+#define F_maximum(u, v, p) GF(max, u)(u, v)
+#define I_minimum(u, v, p) ((v) < (u) ? (v) : (u))
+#define F_minimum(u, v, p) GF(min, u)(u, v)
+#define I_bitwise_and(u, v, p) ((u) & (v))
+#define I_bitwise_or(u, v, p) ((u) | (v))
+#define I_bitwise_xor(u, v, p) ((u) ^ (v))
 /* comparisons and logical ops: both categories, bool result */
-#define C_EQ(u, v) ((u) == (v))
-#define C_NE(u, v) ((u) != (v))
-#define C_LT(u, v) ((u) < (v))
-#define C_LE(u, v) ((u) <= (v))
-#define C_GT(u, v) ((u) > (v))
-#define C_GE(u, v) ((u) >= (v))
-#define C_LOGICAL_AND(u, v) ((u) != 0 && (v) != 0)
-#define C_LOGICAL_OR(u, v) ((u) != 0 || (v) != 0)
-#define C_LOGICAL_XOR(u, v) (((u) != 0) != ((v) != 0))
+#define C_eq(u, v) ((u) == (v))
+#define C_ne(u, v) ((u) != (v))
+#define C_lt(u, v) ((u) < (v))
+#define C_le(u, v) ((u) <= (v))
+#define C_gt(u, v) ((u) > (v))
+#define C_ge(u, v) ((u) >= (v))
+#define C_logical_and(u, v) ((u) != 0 && (v) != 0)
+#define C_logical_or(u, v) ((u) != 0 || (v) != 0)
+#define C_logical_xor(u, v) (((u) != 0) != ((v) != 0))
 /* unary */
-#define I_NEG(u, p) WRAP(0 - U64(u))
-#define F_NEG(u, p) (-(u))
-#define I_ABS(u, p) ((u) < 0 ? WRAP(0 - U64(u)) : (u))
-#define F_ABS(u, p) LM(fabs, u)
-#define I_SIGN(u, p) ((int64_t)((0 < (u)) - ((u) < 0)))
-#define F_SIGN(u, p) GF(sign, u)(u)
-#define I_RELU(u, p) ((u) < 0 ? 0 : (u))
-#define F_RELU(u, p) GF(relu, u)(u)
-#define I_FLOOR(u, p) (u)
-#define F_FLOOR(u, p) LM(floor, u)
-#define I_CEIL(u, p) (u)
-#define F_CEIL(u, p) LM(ceil, u)
-#define I_ROUND(u, p) (u)
-#define F_ROUND(u, p) LM(nearbyint, u)
-#define I_TRUNC(u, p) (u)
-#define F_TRUNC(u, p) LM(trunc, u)
-#define F_EXP(u, p) VM(exp, u)
-#define F_LOG(u, p) VM(log, u)
-#define F_LOG1P(u, p) VM(log1p, u)
-#define F_EXPM1(u, p) VM(expm1, u)
-#define F_SQRT(u, p) LM(sqrt, u)
-#define F_RSQRT(u, p) ((__typeof__(u))1 / LM(sqrt, u))
-#define F_SIN(u, p) VM(sin, u)
-#define F_COS(u, p) VM(cos, u)
-#define F_TAN(u, p) VM(tan, u)
-#define F_TANH(u, p) VM(tanh, u)
-#define F_SIGMOID(u, p) GVM(sigmoid, u)(u)
-#define F_GELU(u, p) GVM(gelu, u)(u, (p)->approximate)
-#define F_ERF(u, p) VM(erf, u)
-#define F_RECIPROCAL(u, p) ((__typeof__(u))1 / (u))
+#define I_neg(u, p) WRAP(0 - U64(u))
+#define F_neg(u, p) (-(u))
+#define I_abs(u, p) ((u) < 0 ? WRAP(0 - U64(u)) : (u))
+#define F_abs(u, p) LM(fabs, u)
+#define I_sign(u, p) ((int64_t)((0 < (u)) - ((u) < 0)))
+#define F_sign(u, p) GF(sign, u)(u)
+#define I_relu(u, p) ((u) < 0 ? 0 : (u))
+#define F_relu(u, p) GF(relu, u)(u)
+#define I_floor(u, p) (u)
+#define F_floor(u, p) LM(floor, u)
+#define I_ceil(u, p) (u)
+#define F_ceil(u, p) LM(ceil, u)
+#define I_round(u, p) (u)
+#define F_round(u, p) LM(nearbyint, u)
+#define I_trunc(u, p) (u)
+#define F_trunc(u, p) LM(trunc, u)
+#define F_exp(u, p) VM(exp, u)
+#define F_exp2(u, p) LM(exp2, u)
+#define F_log(u, p) VM(log, u)
+#define F_log1p(u, p) VM(log1p, u)
+#define F_expm1(u, p) VM(expm1, u)
+#define F_sqrt(u, p) LM(sqrt, u)
+#define F_rsqrt(u, p) ((__typeof__(u))1 / LM(sqrt, u))
+#define F_sin(u, p) VM(sin, u)
+#define F_cos(u, p) VM(cos, u)
+#define F_tan(u, p) VM(tan, u)
+#define F_tanh(u, p) VM(tanh, u)
+#define F_sigmoid(u, p) GVM(sigmoid, u)(u)
+#define F_gelu(u, p) GVM(gelu, u)(u, (p)->approximate)
+#define F_erf(u, p) VM(erf, u)
+#define F_reciprocal(u, p) ((__typeof__(u))1 / (u))
 
 /* ---- row templates ---- */
 #define AT(T, base, i, s) ((T*)((base) + (ptrdiff_t)(i) * (s)))
@@ -252,9 +242,10 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
     }                                                                                               \
   }
 
-#define ROW_LNOT(sfx, ST, MT)                                                                       \
-  static void row_LOGICAL_NOT_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x,                \
-                                    const ptrdiff_t* xs, const ew_params* p) {                      \
+/* logical_not: any input dtype, bool result */
+#define ROW_LNOT(OP, sfx, ST, MT, CAT)                                                              \
+  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+                               const ew_params* p) {                                                \
     (void)p;                                                                                        \
     for (size_t i = 0; i < n; i++) {                                                                \
       MT u = LD_##sfx(AT(const ST, x[0], i, xs[0]));                                                \
@@ -263,9 +254,9 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
   }
 
 /* where: x[0] the bool condition, x[1] / x[2] in the result dtype (bits copied) */
-#define ROW_WHERE(sfx, ST, MT)                                                                      \
-  static void row_WHERE_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
-                              const ew_params* p) {                                                 \
+#define ROW_WHERE(OP, sfx, ST, MT, CAT)                                                             \
+  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+                               const ew_params* p) {                                                \
     (void)p;                                                                                        \
     for (size_t i = 0; i < n; i++) {                                                                \
       const ST* s = *AT(const uint8_t, x[0], i, xs[0]) ? AT(const ST, x[1], i, xs[1])               \
@@ -274,81 +265,45 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
     }                                                                                               \
   }
 
-/* ---- expansion ---- */
-#define BIN_IF_OPS(X) X(ADD) X(SUB) X(MUL) X(FLOOR_DIVIDE) X(REMAINDER) X(POW) X(MAXIMUM) X(MINIMUM)
-#define BIN_I_OPS(X) X(BITWISE_AND) X(BITWISE_OR) X(BITWISE_XOR)
-#define BIN_F_OPS(X) X(DIV)
-#define CMP_OPS(X) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(LOGICAL_AND) X(LOGICAL_OR) X(LOGICAL_XOR)
-#define UN_IF_OPS(X) X(NEG) X(ABS) X(SIGN) X(RELU) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC)
-#define UN_F_OPS(X)                                                                                 \
-  X(EXP) X(LOG) X(LOG1P) X(EXPM1) X(SQRT) X(RSQRT) X(SIN) X(COS) X(TAN) X(TANH) X(SIGMOID) X(GELU) \
-  X(ERF) X(RECIPROCAL)
+/* the template of each build kind (FILL has no rows) */
+#define ROW_BINF ROW_BIN
+#define ROW_UNF ROW_UN
 
-#define FOR_TYPE_I(sfx, D, ST, MT, CAT)                                                             \
-  BIN_IF_OPS(BIN_##CAT##_##sfx) BIN_I_OPS(BIN_##CAT##_##sfx) CMP_OPS(CMP_##sfx) UN_IF_OPS(UN_##CAT##_##sfx) \
-  ROW_LNOT(sfx, ST, MT) ROW_WHERE(sfx, ST, MT)
-#define FOR_TYPE_F(sfx, D, ST, MT, CAT)                                                             \
-  BIN_IF_OPS(BIN_##CAT##_##sfx) BIN_F_OPS(BIN_##CAT##_##sfx) CMP_OPS(CMP_##sfx) UN_IF_OPS(UN_##CAT##_##sfx) \
-  UN_F_OPS(UN_##CAT##_##sfx) ROW_LNOT(sfx, ST, MT) ROW_WHERE(sfx, ST, MT)
+/* ---- expansion: every op of the table, for every dtype of its `dtypes` column ---- */
 
-/* per-type one-argument adapters for the op lists */
-#define BIN_I_b(OP) ROW_BIN(OP, b, uint8_t, int64_t, I)
-#define BIN_I_u8(OP) ROW_BIN(OP, u8, uint8_t, int64_t, I)
-#define BIN_I_i8(OP) ROW_BIN(OP, i8, int8_t, int64_t, I)
-#define BIN_I_i16(OP) ROW_BIN(OP, i16, int16_t, int64_t, I)
-#define BIN_I_i32(OP) ROW_BIN(OP, i32, int32_t, int64_t, I)
-#define BIN_I_i64(OP) ROW_BIN(OP, i64, int64_t, int64_t, I)
-#define BIN_F_h(OP) ROW_BIN(OP, h, uint16_t, float, F)
-#define BIN_F_bf(OP) ROW_BIN(OP, bf, uint16_t, float, F)
-#define BIN_F_f(OP) ROW_BIN(OP, f, float, float, F)
-#define BIN_F_d(OP) ROW_BIN(OP, d, double, double, F)
-#define CMP_b(OP) ROW_CMP(OP, b, uint8_t, int64_t, I)
-#define CMP_u8(OP) ROW_CMP(OP, u8, uint8_t, int64_t, I)
-#define CMP_i8(OP) ROW_CMP(OP, i8, int8_t, int64_t, I)
-#define CMP_i16(OP) ROW_CMP(OP, i16, int16_t, int64_t, I)
-#define CMP_i32(OP) ROW_CMP(OP, i32, int32_t, int64_t, I)
-#define CMP_i64(OP) ROW_CMP(OP, i64, int64_t, int64_t, I)
-#define CMP_h(OP) ROW_CMP(OP, h, uint16_t, float, F)
-#define CMP_bf(OP) ROW_CMP(OP, bf, uint16_t, float, F)
-#define CMP_f(OP) ROW_CMP(OP, f, float, float, F)
-#define CMP_d(OP) ROW_CMP(OP, d, double, double, F)
-#define UN_I_b(OP) ROW_UN(OP, b, uint8_t, int64_t, I)
-#define UN_I_u8(OP) ROW_UN(OP, u8, uint8_t, int64_t, I)
-#define UN_I_i8(OP) ROW_UN(OP, i8, int8_t, int64_t, I)
-#define UN_I_i16(OP) ROW_UN(OP, i16, int16_t, int64_t, I)
-#define UN_I_i32(OP) ROW_UN(OP, i32, int32_t, int64_t, I)
-#define UN_I_i64(OP) ROW_UN(OP, i64, int64_t, int64_t, I)
-#define UN_F_h(OP) ROW_UN(OP, h, uint16_t, float, F)
-#define UN_F_bf(OP) ROW_UN(OP, bf, uint16_t, float, F)
-#define UN_F_f(OP) ROW_UN(OP, f, float, float, F)
-#define UN_F_d(OP) ROW_UN(OP, d, double, double, F)
+/* X(suffix, DTYPE, storage type, math type, category, ...) */
+#define EW_TYPES(X, ...)                                                                            \
+  X(b, BOOL, uint8_t, int64_t, I, __VA_ARGS__)                                                      \
+  X(u8, UINT8, uint8_t, int64_t, I, __VA_ARGS__)                                                    \
+  X(i8, INT8, int8_t, int64_t, I, __VA_ARGS__)                                                      \
+  X(i16, INT16, int16_t, int64_t, I, __VA_ARGS__)                                                   \
+  X(i32, INT32, int32_t, int64_t, I, __VA_ARGS__)                                                   \
+  X(i64, INT64, int64_t, int64_t, I, __VA_ARGS__)                                                   \
+  X(h, FLOAT16, uint16_t, float, F, __VA_ARGS__)                                                    \
+  X(bf, BFLOAT16, uint16_t, float, F, __VA_ARGS__)                                                  \
+  X(f, FLOAT32, float, float, F, __VA_ARGS__)                                                       \
+  X(d, FLOAT64, double, double, F, __VA_ARGS__)
 
-EW_TYPES_I(FOR_TYPE_I)
-EW_TYPES_F(FOR_TYPE_F)
+/* EW__IF_<dtypes>_<category>(M, ...): M(...) when the dtypes column covers the category */
+#define EW__IF_IF_I(M, ...) M(__VA_ARGS__)
+#define EW__IF_IF_F(M, ...) M(__VA_ARGS__)
+#define EW__IF_I_I(M, ...) M(__VA_ARGS__)
+#define EW__IF_I_F(M, ...)
+#define EW__IF_F_I(M, ...)
+#define EW__IF_F_F(M, ...) M(__VA_ARGS__)
+#define EW__IF_NONE_I(M, ...)
+#define EW__IF_NONE_F(M, ...)
 
-/* ---- the table ---- */
-#define ENTRY(OP, sfx, D) [EW_##OP][WEFT_##D] = row_##OP##_##sfx,
-#define TAB_I(sfx, D, ST, MT, CAT)                                                                 \
-  ENTRY(ADD, sfx, D) ENTRY(SUB, sfx, D) ENTRY(MUL, sfx, D) ENTRY(FLOOR_DIVIDE, sfx, D)             \
-  ENTRY(REMAINDER, sfx, D) ENTRY(POW, sfx, D) ENTRY(MAXIMUM, sfx, D) ENTRY(MINIMUM, sfx, D)        \
-  ENTRY(BITWISE_AND, sfx, D) ENTRY(BITWISE_OR, sfx, D) ENTRY(BITWISE_XOR, sfx, D)                  \
-  TAB_COMMON(sfx, D)
-#define TAB_F(sfx, D, ST, MT, CAT)                                                                 \
-  ENTRY(ADD, sfx, D) ENTRY(SUB, sfx, D) ENTRY(MUL, sfx, D) ENTRY(FLOOR_DIVIDE, sfx, D)             \
-  ENTRY(REMAINDER, sfx, D) ENTRY(POW, sfx, D) ENTRY(MAXIMUM, sfx, D) ENTRY(MINIMUM, sfx, D)        \
-  ENTRY(DIV, sfx, D) ENTRY(EXP, sfx, D) ENTRY(LOG, sfx, D) ENTRY(LOG1P, sfx, D)                    \
-  ENTRY(EXPM1, sfx, D) ENTRY(SQRT, sfx, D) ENTRY(RSQRT, sfx, D) ENTRY(SIN, sfx, D)                 \
-  ENTRY(COS, sfx, D) ENTRY(TAN, sfx, D) ENTRY(TANH, sfx, D) ENTRY(SIGMOID, sfx, D)                 \
-  ENTRY(GELU, sfx, D) ENTRY(ERF, sfx, D) ENTRY(RECIPROCAL, sfx, D) TAB_COMMON(sfx, D)
-#define TAB_COMMON(sfx, D)                                                                         \
-  ENTRY(EQ, sfx, D) ENTRY(NE, sfx, D) ENTRY(LT, sfx, D) ENTRY(LE, sfx, D) ENTRY(GT, sfx, D)        \
-  ENTRY(GE, sfx, D) ENTRY(LOGICAL_AND, sfx, D) ENTRY(LOGICAL_OR, sfx, D)                           \
-  ENTRY(LOGICAL_XOR, sfx, D) ENTRY(NEG, sfx, D) ENTRY(ABS, sfx, D) ENTRY(SIGN, sfx, D)             \
-  ENTRY(RELU, sfx, D) ENTRY(FLOOR, sfx, D) ENTRY(CEIL, sfx, D) ENTRY(ROUND, sfx, D)                \
-  ENTRY(TRUNC, sfx, D) ENTRY(LOGICAL_NOT, sfx, D) ENTRY(WHERE, sfx, D)
+/* the rows: row_<name>_<suffix> */
+#define EW__ROWS(name, build, dtypes, args, overloads, kname, refused, simd) EW_TYPES(EW__ROW, name, build, dtypes)
+#define EW__ROW(sfx, D, ST, MT, CAT, name, build, dtypes) EW__IF_##dtypes##_##CAT(ROW_##build, name, sfx, ST, MT, CAT)
+EW_OPS(EW__ROWS)
 
-static ew_row_fn* const rows[EW_OP_COUNT][WEFT_DTYPE_COUNT] = {
-    EW_TYPES_I(TAB_I) EW_TYPES_F(TAB_F)};
+/* the table */
+#define EW__ENTRIES(name, build, dtypes, args, overloads, kname, refused, simd) EW_TYPES(EW__ENTRY, name, dtypes)
+#define EW__ENTRY(sfx, D, ST, MT, CAT, name, dtypes) EW__IF_##dtypes##_##CAT(EW__ENTRY_1, name, sfx, D)
+#define EW__ENTRY_1(name, sfx, D) [EW_##name][WEFT_##D] = row_##name##_##sfx,
+static ew_row_fn* const rows[EW_OP_COUNT][WEFT_DTYPE_COUNT] = {EW_OPS(EW__ENTRIES)};
 
 ew_row_fn* weft__ew_row(ew_op op, weft_dtype t) {
   if ((int)op < 0 || op >= EW_OP_COUNT || (int)t < 0 || t >= WEFT_DTYPE_COUNT) return NULL;

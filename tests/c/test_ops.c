@@ -385,14 +385,33 @@ static void test_meta(void) {
   weft_tensor_release(b);
 }
 
+/* Every overload of the op table (elementwise.def) is registered with CPU and
+ * Meta kernels and has PyTorch cases here (tests/fixtures/gen_ops_fixtures.py
+ * makes them for a new table line). */
 static void test_registration(void) {
-  const char* names[] = {"aten::add.Tensor", "aten::eq_.Scalar", "aten::gelu.out", "aten::where.self", "aten::zero_"};
-  for (int i = 0; i < 5; i++) {
-    weft_op* op = weft_op_find(names[i]);
+#define WEFT_OP(cname, schema, ...) schema,
+  static const char* const schemas[] = {
+#include "ops/elementwise.def"
+  };
+#undef WEFT_OP
+  int ncases = (int)(sizeof op_cases / sizeof op_cases[0]);
+  for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
+    char name[128] = "aten::";
+    size_t len = strcspn(schemas[i], "(");
+    CHECK(len < sizeof name - 7);
+    if (len >= sizeof name - 7) continue;
+    memcpy(name + 6, schemas[i], len);
+    name[6 + len] = '\0';
+    weft_op* op = weft_op_find(name);
     CHECK(op != NULL);
-    if (!op) continue;
-    CHECK(weft_op_has_kernel(op, WEFT_KEY_CPU));
-    CHECK(weft_op_has_kernel(op, WEFT_KEY_META));
+    if (op) {
+      CHECK(weft_op_has_kernel(op, WEFT_KEY_CPU));
+      CHECK(weft_op_has_kernel(op, WEFT_KEY_META));
+    }
+    int cases = 0;
+    for (int c = 0; c < ncases; c++) cases += strcmp(op_cases[c].op, name + 6) == 0;
+    if (!cases) fprintf(stderr, "%s: no case in ops_cases.inc\n", name);
+    CHECK(cases > 0);
   }
 }
 

@@ -53,6 +53,27 @@ async function main(): Promise<void> {
   wt.setNumThreads(2);
   console.log(wt.getNumThreads(), wt.maxThreads(), wt.promoteTypes('int32', 'float16'), wt.canCast('float32', 'int64'));
 
+  // The op table's functions and methods, declared from it (js/optable.d.ts).
+  const sl: Tensor = wt.slice(x, 1, 0, null, 2);
+  const ex = wt.expand(wt.ones(3), 2, 3);
+  const f64 = wt.to(x, 'float64', { copy: true });
+  const st = wt.asStrided(x, [2, 2], [1, 2], 0);
+  const un = wt.unflatten(wt.arange(6), 0, [2, 3]);
+  const act = x.sigmoid().mul(2).add(x, { alpha: 0.5 }).where(wt.gt(x, 0.5), 0);
+  wt.gelu(x, { approximate: 'tanh', out: act });
+  x.clone().add_(1, 2).relu_().floorDivide_(3);
+  wt.pow(2, x);
+  wt.ops.call('aten::add.Tensor', x, x, { alpha: 2 });
+  console.log(sl.shape, ex.shape, f64.dtype, st.shape, un.shape, wt.ops.schema('where.ScalarSelf'));
+  // @ts-expect-error: no such op
+  wt.sigmod(x);
+  // @ts-expect-error: no such method
+  x.expp();
+  // @ts-expect-error: no such operator
+  wt.ops.call('aten::sigmod', x);
+  // @ts-expect-error: unflatten's sizes are ints
+  wt.unflatten(x, 0, 'a');
+
   try {
     x.view(7);
   } catch (e) {
