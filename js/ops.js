@@ -7,8 +7,9 @@
 // plus wt.ops.list/schema/table, wt.trace(fn) and wt.explain(op, ...args).
 // Arguments are converted by the schema; a trailing plain object holds keyword
 // arguments (camelCase or snake_case). Calls go through the typed entry point
-// weft_wasm_op_<cname> when one exists, else through the boxed stack
-// (src/wasm/exports_dispatch.c documents both).
+// weft_wasm_op_<cname> when one exists, else through the boxed stack (the ABI
+// of both: src/wasm/exports.c). readOpRegistry gives core.js the same typed
+// entry points for its hand-written methods and factories.
 
 const INT64_MIN_AS_DOUBLE = -(2 ** 63);
 const IV_TAGS = ['None', 'Tensor', 'int', 'float', 'bool', 'int[]', 'float[]', 'Tensor[]', 'str',
@@ -28,10 +29,10 @@ function readJson(M, fail, ptr, op) {
   return JSON.parse(text);
 }
 
-// How each kind's value becomes its one wasm parameter (src/wasm/exports_dispatch.c).
+// How each kind's value becomes its one wasm parameter (ABI: src/wasm/exports.c).
 // Made once per argument of an op: `name` is the op's (a disposed tensor's error
 // names it), `slot` the argument slot of the scratch area of a list or Scalar.
-// The values are already checked (convert() below):
+// The values are already checked (convert() below, or core.js):
 //   TENSOR, MTENSOR, OPT_TENSOR  a handle, a Tensor or null
 //   INT                          an integer number
 //   OPT_INT                      an integer number or null
@@ -101,7 +102,7 @@ export function readOpRegistry(M, k) {
   for (const info of infos) {
     if (info.cname) entries.set(info.cname, entryPoint(M, info, k.argSlots));
   }
-  // A typed entry point the caller cannot do without.
+  // For core.js: a typed entry point it cannot do without.
   function entry(cname) {
     const e = entries.get(cname);
     if (!e) {
@@ -113,29 +114,7 @@ export function readOpRegistry(M, k) {
 }
 
 export function installOps(api, k) {
-  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta } = k;
-  // The list area of exports_dispatch.c: 4 argument slots of 17 f64.
-  const area = M._weft_wasm_op_lists();
-  const areaF64 = () => new Float64Array(k.buffer(), area, 4 * 17);
-  const putList = (f, i, list) => {
-    f[i] = list.length;
-    f.set(list, i + 1);
-  };
-  const argSlots = {
-    count: 4,
-    maxList: 16,
-    writeList(slot, list) {
-      putList(areaF64(), slot * 17, list);
-      return area + slot * 17 * 8;
-    },
-    writeScalar(slot, tag, v) {
-      const f = areaF64();
-      f[slot * 17] = tag;
-      f[slot * 17 + 1] = v;
-      return area + slot * 17 * 8;
-    },
-  };
-  const registry = readOpRegistry(M, { WeftError, fail, argSlots });
+  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta, registry } = k;
 
   // ---- the registry ----
 
@@ -401,7 +380,7 @@ export function installOps(api, k) {
     if (!call) return null;
     const lists = kindsOf(op).flatMap((kd, i) => (kd === 'INT_LIST' ? [i] : []));
     return (vals) => {
-      for (const i of lists) if (vals[i].length > argSlots.maxList) return undefined;
+      for (const i of lists) if (vals[i].length > k.argSlots.maxList) return undefined;
       const r = call(...vals);
       if (op.ret === 'STATUS') {
         if (r !== 0) fail(op.base);
@@ -458,9 +437,9 @@ export function installOps(api, k) {
   }
 
   function pushIntList(v) {
-    if (v.length <= argSlots.maxList) return M._weft_wasm_push_int_list(argSlots.writeList(0, v));
+    if (v.length <= k.argSlots.maxList) return M._weft_wasm_push_int_list(k.argSlots.writeList(0, v));
     return withBytes((v.length + 1) * 8, (p) => {
-      putList(new Float64Array(k.buffer(), p, v.length + 1), 0, v);
+      k.putList(new Float64Array(k.buffer(), p, v.length + 1), 0, v);
       return M._weft_wasm_push_int_list(p);
     });
   }

@@ -1,24 +1,16 @@
-/* The dispatcher, trace and explain() for JS (js/ops.js): op metadata as
- * JSON, one typed entry point per op-table line, a boxed stack for calls by
- * name, the dispatch trace and explain.
- *
- * ABI (wasm32, i32/f64 only, as in exports.c):
+/* The operators for JS (js/ops.js, js/core.js): op metadata as JSON, one
+ * typed entry point per op-table line, a boxed stack for calls by name, the
+ * dispatch trace and explain. The ABI they follow is described at the top of
+ * exports.c; this file holds its one int64 conversion (wj_i64).
  * - weft_wasm_ops_json() returns a malloc'd JSON array, one object per op in
  *   definition order (free it with _free): name, schema, args and returns as
- *   the parser read them, and for op-table lines `cname` and `kinds` (the
- *   (KIND, name) list of src/dispatch/opgen.h) so JS can call the typed entry
- *   point weft_wasm_op_<cname>.
- * - Typed entry points take one parameter per (KIND, name): TENSOR/MTENSOR/
- *   OPT_TENSOR a weft_tensor* (0 = None); INT/OPT_INT an f64 (None = -2**63);
- *   INT_LIST an f64* to the list's length, then its values (a slot of the list
- *   area, weft_wasm_op_lists(): 4 slots of 17); DOUBLE f64; BOOL i32; SCALAR an
- *   f64* to its tag (0 int, 1 float, 2 bool), then its value (a slot too);
- *   DTYPE/MEMORY_FORMAT i32 (-1 = None); DEVICE i32; STRING a char*. TENSOR
- *   lines return a new reference (0 on error), STATUS lines a status.
- * - Boxed calls: weft_wasm_stack_* push onto one stack owned by this module
- *   (an int list as above, of any length); weft_wasm_call(op, given) checks
- *   the types, fills trailing defaults and calls; the returns are then read
- *   with weft_wasm_ret_* and the stack reset with weft_wasm_stack_reset(). */
+ *   the parser read them, and for op-table lines `cname`, `ret` and `kinds`
+ *   (the (KIND, name) list of src/dispatch/opgen.h) so JS can call the typed
+ *   entry point weft_wasm_op_<cname>.
+ * - Boxed calls: weft_wasm_push_* push onto one stack owned by this module;
+ *   weft_wasm_call(op, given) checks the types, fills trailing defaults and
+ *   calls; the returns are then read with weft_wasm_ret_* and the stack reset
+ *   with weft_wasm_stack_reset(). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,14 +168,7 @@ EMSCRIPTEN_KEEPALIVE char* weft_wasm_op_table_json(const weft_op* op) {
 
 /* ---- typed entry points, one per op-table line ---- */
 
-static struct {
-  double slots[4][1 + WEFT_MAX_DIMS];
-} area;
-
-EMSCRIPTEN_KEEPALIVE void* weft_wasm_op_lists(void) {
-  return &area;
-}
-
+/* f64 -> int64 with saturation (NaN -> 0): every integer argument from JS. */
 static int64_t wj_i64(double v) {
   if (v != v) return 0;
   if (v >= 9223372036854775807.0) return INT64_MAX;
