@@ -1,7 +1,7 @@
 // The JS API over one instantiated wasm module (either variant, Node or
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
-import { installOps } from './ops.js';
+import { installOps, readOpRegistry } from './ops.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -13,10 +13,10 @@ export class WeftError extends Error {
 
 const MAX_DIMS = 16;
 // Scratch layout (f64 indices / byte offsets), mirrored from exports.c.
-const SLOT_A = 0;
-const SLOT_B = 16;
-const SLOT_OUT = 32;
-const STR_BYTES = 640;
+const ARG_SLOTS = 4;
+const ARG_SLOT_LEN = 1 + MAX_DIMS; // f64, the first slot at index 0
+const SLOT_OUT = 68;
+const STR_BYTES = 928;
 const STR_SIZE = 256;
 const INT64_MAX_AS_DOUBLE = 2 ** 63;
 
@@ -70,6 +70,8 @@ function toIntList(op, name, list) {
 function variadic(args) {
   return args.length === 1 && isSequence(args[0]) ? args[0] : args;
 }
+
+const shapeArg = (op, name, args) => toIntList(op, name, variadic(args));
 
 function isOptions(v) {
   return v !== null && typeof v === 'object' && !isSequence(v);
@@ -347,10 +349,37 @@ export function createApi(M, info) {
     throw new WeftError(code, msg);
   }
 
-  function writeList(slot, list) {
-    scratch().set(list, slot);
-    return list.length;
+  // An int list as the ABI passes it: its length, then its values, from index i
+  // of the f64 view f.
+  function putList(f, i, list) {
+    f[i] = list.length;
+    f.set(list, i + 1);
   }
+
+  // The argument slots of the scratch area, for lists and Scalars of op calls;
+  // the writers return the slot's address.
+  const argSlots = {
+    count: ARG_SLOTS,
+    maxList: MAX_DIMS,
+    writeList(slot, list) {
+      putList(scratch(), slot * ARG_SLOT_LEN, list);
+      return scratchBase + slot * ARG_SLOT_LEN * 8;
+    },
+    writeScalar(slot, tag, v) {
+      const s = scratch();
+      s[slot * ARG_SLOT_LEN] = tag;
+      s[slot * ARG_SLOT_LEN + 1] = v;
+      return scratchBase + slot * ARG_SLOT_LEN * 8;
+    },
+  };
+
+  // The typed entry points weft_wasm_op_<cname> that the methods and factories
+  // below call, looked up once; js/ops.js passes their arguments by kind.
+  const registry = readOpRegistry(M, { WeftError, fail, argSlots });
+  const C = Object.fromEntries(['empty', 'op_empty_strided', 'full', 'arange', 'rand', 'randn', 'empty_like',
+    'contiguous', 'clone', 'op_as_strided', 'view', 'reshape', 'permute', 'expand', 'transpose', 't', 'squeeze',
+    'squeeze_dim', 'unsqueeze', 'narrow', 'slice', 'select', 'flatten', 'unflatten', 'op_movedim',
+  ].map((cname) => [cname, registry.entry(cname)]));
 
   const enumCache = new Map();
   function lookup(kind, fn, name, op, argName) {
@@ -530,14 +559,14 @@ export function createApi(M, info) {
       const h = this.#h('contiguous');
       checkKeys('contiguous', opts, ['memoryFormat']);
       const f = formatOf('contiguous', opts.memoryFormat, 'contiguous_format');
-      return wrap(M._weft_wasm_contiguous(h, f), 'contiguous');
+      return wrap(C.contiguous(h, f), 'contiguous');
     }
 
     clone(opts = {}) {
       const h = this.#h('clone');
       checkKeys('clone', opts, ['memoryFormat']);
       const f = formatOf('clone', opts.memoryFormat, 'preserve_format');
-      return wrap(M._weft_wasm_clone(h, f), 'clone');
+      return wrap(C.clone(h, f), 'clone');
     }
 
     // ---- views ----
@@ -546,50 +575,50 @@ export function createApi(M, info) {
       const h = this.#h('asStrided');
       const sz = toIntList('as_strided', 'size', size);
       const st = toIntList('as_strided', 'stride', stride);
-      const off = storageOffset === undefined || storageOffset === null
-        ? this.#meta.offset : toInt('as_strided', 'storage_offset', storageOffset);
+      // None (null): the op keeps the tensor's offset. An explicit offset that C
+      // saturates to INT64_MIN, OPT_INT's None, is an invalid -1 instead, as in the
+      // public C weft_as_strided.
+      let off = null;
+      if (storageOffset !== undefined && storageOffset !== null) {
+        off = toInt('as_strided', 'storage_offset', storageOffset);
+        if (off <= -INT64_MAX_AS_DOUBLE) off = -1;
+      }
       if (sz.length !== st.length) {
         throw new WeftError('InvalidArgument',
           `as_strided: mismatch in length of strides and shape (${st.length} vs ${sz.length})`);
       }
-      writeList(SLOT_A, sz);
-      writeList(SLOT_B, st);
-      return wrap(M._weft_wasm_as_strided(h, sz.length, off), 'as_strided');
+      return wrap(C.op_as_strided(h, sz, st, off), 'as_strided');
     }
 
-    view(...shape) { return this.#shapeOp('view', M._weft_wasm_view, shape, 'size'); }
-    reshape(...shape) { return this.#shapeOp('reshape', M._weft_wasm_reshape, shape, 'shape'); }
-    permute(...dims) { return this.#shapeOp('permute', M._weft_wasm_permute, dims, 'dims'); }
-    expand(...sizes) { return this.#shapeOp('expand', M._weft_wasm_expand, sizes, 'size'); }
-
-    #shapeOp(op, fn, args, argName) {
-      const h = this.#h(op);
-      const list = toIntList(op, argName, variadic(args));
-      return wrap(fn(h, writeList(SLOT_A, list)), op);
-    }
+    // Each calls its entry point itself: one call site per op keeps the call to
+    // wasm fast (a shared one calling four ops is not).
+    view(...shape) { return wrap(C.view(this.#h('view'), shapeArg('view', 'size', shape)), 'view'); }
+    reshape(...shape) { return wrap(C.reshape(this.#h('reshape'), shapeArg('reshape', 'shape', shape)), 'reshape'); }
+    permute(...dims) { return wrap(C.permute(this.#h('permute'), shapeArg('permute', 'dims', dims)), 'permute'); }
+    expand(...sizes) { return wrap(C.expand(this.#h('expand'), shapeArg('expand', 'size', sizes)), 'expand'); }
 
     transpose(dim0, dim1) {
       const h = this.#h('transpose');
-      return wrap(M._weft_wasm_transpose(h, toInt('transpose', 'dim0', dim0),
-        toInt('transpose', 'dim1', dim1)), 'transpose');
+      return wrap(C.transpose(h, toInt('transpose', 'dim0', dim0), toInt('transpose', 'dim1', dim1)),
+        'transpose');
     }
 
-    t() { return wrap(M._weft_wasm_t(this.#h('t')), 't'); }
+    t() { return wrap(C.t(this.#h('t')), 't'); }
 
     squeeze(dim) {
       const h = this.#h('squeeze');
-      if (dim === undefined || dim === null) return wrap(M._weft_wasm_squeeze(h), 'squeeze');
-      return wrap(M._weft_wasm_squeeze_dim(h, toInt('squeeze', 'dim', dim)), 'squeeze');
+      if (dim === undefined || dim === null) return wrap(C.squeeze(h), 'squeeze');
+      return wrap(C.squeeze_dim(h, toInt('squeeze', 'dim', dim)), 'squeeze');
     }
 
     unsqueeze(dim) {
       const h = this.#h('unsqueeze');
-      return wrap(M._weft_wasm_unsqueeze(h, toInt('unsqueeze', 'dim', dim)), 'unsqueeze');
+      return wrap(C.unsqueeze(h, toInt('unsqueeze', 'dim', dim)), 'unsqueeze');
     }
 
     narrow(dim, start, length) {
       const h = this.#h('narrow');
-      return wrap(M._weft_wasm_narrow(h, toInt('narrow', 'dim', dim), toInt('narrow', 'start', start),
+      return wrap(C.narrow(h, toInt('narrow', 'dim', dim), toInt('narrow', 'start', start),
         toInt('narrow', 'length', length)), 'narrow');
     }
 
@@ -598,27 +627,25 @@ export function createApi(M, info) {
       const h = this.#h('slice');
       const s = start === null || start === undefined ? 0 : toInt('slice', 'start', start);
       const e = end === null || end === undefined ? INT64_MAX_AS_DOUBLE : toInt('slice', 'end', end);
-      return wrap(M._weft_wasm_slice(h, toInt('slice', 'dim', dim), s, e,
-        toInt('slice', 'step', step)), 'slice');
+      return wrap(C.slice(h, toInt('slice', 'dim', dim), s, e, toInt('slice', 'step', step)), 'slice');
     }
 
     select(dim, index) {
       const h = this.#h('select');
-      return wrap(M._weft_wasm_select(h, toInt('select', 'dim', dim), toInt('select', 'index', index)),
-        'select');
+      return wrap(C.select(h, toInt('select', 'dim', dim), toInt('select', 'index', index)), 'select');
     }
 
     flatten(startDim = 0, endDim = -1) {
       const h = this.#h('flatten');
-      return wrap(M._weft_wasm_flatten(h, toInt('flatten', 'start_dim', startDim),
-        toInt('flatten', 'end_dim', endDim)), 'flatten');
+      return wrap(C.flatten(h, toInt('flatten', 'start_dim', startDim), toInt('flatten', 'end_dim', endDim)),
+        'flatten');
     }
 
     unflatten(dim, sizes) {
       const h = this.#h('unflatten');
       const d = toInt('unflatten', 'dim', dim);
       const list = toIntList('unflatten', 'sizes', sizes);
-      return wrap(M._weft_wasm_unflatten(h, d, writeList(SLOT_A, list)), 'unflatten');
+      return wrap(C.unflatten(h, d, list), 'unflatten');
     }
 
     movedim(source, destination) {
@@ -630,9 +657,7 @@ export function createApi(M, info) {
           `([${src.join(', ')}] dims) should contain the same number of dims as destination ` +
           `([${dst.join(', ')}] dims)`);
       }
-      writeList(SLOT_A, src);
-      writeList(SLOT_B, dst);
-      return wrap(M._weft_wasm_movedim(h, src.length), 'movedim');
+      return wrap(C.op_movedim(h, src, dst), 'movedim');
     }
 
     // ---- data out ----
@@ -652,7 +677,7 @@ export function createApi(M, info) {
         throw new WeftError('NotImplemented', `${op}: Cannot copy out of meta tensor; no data!`);
       }
       if (numel === 0) return new (ARRAY_OF_HALF.has(dtype) && !bits ? Float32Array : ARRAY_OF[dtype])(0);
-      const c = M._weft_wasm_contiguous(h, CONTIGUOUS_FORMAT);
+      const c = C.contiguous(h, CONTIGUOUS_FORMAT);
       if (!c) fail(op);
       try {
         return readContiguous(M._weft_tensor_data_ptr(c) >>> 0, dtype, numel, bits);
@@ -725,7 +750,7 @@ export function createApi(M, info) {
     const dt = dtypeOf('empty', o.dtype);
     const dev = deviceOf('empty', o.device);
     const f = formatOf('empty', o.memoryFormat, 'contiguous_format');
-    return wrap(M._weft_wasm_empty(writeList(SLOT_A, shape), dt, dev, f), 'empty');
+    return wrap(C.empty(shape, dt, dev, f), 'empty');
   }
 
   function emptyStrided(size, stride, opts = {}) {
@@ -738,9 +763,7 @@ export function createApi(M, info) {
     }
     const dt = dtypeOf('empty_strided', opts.dtype);
     const dev = deviceOf('empty_strided', opts.device);
-    writeList(SLOT_A, sz);
-    writeList(SLOT_B, st);
-    return wrap(M._weft_wasm_empty_strided(sz.length, dt, dev), 'empty_strided');
+    return wrap(C.op_empty_strided(sz, st, dt, dev), 'empty_strided');
   }
 
   function emptyLike(t, opts = {}) {
@@ -752,7 +775,7 @@ export function createApi(M, info) {
     checkKeys('empty_like', o, ['dtype', 'memoryFormat']);
     const dt = dtypeOf('empty_like', o.dtype ?? t.dtype);
     const f = formatOf('empty_like', o.memoryFormat, 'preserve_format');
-    return wrap(M._weft_wasm_empty_like(h, dt, f), 'empty_like');
+    return wrap(C.empty_like(h, dt, f), 'empty_like');
   }
 
   function fillValue(op, value) {
@@ -767,7 +790,7 @@ export function createApi(M, info) {
   function fullOf(op, shape, value, opts, inferred) {
     const dt = dtypeOf(op, opts.dtype ?? inferred);
     const dev = deviceOf(op, opts.device);
-    return wrap(M._weft_wasm_full(writeList(SLOT_A, shape), value, dt, dev), op);
+    return wrap(C.full(shape, value, dt, dev), op);
   }
 
   function full(size, value, opts = {}) {
@@ -808,18 +831,18 @@ export function createApi(M, info) {
     const inferred = [start, end, step].every(Number.isInteger) ? 'int64' : 'float32';
     const dt = dtypeOf('arange', o.dtype ?? inferred);
     const dev = deviceOf('arange', o.device);
-    return wrap(M._weft_wasm_arange(start, end, step, dt, dev), 'arange');
+    return wrap(C.arange(start, end, step, dt, dev), 'arange');
   }
 
   function randomOf(op, fn, args) {
     const [shape, o] = shapeAndOptions(op, args, ['dtype', 'device']);
     const dt = dtypeOf(op, o.dtype);
     const dev = deviceOf(op, o.device);
-    return wrap(fn(writeList(SLOT_A, shape), dt, dev), op);
+    return wrap(fn(shape, dt, dev), op);
   }
 
-  const rand = (...args) => randomOf('rand', M._weft_wasm_rand, args);
-  const randn = (...args) => randomOf('randn', M._weft_wasm_randn, args);
+  const rand = (...args) => randomOf('rand', C.rand, args);
+  const randn = (...args) => randomOf('randn', C.randn, args);
 
   // { dtype: 'float16' | 'bfloat16', bits: true } takes a Uint16Array of raw bits.
   function tensor(data, opts = {}) {
@@ -848,8 +871,7 @@ export function createApi(M, info) {
     const dtype = opts.dtype ?? inferred;
     const dt = dtypeOf('tensor', dtype);
     const dev = deviceOf('tensor', opts.device);
-    const t = wrap(M._weft_wasm_empty(writeList(SLOT_A, toIntList('tensor', 'size', shape)), dt, dev,
-      CONTIGUOUS_FORMAT), 'tensor');
+    const t = wrap(C.empty(toIntList('tensor', 'size', shape), dt, dev, CONTIGUOUS_FORMAT), 'tensor');
     try {
       // a meta tensor keeps the shape and dtype only
       if (values.length > 0 && t.device === 'cpu') writeContiguous(t.dataPtr(), t.dtype, values, bits);
@@ -906,7 +928,7 @@ export function createApi(M, info) {
     maxThreads: () => M._weft_wasm_max_threads(),
   };
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
-  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer,
-    DTYPES, DEVICES, FORMATS, refreshMeta });
+  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer, argSlots, putList,
+    registry, DTYPES, DEVICES, FORMATS, refreshMeta });
   return api;
 }

@@ -7,12 +7,11 @@
 // plus wt.ops.list/schema/table, wt.trace(fn) and wt.explain(op, ...args).
 // Arguments are converted by the schema; a trailing plain object holds keyword
 // arguments (camelCase or snake_case). Calls go through the typed entry point
-// weft_wasm_op_<cname> when one exists, else through the boxed stack
-// (src/wasm/exports_dispatch.c documents both).
+// weft_wasm_op_<cname> when one exists, else through the boxed stack (the ABI
+// of both: src/wasm/exports.c). readOpRegistry gives core.js the same typed
+// entry points for its hand-written methods and factories.
 
 const INT64_MIN_AS_DOUBLE = -(2 ** 63);
-const LIST_SLOTS = 4;
-const LIST_LEN = 16;
 const IV_TAGS = ['None', 'Tensor', 'int', 'float', 'bool', 'int[]', 'float[]', 'Tensor[]', 'str',
   'ScalarType', 'MemoryFormat', 'Device'];
 
@@ -23,17 +22,100 @@ export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperC
 // (scripts/gen_types.mjs declares the functions and methods by these rules too.)
 export const NOT_METHODS = new Set(['empty_like']);
 
-export function installOps(api, k) {
-  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta } = k;
-  const listArea = M._weft_wasm_op_lists();
-  const f64 = () => new Float64Array(k.buffer(), listArea, LIST_SLOTS * LIST_LEN);
+// A malloc'd JSON string from C, parsed and freed.
+function readJson(M, fail, ptr, op) {
+  if (!ptr) fail(op);
+  const text = M.UTF8ToString(ptr);
+  M._free(ptr);
+  return JSON.parse(text);
+}
 
-  function readJson(ptr, op) {
-    if (!ptr) fail(op);
-    const text = M.UTF8ToString(ptr);
-    M._free(ptr);
-    return JSON.parse(text);
+// How each kind's value becomes its one wasm parameter (ABI: src/wasm/exports.c).
+// Made once per argument of an op: `name` is the op's (a disposed tensor's error
+// names it), `slot` the argument slot of the scratch area of a list or Scalar.
+// The values are already checked (convert() below, or core.js):
+//   TENSOR, MTENSOR, OPT_TENSOR  a handle, a Tensor or null
+//   INT                          an integer number
+//   OPT_INT                      an integer number or null
+//   INT_LIST                     an array of at most argSlots.maxList integer numbers
+//   DOUBLE                       a number, or a Scalar as convert() gives it ({ tag, v })
+//   BOOL                         a boolean
+//   SCALAR                       { tag, v }
+//   DTYPE, MEMORY_FORMAT, DEVICE an enum value or null
+const same = (v) => v;
+const TO_PARAM = {
+  TENSOR: (argSlots, name) => (v) => (v === null ? 0 : typeof v === 'number' ? v : v.handle(name)),
+  INT: () => same,
+  OPT_INT: () => (v) => (v === null ? INT64_MIN_AS_DOUBLE : v),
+  INT_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v),
+  DOUBLE: () => (v) => (v !== null && typeof v === 'object' ? v.v : v),
+  BOOL: () => (v) => (v ? 1 : 0),
+  SCALAR: (argSlots, name, slot) => (v) => argSlots.writeScalar(slot, v.tag, v.v),
+  DTYPE: () => (v) => (v === null ? -1 : v),
+  DEVICE: () => (v) => (v === null ? 0 : v), // None is cpu
+};
+TO_PARAM.MTENSOR = TO_PARAM.OPT_TENSOR = TO_PARAM.TENSOR;
+TO_PARAM.MEMORY_FORMAT = TO_PARAM.DTYPE;
+
+// fn(p0(a), p1(b), ...) with the op's own arity. A small closure per op, so that
+// where a method calls one op V8 inlines it, its converters and the wasm call
+// (a loop over the kinds would leave one shared, slower call to wasm).
+function withParams(fn, p) {
+  const [p0, p1, p2, p3, p4, p5] = p;
+  switch (p.length) {
+    case 0: return () => fn();
+    case 1: return (a) => fn(p0(a));
+    case 2: return (a, b) => fn(p0(a), p1(b));
+    case 3: return (a, b, c) => fn(p0(a), p1(b), p2(c));
+    case 4: return (a, b, c, d) => fn(p0(a), p1(b), p2(c), p3(d));
+    case 5: return (a, b, c, d, e) => fn(p0(a), p1(b), p2(c), p3(d), p4(e));
+    case 6: return (a, b, c, d, e, f) => fn(p0(a), p1(b), p2(c), p3(d), p4(e), p5(f));
+    default: return (...v) => fn(...v.map((x, i) => p[i](x)));
   }
+}
+
+// The caller of weft_wasm_op_<info.cname>: one value per argument, by the kinds
+// above; returns what C returns (a new handle or 0, a status). null when JS
+// cannot call it typed (a str argument, more lists and Scalars than slots).
+function entryPoint(M, info, argSlots) {
+  const fn = M[`_weft_wasm_op_${info.cname}`];
+  const kinds = kindsOf(info);
+  if (typeof fn !== 'function' || kinds.length !== info.args.length || !kinds.every((kd) => kd in TO_PARAM)) {
+    return null;
+  }
+  let slot = 0;
+  const params = kinds.map((kd) => TO_PARAM[kd](argSlots, info.base, kd === 'INT_LIST' || kd === 'SCALAR' ? slot++ : -1));
+  return slot <= argSlots.count ? withParams(fn, params) : null;
+}
+
+// The kind of each argument of an op-table line, from its "(KIND, name), ..." text.
+function kindsOf(info) {
+  return [...info.kinds.matchAll(/\(\s*([A-Z_]+)\s*,/g)].map((m) => m[1]);
+}
+
+// The registry (weft_wasm_ops_json, read once at init) and the typed entry point
+// of each op-table line, by cname. k: { WeftError, fail, argSlots }, argSlots the
+// scratch area's argument slots: { count, maxList, writeList(slot, list),
+// writeScalar(slot, tag, v) } (the writers return the slot's address).
+export function readOpRegistry(M, k) {
+  const infos = readJson(M, k.fail, M._weft_wasm_ops_json(), 'ops');
+  const entries = new Map();
+  for (const info of infos) {
+    if (info.cname) entries.set(info.cname, entryPoint(M, info, k.argSlots));
+  }
+  // For core.js: a typed entry point it cannot do without.
+  function entry(cname) {
+    const e = entries.get(cname);
+    if (!e) {
+      throw new k.WeftError('InternalError', `ops: the wasm module has no typed entry point weft_wasm_op_${cname}`);
+    }
+    return e;
+  }
+  return { infos, entries, entry };
+}
+
+export function installOps(api, k) {
+  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta, registry } = k;
 
   // ---- the registry ----
 
@@ -292,43 +374,16 @@ export function installOps(api, k) {
     for (const i of op.writes) if (isTensor(vals[i])) refreshMeta(vals[i]);
   }
 
-  // The typed entry point, or undefined when this call does not fit it.
+  // The typed entry point, or undefined when this call does not fit it (an int
+  // list longer than an argument slot: the boxed call takes any length).
   function typedInvoker(op) {
-    if (!op.cname) return null;
-    const fn = M[`_weft_wasm_op_${op.cname}`];
-    if (typeof fn !== 'function') return null;
-    const kinds = [...op.kinds.matchAll(/\(\s*([A-Z_]+)\s*,/g)].map((m) => m[1]);
-    if (kinds.length !== op.args.length || kinds.includes('STRING')) return null;
-    const ret = op.ret;
-    const params = [];
+    const call = op.cname ? registry.entries.get(op.cname) : null;
+    if (!call) return null;
+    const lists = kindsOf(op).flatMap((kd, i) => (kd === 'INT_LIST' ? [i] : []));
     return (vals) => {
-      params.length = 0;
-      let slot = 0;
-      for (let i = 0; i < kinds.length; i++) {
-        const v = vals[i];
-        switch (kinds[i]) {
-          case 'TENSOR': case 'MTENSOR': case 'OPT_TENSOR':
-            params.push(v === null ? 0 : v.handle(op.base));
-            break;
-          case 'INT': params.push(v); break;
-          case 'OPT_INT': params.push(v === null ? INT64_MIN_AS_DOUBLE : v); break;
-          case 'INT_LIST': {
-            if (v.length > LIST_LEN || slot >= LIST_SLOTS) return undefined;
-            f64().set(v, slot * LIST_LEN);
-            params.push(listArea + slot * LIST_LEN * 8, v.length);
-            slot++;
-            break;
-          }
-          case 'DOUBLE': params.push(v !== null && typeof v === 'object' ? v.v : v); break;
-          case 'BOOL': params.push(v ? 1 : 0); break;
-          case 'SCALAR': params.push(v.tag, v.v); break;
-          case 'DTYPE': case 'MEMORY_FORMAT': params.push(v === null ? -1 : v); break;
-          case 'DEVICE': params.push(v === null ? 0 : v); break;
-          default: return undefined;
-        }
-      }
-      const r = fn(...params);
-      if (ret === 'STATUS') {
+      for (const i of lists) if (vals[i].length > k.argSlots.maxList) return undefined;
+      const r = call(...vals);
+      if (op.ret === 'STATUS') {
         if (r !== 0) fail(op.base);
         return vals[op.returnsArg >= 0 ? op.returnsArg : 0];
       }
@@ -383,13 +438,10 @@ export function installOps(api, k) {
   }
 
   function pushIntList(v) {
-    if (v.length <= LIST_LEN) {
-      f64().set(v, 0);
-      return M._weft_wasm_push_int_list(listArea, v.length);
-    }
-    return withBytes(v.length * 8, (p) => {
-      new Float64Array(k.buffer(), p, v.length).set(v);
-      return M._weft_wasm_push_int_list(p, v.length);
+    if (v.length <= k.argSlots.maxList) return M._weft_wasm_push_int_list(k.argSlots.writeList(0, v));
+    return withBytes((v.length + 1) * 8, (p) => {
+      k.putList(new Float64Array(k.buffer(), p, v.length + 1), 0, v);
+      return M._weft_wasm_push_int_list(p);
     });
   }
 
@@ -499,7 +551,7 @@ export function installOps(api, k) {
   }
 
   function table(name) {
-    return readJson(M._weft_wasm_op_table_json(exact(name).handle), 'ops.table');
+    return readJson(M, fail, M._weft_wasm_op_table_json(exact(name).handle), 'ops.table');
   }
 
   // ---- trace and explain ----
@@ -538,7 +590,7 @@ export function installOps(api, k) {
       pushAll(op, vals);
       if (M._weft_wasm_explain(op.handle, op.args.length) !== 0) fail('explain');
       const p = M._weft_wasm_explain_result();
-      return p ? readJson(p, 'explain') : null;
+      return p ? readJson(M, fail, p, 'explain') : null;
     } finally {
       for (const t of temps) t.dispose();
       if (op.writes.length) refreshWritten(op, vals);
@@ -547,7 +599,7 @@ export function installOps(api, k) {
 
   // ---- the registry (after the helpers its entries use) ----
 
-  const ops = readJson(M._weft_wasm_ops_json(), 'ops').map((info, i) => makeOp(info, i));
+  const ops = registry.infos.map((info, i) => makeOp(info, i));
   const byName = new Map();
   const byBase = new Map();
   for (const op of ops) {

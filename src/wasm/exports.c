@@ -1,24 +1,46 @@
-/* The C entry points js/core.js calls: thin wrappers over include/weft/ headers.
+/* The JS <-> wasm ABI (this comment), and its entry points that are not
+ * operators: build id, the scratch area, name lookups, tensor metadata,
+ * memory statistics, threads, the seed. Every operator, the factories and
+ * views js/core.js calls included, goes through exports_dispatch.c.
  *
- * JS <-> wasm ABI (wasm32; every signature uses only i32 and f64, so no
- * BigInt and no i64 legalization is involved):
+ * wasm32; every signature uses only i32 and f64, so no BigInt and no i64
+ * legalization is involved:
  * - Handles: a weft_tensor* is a JS number. Each JS Tensor owns one reference
  *   and gives it back with weft_tensor_release. NULL (0) means failure.
- * - Integer scalars (dims, indices, offsets, starts, ends, steps) that are
- *   int64_t in C arrive as f64. JS has already checked they are integers; C
- *   converts with saturation, so 2**63 and Infinity become INT64_MAX (slice's
- *   "to the end"). Counts that always fit (ndim, dtype, device, format) are i32.
- * - int64 arrays (sizes, strides, dims) go through the scratch area returned
- *   by weft_wasm_scratch(), as f64:
- *       f64 [ 0, 16)  A   first array argument (sizes, src dims)
- *       f64 [16, 32)  B   second array argument (strides, dst dims)
- *       f64 [32, 80)  OUT results: weft_wasm_meta, weft_wasm_memory
- *       u8  [640, 896) STR a NUL-terminated UTF-8 name (dtype, format, device)
- *   JS refuses arrays longer than WEFT_MAX_DIMS before writing them. The area
- *   is a single static buffer: only the thread that owns the JS API uses it.
+ * - Operators: one typed entry point weft_wasm_op_<cname> per op-table line
+ *   (src/ops/ops.def, kinds in src/dispatch/opgen.h), listed with its kinds by
+ *   weft_wasm_ops_json(). It takes one parameter per (KIND, name):
+ *       TENSOR, MTENSOR, OPT_TENSOR  a handle (0 = None)
+ *       INT, OPT_INT                 f64 (None = -2**63)
+ *       INT_LIST                     f64*: the length, then the values (an argument slot)
+ *       DOUBLE                       f64
+ *       BOOL                         i32
+ *       SCALAR                       f64*: the tag (0 int, 1 float, 2 bool), then the
+ *                                    value (an argument slot)
+ *       DTYPE, MEMORY_FORMAT         i32 (-1 = None)
+ *       DEVICE                       i32
+ *       STRING                       char*
+ *   TENSOR lines return a new reference (0 on error), STATUS lines a status.
+ *   One parameter per argument: JS builds each caller from one converter per
+ *   argument (js/ops.js).
+ *   The same ops are callable boxed, by name: weft_wasm_push_* then
+ *   weft_wasm_call (exports_dispatch.c); an int list pushed there has the
+ *   same layout, of any length.
+ * - Integers that are int64_t in C (dims, indices, offsets, sizes) arrive as
+ *   f64. JS has already checked they are integers; C converts with
+ *   saturation, so 2**63 and Infinity become INT64_MAX (slice's "to the end").
+ *   Enums and flags (dtype, device, format, bool) are i32.
+ * - The scratch area, weft_wasm_scratch(), in f64 indices / byte offsets:
+ *       f64 [ 0, 68)     ARGS  4 argument slots of 17 f64 (INT_LIST, SCALAR) for one call
+ *       f64 [68, 116)    OUT   results of weft_wasm_meta and weft_wasm_memory
+ *       u8  [928, 1184)  STR   a NUL-terminated UTF-8 name (dtype, format, device)
+ *   A slot holds a list of up to WEFT_MAX_DIMS values (longer lists go boxed,
+ *   from malloc'd memory). The area is a single static buffer: only the thread
+ *   that owns the JS API uses it.
  * - Errors: a NULL handle, a negative enum or a non-zero status. JS then reads
  *   weft_last_status(), weft_status_name(status) and weft_last_error(), throws
  *   a WeftError, and calls weft_clear_error(). */
+#include <stddef.h>
 #include <stdint.h>
 
 #include <emscripten/emscripten.h>
@@ -26,16 +48,17 @@
 #include "weft/parallel.h"
 #include "weft/weft.h"
 
+#define WEFT_WASM_ARG_SLOTS 4
 #define WEFT_WASM_STR_BYTES 256
 
-static struct {
-  double a[WEFT_MAX_DIMS];
-  double b[WEFT_MAX_DIMS];
+static struct wasm_scratch {
+  double args[WEFT_WASM_ARG_SLOTS][1 + WEFT_MAX_DIMS];
   double out[48];
   char str[WEFT_WASM_STR_BYTES];
 } scratch;
 
-_Static_assert(sizeof scratch.a == 16 * 8 && sizeof scratch.out == 48 * 8,
+_Static_assert(WEFT_MAX_DIMS == 16 && offsetof(struct wasm_scratch, out) == 68 * 8 &&
+                   offsetof(struct wasm_scratch, str) == 928,
                "js/core.js hard-codes the scratch layout");
 
 #ifndef WEFT_BUILD_ID
@@ -50,19 +73,6 @@ EMSCRIPTEN_KEEPALIVE const char* weft_build_id(void) {
 
 EMSCRIPTEN_KEEPALIVE void* weft_wasm_scratch(void) {
   return &scratch;
-}
-
-static int64_t to_i64(double v) {
-  if (v != v) return 0;
-  if (v >= 9223372036854775807.0) return INT64_MAX;
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)v;
-}
-
-/* Copies n values of a scratch array into dst (n <= WEFT_MAX_DIMS, checked by JS). */
-static int64_t* load(const double* src, int n, int64_t* dst) {
-  for (int i = 0; i < n && i < WEFT_MAX_DIMS; i++) dst[i] = to_i64(src[i]);
-  return dst;
 }
 
 /* ---- names: read scratch.str, return the enum or -1 with the error set ---- */
@@ -132,128 +142,4 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_max_threads(void) {
 /* The seed is split in two u32 halves so the whole uint64 range survives. */
 EMSCRIPTEN_KEEPALIVE void weft_wasm_manual_seed(uint32_t hi, uint32_t lo) {
   weft_manual_seed(((uint64_t)hi << 32) | lo);
-}
-
-/* ---- factories (sizes in A, strides in B) ---- */
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_empty(int ndim, int dtype, int device, int format) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_empty(load(scratch.a, ndim, s), ndim, (weft_dtype)dtype, (weft_device)device,
-                    (weft_memory_format)format);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_empty_strided(int ndim, int dtype, int device) {
-  int64_t s[WEFT_MAX_DIMS], st[WEFT_MAX_DIMS];
-  return weft_empty_strided(load(scratch.a, ndim, s), load(scratch.b, ndim, st), ndim,
-                            (weft_dtype)dtype, (weft_device)device);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_full(int ndim, double value, int dtype, int device) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_full(load(scratch.a, ndim, s), ndim, value, (weft_dtype)dtype, (weft_device)device);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_arange(double start, double end, double step, int dtype,
-                                                   int device) {
-  return weft_arange(start, end, step, (weft_dtype)dtype, (weft_device)device);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_rand(int ndim, int dtype, int device) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_rand(load(scratch.a, ndim, s), ndim, (weft_dtype)dtype, (weft_device)device);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_randn(int ndim, int dtype, int device) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_randn(load(scratch.a, ndim, s), ndim, (weft_dtype)dtype, (weft_device)device);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_empty_like(const weft_tensor* t, int dtype, int format) {
-  return weft_empty_like(t, (weft_dtype)dtype, (weft_memory_format)format);
-}
-
-/* ---- copies ---- */
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_contiguous(const weft_tensor* t, int format) {
-  return weft_contiguous(t, (weft_memory_format)format);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_clone(const weft_tensor* t, int format) {
-  return weft_clone(t, (weft_memory_format)format);
-}
-
-/* ---- views ---- */
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_as_strided(const weft_tensor* t, int ndim, double offset) {
-  int64_t s[WEFT_MAX_DIMS], st[WEFT_MAX_DIMS];
-  return weft_as_strided(t, load(scratch.a, ndim, s), load(scratch.b, ndim, st), ndim,
-                         to_i64(offset));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_view(const weft_tensor* t, int ndim) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_view(t, load(scratch.a, ndim, s), ndim);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_reshape(const weft_tensor* t, int ndim) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_reshape(t, load(scratch.a, ndim, s), ndim);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_permute(const weft_tensor* t, int ndim) {
-  int64_t d[WEFT_MAX_DIMS];
-  return weft_permute(t, load(scratch.a, ndim, d), ndim);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_expand(const weft_tensor* t, int ndim) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_expand(t, load(scratch.a, ndim, s), ndim);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_transpose(const weft_tensor* t, double d0, double d1) {
-  return weft_transpose(t, to_i64(d0), to_i64(d1));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_t(const weft_tensor* t) {
-  return weft_t(t);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_squeeze(const weft_tensor* t) {
-  return weft_squeeze(t);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_squeeze_dim(const weft_tensor* t, double dim) {
-  return weft_squeeze_dim(t, to_i64(dim));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_unsqueeze(const weft_tensor* t, double dim) {
-  return weft_unsqueeze(t, to_i64(dim));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_narrow(const weft_tensor* t, double dim, double start,
-                                                   double length) {
-  return weft_narrow(t, to_i64(dim), to_i64(start), to_i64(length));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_slice(const weft_tensor* t, double dim, double start,
-                                                  double end, double step) {
-  return weft_slice(t, to_i64(dim), to_i64(start), to_i64(end), to_i64(step));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_select(const weft_tensor* t, double dim, double index) {
-  return weft_select(t, to_i64(dim), to_i64(index));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_flatten(const weft_tensor* t, double start, double end) {
-  return weft_flatten(t, to_i64(start), to_i64(end));
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_unflatten(const weft_tensor* t, double dim, int nsizes) {
-  int64_t s[WEFT_MAX_DIMS];
-  return weft_unflatten(t, to_i64(dim), load(scratch.a, nsizes, s), nsizes);
-}
-
-EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_movedim(const weft_tensor* t, int n) {
-  int64_t src[WEFT_MAX_DIMS], dst[WEFT_MAX_DIMS];
-  return weft_movedim(t, load(scratch.a, n, src), load(scratch.b, n, dst), n);
 }

@@ -1,21 +1,13 @@
-/* The dispatcher, trace and explain() for JS (js/ops.js): op metadata as
- * JSON, one typed entry point per op-table line, a boxed stack for calls by
- * name, the dispatch trace and explain.
- *
- * ABI (wasm32, i32/f64 only, as in exports.c):
+/* The operators for JS (js/ops.js, js/core.js): op metadata as JSON, one
+ * typed entry point per op-table line, a boxed stack for calls by name, the
+ * dispatch trace and explain. The ABI they follow is described at the top of
+ * exports.c; this file holds its one int64 conversion (wj_i64).
  * - weft_wasm_ops_json() returns a malloc'd JSON array, one object per op in
  *   definition order (free it with _free): name, schema, args and returns as
- *   the parser read them, and for op-table lines `cname` and `kinds` (the
- *   (KIND, name) list of src/dispatch/opgen.h) so JS can call the typed entry
- *   point weft_wasm_op_<cname>.
- * - Typed entry points take, per (KIND, name): TENSOR/MTENSOR/OPT_TENSOR a
- *   weft_tensor* (0 = None); INT/OPT_INT an f64 (None = -2**63); INT_LIST an
- *   f64* into the list area (weft_wasm_op_lists(), 4 lists of 16) and an i32
- *   length; DOUBLE f64; BOOL i32; SCALAR an i32 tag (0 int, 1 float, 2 bool)
- *   and an f64; DTYPE/MEMORY_FORMAT i32 (-1 = None); DEVICE i32; STRING a
- *   char*. TENSOR lines return a new reference (0 on error), STATUS lines a
- *   status.
- * - Boxed calls: weft_wasm_stack_* push onto one stack owned by this module;
+ *   the parser read them, and for op-table lines `cname`, `ret` and `kinds`
+ *   (the (KIND, name) list of src/dispatch/opgen.h) so JS can call the typed
+ *   entry point weft_wasm_op_<cname>.
+ * - Boxed calls: weft_wasm_push_* push onto one stack owned by this module;
  *   weft_wasm_call(op, given) checks the types, fills trailing defaults and
  *   calls; the returns are then read with weft_wasm_ret_* and the stack reset
  *   with weft_wasm_stack_reset(). */
@@ -177,14 +169,7 @@ EMSCRIPTEN_KEEPALIVE char* weft_wasm_op_table_json(const weft_op* op) {
 
 /* ---- typed entry points, one per op-table line ---- */
 
-static struct {
-  double lists[4][WEFT_MAX_DIMS];
-} area;
-
-EMSCRIPTEN_KEEPALIVE void* weft_wasm_op_lists(void) {
-  return &area;
-}
-
+/* f64 -> int64 with saturation (NaN -> 0): every integer argument from JS. */
 static int64_t wj_i64(double v) {
   if (v != v) return 0;
   if (v >= 9223372036854775807.0) return INT64_MAX;
@@ -192,15 +177,20 @@ static int64_t wj_i64(double v) {
   return (int64_t)v;
 }
 
-static inline const int64_t* wj_list(const double* p, int n, int64_t* dst) {
-  for (int i = 0; i < n && i < WEFT_MAX_DIMS; i++) dst[i] = wj_i64(p[i]);
-  return dst;
+/* An int list as JS passes it: its length, then its values, all f64. Converts
+ * at most `max` values into dst and returns how many. */
+static int64_t wj_list(const double* p, int64_t* dst, int64_t max) {
+  int64_t n = wj_i64(p[0]);
+  if (n > max) n = max;
+  for (int64_t i = 0; i < n; i++) dst[i] = wj_i64(p[1 + i]);
+  return n < 0 ? 0 : n;
 }
 
-__attribute__((unused)) static weft_scalar wj_scalar(int tag, double v) {
-  if (tag == 0) return weft_scalar_int(wj_i64(v));
-  if (tag == 2) return weft_scalar_bool(v != 0);
-  return weft_scalar_double(v);
+/* A Scalar as JS passes it: its tag (0 int, 1 float, 2 bool), then its value. */
+__attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
+  if (p[0] == 0) return weft_scalar_int(wj_i64(p[1]));
+  if (p[0] == 2) return weft_scalar_bool(p[1] != 0);
+  return weft_scalar_double(p[1]);
 }
 
 /* P: wasm parameters, C: conversions, A: arguments of weft_<cname>. */
@@ -225,18 +215,20 @@ __attribute__((unused)) static weft_scalar wj_scalar(int tag, double v) {
 #define WJ_P_OPT_INT WJ_P_INT
 #define WJ_C_OPT_INT WJ_NOCONV
 #define WJ_A_OPT_INT WJ_A_INT
-#define WJ_P_INT_LIST(n) , const double* n, int n##_len
-#define WJ_C_INT_LIST(n) int64_t n##_buf[WEFT_MAX_DIMS];
-#define WJ_A_INT_LIST(n) , wj_list(n, n##_len, n##_buf), (int64_t)n##_len
+#define WJ_P_INT_LIST(n) , const double* n
+#define WJ_C_INT_LIST(n) \
+  int64_t n##_buf[WEFT_MAX_DIMS]; \
+  int64_t n##_len = wj_list(n, n##_buf, WEFT_MAX_DIMS);
+#define WJ_A_INT_LIST(n) , n##_buf, n##_len
 #define WJ_P_DOUBLE(n) , double n
 #define WJ_C_DOUBLE WJ_NOCONV
 #define WJ_A_DOUBLE WJ_SAME
 #define WJ_P_BOOL(n) , int n
 #define WJ_C_BOOL WJ_NOCONV
 #define WJ_A_BOOL(n) , (n != 0)
-#define WJ_P_SCALAR(n) , int n##_tag, double n
+#define WJ_P_SCALAR(n) , const double* n
 #define WJ_C_SCALAR WJ_NOCONV
-#define WJ_A_SCALAR(n) , wj_scalar(n##_tag, n)
+#define WJ_A_SCALAR(n) , wj_scalar(n)
 #define WJ_P_DTYPE(n) , int n
 #define WJ_C_DTYPE WJ_NOCONV
 #define WJ_A_DTYPE(n) , (weft_dtype)n
@@ -298,12 +290,13 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_push_bool(int v) {
   return weft_stack_push_bool(stk(), v != 0);
 }
 
-/* n f64 values at p (any length: JS passes the list area or malloc'd memory). */
-EMSCRIPTEN_KEEPALIVE int weft_wasm_push_int_list(const double* p, int n) {
+/* An int list of any length (JS passes a scratch slot or malloc'd memory). */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_push_int_list(const double* p) {
   int64_t small[WEFT_MAX_DIMS];
-  int64_t* v = n <= WEFT_MAX_DIMS ? small : malloc((size_t)n * sizeof *v);
+  int64_t len = wj_i64(p[0]);
+  int64_t* v = len <= WEFT_MAX_DIMS ? small : malloc((size_t)len * sizeof *v);
   if (!v) return weft__error(WEFT_OUT_OF_MEMORY, "ops: out of memory");
-  for (int i = 0; i < n; i++) v[i] = wj_i64(p[i]);
+  int64_t n = wj_list(p, v, len <= WEFT_MAX_DIMS ? WEFT_MAX_DIMS : len);
   weft_status s = weft_stack_push_int_list(stk(), v, n);
   if (v != small) free(v);
   return s;
