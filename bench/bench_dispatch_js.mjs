@@ -27,7 +27,7 @@ for (const variant of ['simd', 'simd-threads']) {
   const rows = [];
   const add = (name, ns) => rows.push({ name, build: variant, ns: Math.round(ns) });
 
-  add('t: x.t() (hand-written typed binding)', time(() => x.t().dispose()));
+  add('t: x.t() (core.js method over the generated typed entry point)', time(() => x.t().dispose()));
   add("t: wt.ops.call('t', x) (boxed)", time(() => wt.ops.call('t', x).dispose()));
   if (typeof wt.add === 'function') {
     add('add: wt.add(a, b) (generated typed binding)', time(() => wt.add(a, b).dispose()));
