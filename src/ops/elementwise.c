@@ -600,7 +600,7 @@ static weft_device device_of(const ew_in* in, int n, const weft_tensor* dst) {
 }
 
 static weft_tensor* pow_scalar_base(ew_call* c, const ew_in* in);
-weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
+static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
                       const char* approximate);
 
 /* at::native::resize_output: an out= tensor of another shape becomes
@@ -628,7 +628,7 @@ static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in
 /* One call of an elementwise op: mode says what dst is (NULL, self or
  * out). Returns a new reference to the result (dst itself for in-place and
  * out=), or NULL with the error set. */
-weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
+static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
                              const char* approximate) {
   if (op == EW_fill_ || op == EW_zero_) return fill_op(op, dst, in);
   /* relu.out and add/sub/mul/div.Scalar_out are not structured in 1.13 */
