@@ -74,6 +74,7 @@ export async function initWorker(options) {
     post: (msg, transfer) => w.postMessage(msg, transfer),
     onMessage: (cb) => w.addEventListener('message', (e) => cb(e.data)),
     terminate: () => w.terminate(),
+    onDeath: (cb) => w.addEventListener('error', (e) => cb(e.message ?? 'error')),
   };
   const failed = new Promise((_, reject) => w.addEventListener('error', (e) =>
     reject(new WeftError('InternalError', `initWorker: the worker failed to start: ${e.message ?? 'error'}`))));

@@ -135,6 +135,20 @@ function floatToHalf(v) {
   return sign | h;
 }
 
+// toArray(): the arrays and values a nested result of this shape holds (a
+// zero-size tensor still makes its outer arrays: [1e9, 0] is a billion []).
+const TO_ARRAY_MAX = 2 ** 27 - 3;
+function toArrayValues(sizes) {
+  let total = 0;
+  let count = 1;
+  for (const n of sizes) {
+    count *= n;
+    total += count;
+    if (count === 0 || total > TO_ARRAY_MAX) break;
+  }
+  return total;
+}
+
 function floatToBfloat(v) {
   f32[0] = v;
   const x = u32[0];
@@ -687,8 +701,16 @@ export function createApi(M, info) {
     }
 
     toArray() {
-      const flat = this.#read('toArray');
+      this.#h('toArray');
       const { sizes, dtype } = this.#meta;
+      // Checked before reading anything: a result JS cannot hold would take
+      // seconds to build and then die (V8's arrays stop at 2**27 - 3 fast elements).
+      const made = toArrayValues(sizes);
+      if (made > TO_ARRAY_MAX) {
+        throw new WeftError('InvalidArgument', `toArray: a tensor of shape [${sizes.join(', ')}] would make ` +
+          `${made} JS values (more than ${TO_ARRAY_MAX}); read it as one TypedArray with data()`);
+      }
+      const flat = this.#read('toArray');
       const conv = dtype === 'bool' ? (v) => v !== 0 : dtype === 'int64' ? (v) => Number(v) : (v) => v;
       if (sizes.length === 0) return conv(flat[0]);
       let pos = 0;
@@ -908,15 +930,24 @@ export function createApi(M, info) {
       heapBytes: buffer().byteLength, ...mem.stats() };
   }
 
+  // Integers >= 1 only (non-integers and NaN are TypeErrors, so 2**32 + 2
+  // never reaches C's int as 2); above maxThreads() the count is clamped and
+  // wt.backend.threadClamp says so until the next call.
+  let threadClamp = null;
   function setNumThreads(n) {
     const v = toInt('set_num_threads', 'n', n);
     if (v < 1) throw new WeftError('InvalidArgument', `set_num_threads: n must be at least 1, but got ${v}`);
-    if (M._weft_wasm_set_num_threads(v) !== 0) fail('set_num_threads');
+    const used = Math.min(v, M._weft_wasm_max_threads());
+    if (M._weft_wasm_set_num_threads(used) !== 0) fail('set_num_threads');
+    threadClamp = used < v ? Object.freeze({ requested: v, used }) : null;
   }
 
   const api = {
     variant: info.variant,
-    backend: Object.freeze({ ...info.backend }),
+    // a fresh frozen snapshot: numThreads and threadClamp change with setNumThreads
+    get backend() {
+      return Object.freeze({ ...info.backend, numThreads: M._weft_wasm_get_num_threads(), threadClamp });
+    },
     buildId: info.buildId,
     tidy: mem.tidy, keep: mem.keep,
     Tensor,

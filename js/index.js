@@ -88,6 +88,10 @@ export async function initWorker(options) {
     busy: () => w.ref(),
     idle: () => w.unref(),
     terminate: () => w.terminate(),
+    onDeath: (cb) => {
+      w.on('error', (e) => cb(e?.message ?? String(e)));
+      w.on('exit', (code) => cb(`exit code ${code}`));
+    },
   };
   const failed = new Promise((_, reject) => w.once('error', reject));
   try {

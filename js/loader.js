@@ -288,6 +288,6 @@ export async function initCached(options, load, finish) {
   const wt = await p;
   const picked = cacheKey(opts, wt.variant);
   if (picked !== null && !loaded.has(picked)) loaded.set(picked, p);
-  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : Math.min(opts.threads, wt.maxThreads()));
+  wt.setNumThreads(opts.threads === 'auto' ? wt.maxThreads() : opts.threads); // clamped, visible in wt.backend
   return wt;
 }

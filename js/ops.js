@@ -396,15 +396,18 @@ export function installOps(api, k) {
     };
   }
 
+  // Any failure while pushing (a C error, or a disposed tensor found after
+  // live ones were pushed) empties the stack: it holds references.
   function pushAll(op, vals) {
     M._weft_wasm_stack_reset();
     const args = op.args;
-    for (let i = 0; i < args.length; i++) {
-      const s = push(op, args[i], vals[i]);
-      if (s !== 0) {
-        M._weft_wasm_stack_reset();
-        fail(op.base);
+    try {
+      for (let i = 0; i < args.length; i++) {
+        if (push(op, args[i], vals[i]) !== 0) fail(op.base);
       }
+    } catch (e) {
+      M._weft_wasm_stack_reset();
+      throw e;
     }
   }
 

@@ -87,6 +87,10 @@ export interface Backend {
   readonly reason: string;
   /** pthread workers loaded when init() resolved (0 without threads). */
   readonly workers: number;
+  /** Threads parallel kernels use now (setNumThreads / init({ threads })). */
+  readonly numThreads: number;
+  /** Set when the last setNumThreads asked for more than maxThreads(): what was asked and used. */
+  readonly threadClamp: { readonly requested: number; readonly used: number } | null;
 }
 
 export interface DTypeOptions { dtype?: DTypeName; device?: Device }

@@ -39,6 +39,17 @@ export async function createWorkerApi(endpoint, options) {
   const pending = new Map();
   const scopes = [];
   let closed = false;
+  let dead = null; // the WeftError every call gets once the worker has died
+
+  // A dead worker (an uncaught error, an exit) fails every pending call and
+  // every later one, so nothing waits forever.
+  endpoint.onDeath?.((why) => {
+    if (closed || dead) return;
+    dead = new WeftError('InternalError', `worker: the worker stopped (${why}); create a new one with initWorker()`);
+    for (const p of pending.values()) p.reject(dead);
+    pending.clear();
+    endpoint.idle?.();
+  });
 
   endpoint.onMessage((msg) => {
     const p = pending.get(msg.id);
@@ -51,10 +62,20 @@ export async function createWorkerApi(endpoint, options) {
 
   function send(msg, transfer) {
     if (closed) return Promise.reject(new WeftError('InvalidArgument', 'worker: terminated'));
+    if (dead) return Promise.reject(dead);
     const id = nextId++;
     const p = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
     if (pending.size === 1) endpoint.busy?.();
-    endpoint.post({ id, ...msg }, transfer);
+    try {
+      endpoint.post({ id, ...msg }, transfer);
+    } catch (e) {
+      // e.g. a DataCloneError for a function or a Symbol argument: the
+      // request never left, so it must not stay pending
+      pending.get(id).reject(new WeftError('InvalidArgument',
+        `${msg.method ?? msg.prop ?? msg.kind}: an argument cannot be sent to the worker (${e.message})`));
+      pending.delete(id);
+      if (pending.size === 0) endpoint.idle?.();
+    }
     return p;
   }
 

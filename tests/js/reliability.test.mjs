@@ -1,0 +1,96 @@
+// Regression tests for the findings of the first reliability probe (issue 16):
+// each failed before its fix.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { initWorker } from 'weft';
+import { createWorkerApi } from '../../js/worker-client.js';
+import { counts, init, throwsWeft, VARIANTS, WeftError } from './helpers.mjs';
+
+for (const variant of VARIANTS) {
+  test(`${variant}: toArray of zero-size tensors is cheap; a result too large for JS is a prompt WeftError`, async () => {
+    const wt = await init({ variant });
+    const before = counts(wt);
+    const t0 = Date.now();
+    const wide = wt.empty([0, 1e9]);
+    assert.deepEqual(wide.toArray(), []);
+    const three = wt.empty([3, 0, 5]);
+    assert.deepEqual(three.toArray(), [[], [], []]);
+    // a valid 128-byte .npy could ask for this: a billion empty arrays
+    const tall = wt.empty([1e9, 0]);
+    throwsWeft(() => tall.toArray(), 'InvalidArgument', /would make 1000000000 JS values .*data\(\)/);
+    assert.equal(tall.data().length, 0);
+    const big = wt.zeros([150e6], { dtype: 'uint8' });
+    throwsWeft(() => big.toArray(), 'InvalidArgument', /shape \[150000000\].*data\(\)/);
+    assert.ok(Date.now() - t0 < 5000, 'refused before building anything');
+    for (const t of [wide, three, tall, big]) t.dispose();
+    assert.deepEqual(counts(wt), before);
+  });
+
+  test(`${variant}: a boxed call that fails while pushing its arguments keeps nothing alive`, async () => {
+    const wt = await init({ variant });
+    const before = counts(wt);
+    const live = wt.ones(1000);
+    const gone = wt.ones(1000);
+    gone.dispose();
+    throwsWeft(() => wt.ops.call('add', live, gone), undefined, /disposed/);
+    live.dispose();
+    // before the fix, the stack still held `live` until the next boxed call
+    assert.deepEqual(counts(wt), before);
+  });
+}
+
+test('setNumThreads: integers >= 1 only; above maxThreads() clamped, and wt.backend says so', async () => {
+  const wt = await init({ variant: 'simd-threads' });
+  const max = wt.maxThreads();
+  for (const bad of [1.5, NaN, Infinity, '2', null]) throwsWeft(() => wt.setNumThreads(bad), 'TypeError');
+  for (const bad of [0, -1, -(2 ** 32) + 2]) throwsWeft(() => wt.setNumThreads(bad), 'InvalidArgument', /at least 1/);
+  wt.setNumThreads(2 ** 32 + 2); // used to wrap to 2 in C's int
+  assert.equal(wt.getNumThreads(), max);
+  assert.deepEqual({ ...wt.backend.threadClamp }, { requested: 2 ** 32 + 2, used: max });
+  assert.equal(wt.backend.numThreads, max);
+  wt.setNumThreads(1);
+  assert.equal(wt.getNumThreads(), 1);
+  assert.equal(wt.backend.threadClamp, null);
+  assert.equal(wt.backend.numThreads, 1);
+  assert.ok(Object.isFrozen(wt.backend));
+  wt.setNumThreads(max);
+});
+
+test('worker mode: an argument that cannot be cloned rejects that call with a WeftError; the worker goes on', async () => {
+  const ww = await initWorker({ variant: 'simd' });
+  try {
+    const bad = ww.promoteTypes(() => 1, 'float32');
+    await assert.rejects(bad, (e) => e instanceof WeftError && e.code === 'InvalidArgument' &&
+      /promoteTypes: an argument cannot be sent to the worker/.test(e.message));
+    const t = ww.ones(2, { dtype: Symbol('x') });
+    await assert.rejects(t.toArray(), WeftError);
+    assert.equal(await ww.promoteTypes('int32', 'float32'), 'float32');
+  } finally {
+    await ww.terminate(); // nothing left pending: resolves, and Node can exit
+  }
+});
+
+// A fake endpoint stands in for a worker that dies with calls in flight.
+test('worker mode: a dead worker rejects every pending call and every later one', async () => {
+  let onMessage, onDeath;
+  const posted = [];
+  const endpoint = {
+    post: (msg) => {
+      posted.push(msg);
+      if (msg.kind === 'init') queueMicrotask(() => onMessage({ id: msg.id, ok: true }));
+    },
+    onMessage: (cb) => { onMessage = cb; },
+    onDeath: (cb) => { onDeath = cb; },
+    terminate: async () => {},
+  };
+  const api = await createWorkerApi(endpoint, {});
+  // (this file's worker-client.js has its own WeftError class: check by name)
+  const died = (e) => e.name === 'WeftError' && e.code === 'InternalError' &&
+    /the worker stopped \(exit code 1\)/.test(e.message);
+  const inFlight = [api.memory(), api.ones(3).toArray()].map((p) => assert.rejects(p, died));
+  onDeath('exit code 1');
+  await Promise.all(inFlight);
+  await assert.rejects(api.getNumThreads(), died);
+  assert.ok(posted.length >= 3);
+  await api.terminate();
+});
