@@ -72,12 +72,16 @@ function parseHeader(text) {
     if (text[i] === '[') throw bad('structured dtypes are not supported');
     throw bad(`malformed header: unexpected ${JSON.stringify(text.slice(i, i + 10))}`);
   };
-  const out = {};
+  // No prototype: a '__proto__' key is then an ordinary (unexpected) key
+  // instead of replacing the object's prototype; a repeated key is refused
+  // rather than letting the last one win.
+  const out = Object.create(null);
   expect('{');
   for (;;) {
     ws();
     if (text[i] === '}') { i++; break; }
     const k = str();
+    if (Object.hasOwn(out, k)) throw bad(`header has the key '${k}' twice`);
     expect(':');
     out[k] = value();
     ws();

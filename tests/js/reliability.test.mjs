@@ -94,3 +94,28 @@ test('worker mode: a dead worker rejects every pending call and every later one'
   assert.ok(posted.length >= 3);
   await api.terminate();
 });
+
+// A .npy v1.0 file with this header dict and these data bytes.
+function npyWith(dict, data = new Uint8Array(0)) {
+  let header = dict;
+  while ((10 + header.length + 1) % 64) header += ' ';
+  header += '\n';
+  const out = new Uint8Array(10 + header.length + data.length);
+  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length & 0xff, header.length >> 8]);
+  for (let i = 0; i < header.length; i++) out[10 + i] = header.charCodeAt(i);
+  out.set(data, 10 + header.length);
+  return out;
+}
+
+test('fromNpy refuses a __proto__ key and a repeated key', async () => {
+  const wt = await init({ variant: 'simd' });
+  const before = counts(wt);
+  const ok = wt.fromNpy(npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", new Uint8Array(4)));
+  assert.deepEqual(ok.shape, [1]);
+  ok.dispose();
+  throwsWeft(() => wt.fromNpy(npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), '__proto__': 'x', }",
+    new Uint8Array(4))), 'InvalidArgument', /unexpected header key '__proto__'/);
+  throwsWeft(() => wt.fromNpy(npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (1,), }",
+    new Uint8Array(4))), 'InvalidArgument', /header has the key 'shape' twice/);
+  assert.deepEqual(counts(wt), before);
+});
