@@ -231,11 +231,30 @@ function toNumber(v) {
   return typeof v === 'boolean' ? (v ? 1 : 0) : Number(v);
 }
 
+// JS numbers to integer dtypes by the rule of the C cast kernels
+// (src/kernels/cast_ref.c), so tensor(values, { dtype }) and .to(dtype)
+// agree: truncate toward zero, saturate at int64's range (int32: at its own),
+// NaN -> 0; uint8, int8 and int16 then wrap (the TypedArray store does).
+const TWO63 = 2 ** 63;
 function toBigInt(v) {
   if (typeof v === 'bigint') return BigInt.asIntN(64, v);
   const n = toNumber(v);
-  if (!Number.isFinite(n)) return -(2n ** 63n);
-  return BigInt.asIntN(64, BigInt(Math.trunc(n)));
+  if (n !== n) return 0n;
+  if (n >= TWO63) return 2n ** 63n - 1n;
+  if (n <= -TWO63) return -(2n ** 63n);
+  return BigInt(Math.trunc(n));
+}
+function toInt32Sat(n) {
+  if (n !== n) return 0;
+  if (n >= 2147483647) return 2147483647;
+  if (n <= -2147483648) return -2147483648;
+  return Math.trunc(n);
+}
+function toNarrowInt(n) { // before the wrapping store
+  if (n !== n) return 0;
+  if (n >= TWO63) return -1; // int64's max wraps to all ones
+  if (n <= -TWO63) return 0; // and its min to zero
+  return Math.trunc(n);
 }
 
 // ---- memory: tidy scopes and the garbage-collection safety net ----
@@ -475,10 +494,21 @@ export function createApi(M, info) {
       for (let i = 0; i < n; i++) dst[i] = floatToHalf(toNumber(values[i]));
     } else if (dtype === 'bfloat16') {
       for (let i = 0; i < n; i++) dst[i] = floatToBfloat(toNumber(values[i]));
+    } else if (dtype === 'int32' && !isIntArray(values)) {
+      for (let i = 0; i < n; i++) dst[i] = toInt32Sat(toNumber(values[i]));
+    } else if (dtype !== 'float32' && dtype !== 'float64' && !isIntArray(values)) {
+      for (let i = 0; i < n; i++) dst[i] = toNarrowInt(toNumber(values[i]));
     } else {
-      // TypedArray stores truncate toward zero and wrap, like C casts on wasm.
+      // floats, and integers to integers: the TypedArray store wraps, like C
       for (let i = 0; i < n; i++) dst[i] = toNumber(values[i]);
     }
+  }
+
+  // Integer TypedArrays convert by wrapping (C's integer casts); numbers and
+  // float arrays by the float rule above.
+  function isIntArray(v) {
+    return ArrayBuffer.isView(v) && !(v instanceof Float32Array) && !(v instanceof Float64Array) &&
+      !(typeof Float16Array === 'function' && v instanceof Float16Array);
   }
 
   // A plain loop: Array.from(subarray) costs ~2 us, more than a small op.

@@ -98,7 +98,10 @@ static void for_each_element(const weft_tensor* t, element_fn fn, void* ctx) {
 static weft_tensor* full_impl(const int64_t* sizes, int64_t ndim, double value, weft_dtype dtype,
                        weft_device device) {
   weft_tensor* t = weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
-  if (t) weft_fill_(t, value);
+  if (t && weft_fill_(t, value) != WEFT_OK) { /* a value the dtype cannot hold: PyTorch's overflow error */
+    weft_tensor_release(t);
+    return NULL;
+  }
   return t;
 }
 

@@ -119,3 +119,29 @@ test('fromNpy refuses a __proto__ key and a repeated key', async () => {
     new Uint8Array(4))), 'InvalidArgument', /header has the key 'shape' twice/);
   assert.deepEqual(counts(wt), before);
 });
+
+for (const variant of VARIANTS) {
+  test(`${variant}: float to integer conversions follow one rule on every path`, async () => {
+    const wt = await init({ variant });
+    const before = counts(wt);
+    const vals = [1e30, -1e30, NaN, Infinity, -Infinity, 3e9, -3.7, 255.9, 300, -1, 2 ** 53 + 2];
+    for (const dtype of ['int32', 'int64', 'int16', 'int8', 'uint8']) {
+      const fromJs = wt.tensor(vals, { dtype });
+      const f64 = wt.tensor(Float64Array.from(vals));
+      const viaCast = f64.to(dtype);
+      assert.deepEqual([...fromJs.data()], [...viaCast.data()], dtype);
+      const fromF32 = wt.tensor(Float32Array.from(vals), { dtype });
+      const f32 = wt.tensor(Float32Array.from(vals));
+      const viaCast32 = f32.to(dtype);
+      assert.deepEqual([...fromF32.data()], [...viaCast32.data()], `${dtype} from float32`);
+      for (const t of [fromJs, f64, viaCast, fromF32, f32, viaCast32]) t.dispose();
+    }
+    const i32 = wt.tensor([1e30, -1e30, NaN], { dtype: 'int32' });
+    assert.deepEqual(i32.toArray(), [2147483647, -2147483648, 0]);
+    i32.dispose();
+    // full used to return uninitialized memory when fill_ refused the value
+    throwsWeft(() => wt.full([2], 1e300, { dtype: 'int32' }), 'OverflowError', /cannot be converted to type int without overflow/);
+    throwsWeft(() => wt.full([2], 300, { dtype: 'int8' }), 'OverflowError');
+    assert.deepEqual(counts(wt), before);
+  });
+}
