@@ -358,7 +358,7 @@ function createMemoryTracker(M) {
 
 export function createApi(M, info) {
   const mem = createMemoryTracker(M);
-  const scratchBase = M._weft_wasm_scratch();
+  const scratchBase = M._weft_wasm_scratch() >>> 0;
   const buffer = () => (M.wasmMemory ? M.wasmMemory.buffer : M.HEAPU8.buffer);
   // One view, remade only when memory growth replaces the buffer (making a
   // view per call dominated the cost of small ops).

@@ -435,7 +435,7 @@ export function installOps(api, k) {
   }
 
   function withBytes(n, fn) {
-    const p = M._malloc(Math.max(n, 8));
+    const p = M._malloc(Math.max(n, 8)) >>> 0; // unsigned: the heap may pass 2 GB
     if (!p) throw new WeftError('OutOfMemory', 'ops: out of memory');
     try { return fn(p, n); } finally { M._free(p); }
   }

@@ -57,7 +57,7 @@ file(WRITE ${CMAKE_BINARY_DIR}/build-id.pre.js "Module['weftGlueBuildId'] = '${W
 set(WEFT_WASM_LINK_FLAGS
   -O3 -mbulk-memory --pre-js ${CMAKE_BINARY_DIR}/build-id.pre.js
   -sMODULARIZE=1 -sEXPORT_NAME=createWeft
-  -sALLOW_MEMORY_GROWTH=1
+  -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB
   -sEXPORTED_FUNCTIONS=${WEFT_WASM_EXPORTS_CSV}
   -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,wasmMemory -Wno-pthreads-mem-growth)
 if(WEFT_WASM_SIMD)
