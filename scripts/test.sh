@@ -3,6 +3,7 @@
 # the kernels are compiled for, then the JS tests:
 #   build/native-asan            native SSE2 kernels, ASan+UBSan
 #   build/native-scalar          native, WEFT_FORCE_SCALAR (the scalar kernels everywhere)
+#   build/native-tsan            native SSE2 kernels, ThreadSanitizer
 #   build/wasm-tests-threads     wasm SIMD + pthreads, under Node
 #   build/wasm-tests-nothreads   wasm SIMD single-threaded, under Node
 # then the browser tests (Chromium). Each stage prints its time.
@@ -36,6 +37,10 @@ stage_done "native C tests, SSE2, ASan+UBSan"
 # -O2 without NDEBUG: optimized, internal asserts still on
 ctest_dir build/native-scalar cmake -DWEFT_FORCE_SCALAR=ON -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS=-O2
 stage_done "native C tests, scalar kernels"
+# every C test under ThreadSanitizer: any report fails the run
+# (tests/c/test_parallel_stress.c churns thread counts, nests, raises errors in workers)
+ctest_dir build/native-tsan cmake -DWEFT_TSAN=ON -DCMAKE_BUILD_TYPE= "-DCMAKE_C_FLAGS=-O1 -g"
+stage_done "native C tests, ThreadSanitizer"
 for threads in ON OFF; do
   variant=threads
   [ "$threads" = ON ] || variant=nothreads

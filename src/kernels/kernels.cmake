@@ -18,9 +18,7 @@ set(WEFT_KERNEL_ONCE_SOURCES
 
 # No contraction into FMAs: every backend must round the same way.
 set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS} -ffp-contract=off)
-if(WEFT_SANITIZE)
-  list(APPEND WEFT_KERNEL_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-endif()
+list(APPEND WEFT_KERNEL_FLAGS ${WEFT_SAN_FLAGS})
 
 function(weft_kernel_backend name)
   add_library(weft_kernels_${name} OBJECT ${WEFT_KERNEL_SOURCES})
