@@ -22,11 +22,12 @@ struct weft_storage {
   int64_t nbytes;       /* requested size */
   size_t alloc_bytes;   /* size handed to the allocator (padding included); 0 for meta */
   void* data;           /* NULL for meta */
-  const weft_allocator* allocator;
+  const weft_allocator* allocator; /* data and this struct came from it */
 };
 
 struct weft_tensor {
   atomic_int refcount;
+  const weft_allocator* allocator; /* the one this struct came from */
   int32_t ndim;
   weft_dtype dtype;
   weft_device device;

@@ -7,29 +7,30 @@
 weft_storage* weft_storage_new(int64_t nbytes, weft_device device) {
   if (nbytes < 0) return weft__error_null(WEFT_INVALID_ARGUMENT, "storage: negative size %lld", (long long)nbytes);
   const weft_allocator* a = weft_get_allocator();
-  weft_storage* s = malloc(sizeof *s);
-  if (!s) return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %zu bytes", sizeof *s);
+  /* the data first: when memory runs out the error names the data's size */
+  void* data = NULL;
+  size_t alloc_bytes = 0;
+  if (device == WEFT_DEVICE_CPU) {
+    /* the padding lets SIMD loads run one vector past the last element */
+    if ((uint64_t)nbytes > (uint64_t)SIZE_MAX - WEFT_ALLOC_PADDING - WEFT_ALLOC_ALIGNMENT)
+      return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %lld bytes", (long long)nbytes);
+    alloc_bytes = (size_t)nbytes + WEFT_ALLOC_PADDING;
+    data = a->alloc(a->ctx, alloc_bytes);
+    if (!data)
+      return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %lld bytes", (long long)nbytes);
+  }
+  /* the metadata through the allocator too, so an injected failure reaches it */
+  weft_storage* s = a->alloc(a->ctx, sizeof *s);
+  if (!s) {
+    if (data) a->free(a->ctx, data, alloc_bytes);
+    return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %zu bytes", sizeof *s);
+  }
   atomic_init(&s->refcount, 1);
   s->device = device;
   s->nbytes = nbytes;
-  s->alloc_bytes = 0;
-  s->data = NULL;
+  s->alloc_bytes = alloc_bytes;
+  s->data = data;
   s->allocator = a;
-  if (device == WEFT_DEVICE_CPU) {
-    /* the padding lets SIMD loads run one vector past the last element */
-    if ((uint64_t)nbytes > (uint64_t)SIZE_MAX - WEFT_ALLOC_PADDING - WEFT_ALLOC_ALIGNMENT) {
-      free(s);
-      return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %lld bytes",
-                              (long long)nbytes);
-    }
-    s->alloc_bytes = (size_t)nbytes + WEFT_ALLOC_PADDING;
-    s->data = a->alloc(a->ctx, s->alloc_bytes);
-    if (!s->data) {
-      free(s);
-      return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %lld bytes",
-                              (long long)nbytes);
-    }
-  }
   weft__stats_storage(1, nbytes, device == WEFT_DEVICE_META);
   return s;
 }
@@ -44,7 +45,7 @@ void weft_storage_release(weft_storage* s) {
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
   if (s->data) s->allocator->free(s->allocator->ctx, s->data, s->alloc_bytes);
   weft__stats_storage(-1, s->nbytes, s->device == WEFT_DEVICE_META);
-  free(s);
+  s->allocator->free(s->allocator->ctx, s, sizeof *s);
 }
 
 void* weft_storage_data(const weft_storage* s) { return s->data; }

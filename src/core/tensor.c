@@ -114,8 +114,11 @@ void weft__tensor_refresh(weft_tensor* t) {
 
 weft_tensor* weft__tensor_new(weft_storage* s, const int64_t* sizes, const int64_t* strides,
                               int64_t ndim, int64_t offset, weft_dtype dtype) {
-  weft_tensor* t = malloc(sizeof *t);
+  /* metadata through the allocator too, so an injected failure reaches it */
+  const weft_allocator* a = weft_get_allocator();
+  weft_tensor* t = a->alloc(a->ctx, sizeof *t);
   if (!t) return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %zu bytes", sizeof *t);
+  t->allocator = a;
   atomic_init(&t->refcount, 1);
   t->ndim = (int32_t)ndim;
   t->dtype = dtype;
@@ -141,7 +144,7 @@ void weft_tensor_release(weft_tensor* t) {
   if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
   weft_storage_release(t->storage);
   weft__stats_tensor(-1);
-  free(t);
+  t->allocator->free(t->allocator->ctx, t, sizeof *t);
 }
 
 int32_t weft_tensor_refcount(const weft_tensor* t) { return atomic_load(&((weft_tensor*)t)->refcount); }
