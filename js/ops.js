@@ -311,6 +311,12 @@ export function installOps(api, k) {
             break;
           case 'INT': params.push(v); break;
           case 'OPT_INT': params.push(v === null ? INT64_MIN_AS_DOUBLE : v); break;
+          case 'OPT_INT_LIST':
+            if (v === null) {
+              params.push(0, 0);
+              break;
+            }
+          // falls through
           case 'INT_LIST': {
             if (v.length > LIST_LEN || slot >= LIST_SLOTS) return undefined;
             f64().set(v, slot * LIST_LEN);

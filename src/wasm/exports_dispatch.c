@@ -228,6 +228,9 @@ __attribute__((unused)) static weft_scalar wj_scalar(int tag, double v) {
 #define WJ_P_INT_LIST(n) , const double* n, int n##_len
 #define WJ_C_INT_LIST(n) int64_t n##_buf[WEFT_MAX_DIMS];
 #define WJ_A_INT_LIST(n) , wj_list(n, n##_len, n##_buf), (int64_t)n##_len
+#define WJ_P_OPT_INT_LIST WJ_P_INT_LIST
+#define WJ_C_OPT_INT_LIST WJ_C_INT_LIST
+#define WJ_A_OPT_INT_LIST(n) , (n ? wj_list(n, n##_len, n##_buf) : NULL), (int64_t)n##_len
 #define WJ_P_DOUBLE(n) , double n
 #define WJ_C_DOUBLE WJ_NOCONV
 #define WJ_A_DOUBLE WJ_SAME
