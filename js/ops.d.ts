@@ -1,6 +1,7 @@
 // Types for js/ops.js: the op table from JS (wt.ops, wt.trace, wt.explain and
 // the functions and methods generated from the registry at init).
 import type { DType, DTypeName, MemoryFormat, Shape, ShapeArgs, Tensor } from './weft.js';
+import type { ReduceFunctions, ReduceTensorOps, ReductionPlan } from './reduce.js';
 
 /** A tensor operand; JS numbers and booleans act as PyTorch's Python scalars. */
 export type Operand = Tensor | number | boolean | bigint;
@@ -45,6 +46,8 @@ export interface ExplainPlan {
   loop: 'vectorized' | 'scalar-broadcast' | 'transpose' | 'strided';
   /** Parallel chunks at the current thread count. */
   chunks: number;
+  /** Reductions only. */
+  reduction?: ReductionPlan;
 }
 
 /** What ops.call and explain accept: converted by the op's schema; a trailing plain object holds keywords. */
@@ -73,6 +76,7 @@ type Unary = 'neg' | 'abs' | 'sign' | 'exp' | 'log' | 'log1p' | 'expm1' | 'sqrt'
 type WithAlpha = 'add' | 'sub';
 
 export type OpsFunctions =
+  & ReduceFunctions
   & { [K in WithAlpha]: (self: Operand, other: Operand, options?: AlphaOptions) => Tensor }
   & { [K in Binary]: (self: Operand, other: Operand, options?: OutOptions) => Tensor }
   & { [K in Unary]: (self: Tensor, options?: OutOptions) => Tensor }
@@ -102,6 +106,7 @@ type InplaceBinary = `${WithAlpha | Binary}_`;
 type InplaceUnary = `${Unary}_`;
 
 export type TensorOps =
+  & ReduceTensorOps
   & { [K in WithAlpha]: (other: Operand, options?: AlphaOptions) => Tensor }
   & { [K in Binary]: (other: Operand, options?: OutOptions) => Tensor }
   & { [K in Unary]: (options?: OutOptions) => Tensor }

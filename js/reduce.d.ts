@@ -1,0 +1,54 @@
+// Types for the reductions of the op table (src/ops/reduce.def): PyTorch's
+// positional order, options last. A dim is a number or a list; none (or [])
+// reduces every dim.
+import type { DTypeName, Tensor } from './weft.js';
+
+export type Dims = number | readonly number[];
+export interface ReduceOptions {
+  keepdim?: boolean;
+  /** The result dtype; the input is converted to it first (PyTorch's dtype=). */
+  dtype?: DTypeName;
+  out?: Tensor;
+}
+export interface MinMaxOptions {
+  keepdim?: boolean;
+  out?: Tensor;
+}
+
+/** explain()'s reduction fields (TensorIterator in reduction mode). */
+export interface ReductionPlan {
+  /** The input's dims that are reduced. */
+  reducedDims: number[];
+  /** inner: rows contiguous in the input; outer: vectorized across the kept dim. */
+  kind: 'none' | 'inner' | 'outer' | 'strided';
+  numOutputs: number;
+  reduceSize: number;
+  /** How threads share the work: over outputs, or over the reduced range with partials. */
+  split: 'serial' | 'outputs' | 'reduced';
+  /** The iterator dim cut for the threads (-1: serial). */
+  splitDim: number;
+  chunks: number;
+  accDtype: string;
+}
+
+export interface ReduceFunctions {
+  sum(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
+  sum(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
+  mean(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
+  mean(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
+  prod(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
+  prod(self: Tensor, dim: number, options?: ReduceOptions): Tensor;
+  amax(self: Tensor, dim?: Dims, options?: MinMaxOptions): Tensor;
+  amin(self: Tensor, dim?: Dims, options?: MinMaxOptions): Tensor;
+}
+
+export interface ReduceTensorOps {
+  sum(options?: { dtype?: DTypeName }): Tensor;
+  sum(dim: Dims | null, options?: ReduceOptions): Tensor;
+  mean(options?: { dtype?: DTypeName }): Tensor;
+  mean(dim: Dims | null, options?: ReduceOptions): Tensor;
+  prod(options?: { dtype?: DTypeName }): Tensor;
+  prod(dim: number, options?: ReduceOptions): Tensor;
+  amax(dim?: Dims, options?: MinMaxOptions): Tensor;
+  amin(dim?: Dims, options?: MinMaxOptions): Tensor;
+}

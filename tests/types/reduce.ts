@@ -1,0 +1,26 @@
+// The reductions' declarations (js/reduce.d.ts), checked by tsc --noEmit with example.ts.
+import { init } from 'weft';
+import type { ReductionPlan, Tensor } from 'weft';
+
+async function reductions() {
+  const wt = await init();
+  const x: Tensor = wt.rand([2, 3, 4]);
+  const a: Tensor = wt.sum(x);
+  const b: Tensor = wt.sum(x, 1, { keepdim: true, dtype: 'float64' });
+  const c: Tensor = x.sum([0, 2]);
+  const d: Tensor = x.mean(-1, { keepdim: true });
+  const e: Tensor = wt.prod(x, 0, { dtype: 'float64' });
+  const f: Tensor = wt.amax(x, [1, 2], { keepdim: false });
+  const g: Tensor = x.amin();
+  const out = wt.empty([0]);
+  wt.sum(x, 0, { out });
+  const plan = wt.explain('sum', x, [2]);
+  const r: ReductionPlan | undefined = plan?.reduction;
+  console.log(a, b, c, d, e, f, g, r?.split, r?.accDtype);
+  // @ts-expect-error prod takes one dim
+  wt.prod(x, [0, 1]);
+  // @ts-expect-error keepdim is a boolean
+  x.sum(0, { keepdim: 1 });
+}
+
+reductions();
