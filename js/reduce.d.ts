@@ -40,6 +40,12 @@ export interface ReduceFunctions {
   prod(self: Tensor, dim: number, options?: ReduceOptions): Tensor;
   amax(self: Tensor, dim?: Dims, options?: MinMaxOptions): Tensor;
   amin(self: Tensor, dim?: Dims, options?: MinMaxOptions): Tensor;
+  /** Without a dim: the largest element (NaN wins), as a 0-dim tensor. */
+  max(self: Tensor): Tensor;
+  min(self: Tensor): Tensor;
+  /** int64 indices; no dim: into the flattened input. The first index of ties; NaN wins. */
+  argmax(self: Tensor, dim?: number | null, options?: MinMaxOptions): Tensor;
+  argmin(self: Tensor, dim?: number | null, options?: MinMaxOptions): Tensor;
 }
 
 export interface ReduceTensorOps {
@@ -51,4 +57,8 @@ export interface ReduceTensorOps {
   prod(dim: number, options?: ReduceOptions): Tensor;
   amax(dim?: Dims, options?: MinMaxOptions): Tensor;
   amin(dim?: Dims, options?: MinMaxOptions): Tensor;
+  max(): Tensor;
+  min(): Tensor;
+  argmax(dim?: number | null, options?: MinMaxOptions): Tensor;
+  argmin(dim?: number | null, options?: MinMaxOptions): Tensor;
 }

@@ -27,9 +27,9 @@
 #include "ops/ops.h"
 #include "weft/iter.h"
 
-typedef enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN } rop;
+typedef enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN, R_ARGMAX, R_ARGMIN } rop;
 
-static const char* const rop_names[] = {"sum", "mean", "prod", "amax", "amin"};
+static bool is_arg(rop op) { return op == R_ARGMAX || op == R_ARGMIN; }
 
 /* c10's TypeMeta names, which "Expected out tensor to have dtype ..." uses */
 static const char* meta_name(weft_dtype t) {
@@ -49,8 +49,17 @@ typedef struct {
   weft_dtype dtype;  /* the result's */
   int64_t count;     /* input elements per result element */
   weft_tensor* result;
+  weft_tensor* values; /* argmax/argmin: the best values so far (self's dtype) */
+  weft_tensor* index;  /* argmax/argmin: each element's index along the reduced dims */
   weft_iter it;
 } reduction;
+
+static void release_all(reduction* r) {
+  weft_tensor_release(r->result);
+  weft_tensor_release(r->values);
+  weft_tensor_release(r->index);
+  r->result = r->values = r->index = NULL;
+}
 
 static weft_status dim_mask(reduction* r, const int64_t* dims, int64_t n) {
   int nd = r->self->ndim;
@@ -99,6 +108,10 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
                            weft__torch_scalar_name(r->dtype));
       }
       break;
+    case R_ARGMAX:
+    case R_ARGMIN:
+      r->dtype = WEFT_INT64;
+      break;
     case R_AMAX:
     case R_AMIN:
       r->dtype = in;
@@ -114,6 +127,9 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
     return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", r->name,
                        meta_name(r->dtype), meta_name(out->dtype));
   }
+  if (is_arg(r->op) && r->self->numel > 0 && in == WEFT_BOOL) {
+    return weft__error(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for 'Bool'", r->name, r->name);
+  }
   /* the kernel's dtype check: an empty input never reaches the kernel */
   if (r->op == R_PROD && r->self->numel > 0 && (r->dtype == WEFT_FLOAT16 || r->dtype == WEFT_BFLOAT16)) {
     return weft__error(WEFT_TYPE_ERROR, "prod: \"prod_cpu\" not implemented for '%s'",
@@ -124,14 +140,12 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
 
 /* amax/amin have no identity: an empty reduction is an error. */
 static weft_status check_empty(const reduction* r, bool dims_given) {
-  if (r->op != R_AMAX && r->op != R_AMIN) return WEFT_OK;
+  if (r->op != R_AMAX && r->op != R_AMIN && !is_arg(r->op)) return WEFT_OK;
   const weft_tensor* s = r->self;
   if (s->numel != 0) return WEFT_OK;
   if (!dims_given) {
-    return weft__error(WEFT_INDEX_ERROR,
-                       "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                       "reduction dim with the 'dim' argument.",
-                       r->name);
+    return weft__error(WEFT_INDEX_ERROR, "%s(): Expected reduction dim to be specified for input.numel() == 0.%s",
+                       r->name, is_arg(r->op) ? "" : " Specify the reduction dim with the 'dim' argument.");
   }
   for (int d = 0; d < s->ndim; d++) {
     if ((r->mask >> d & 1) && s->sizes[d] == 0) {
@@ -172,9 +186,8 @@ static weft_status make_result(reduction* r, weft_tensor* out) {
 }
 
 /* review_reduce_result: the result seen with self's shape, stride 0 on the reduced dims. */
-static weft_tensor* reduce_view(const reduction* r) {
+static weft_tensor* reduce_view(const reduction* r, const weft_tensor* res) {
   const weft_tensor* s = r->self;
-  const weft_tensor* res = r->result;
   int64_t strides[WEFT_MAX_DIMS];
   int k = 0;
   for (int d = 0; d < s->ndim; d++) {
@@ -188,11 +201,42 @@ static weft_tensor* reduce_view(const reduction* r) {
   return weft__tensor_new(res->storage, s->sizes, strides, s->ndim, res->storage_offset, res->dtype);
 }
 
-static weft_status meta(reduction* r, rop op, const weft_tensor* self, const int64_t* dims, int64_t ndims,
-                        bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
+/* argmax/argmin's extra operands: a values buffer shaped as the result, and
+ * the index of every element along the reduced dims (row-major over them,
+ * 0 along the kept ones), which the loop reads as an input: indices stay
+ * right whatever order and split the iterator picks. */
+static weft_status make_arg_operands(reduction* r) {
+  const weft_tensor* s = r->self;
+  const weft_tensor* res = r->result;
+  int64_t strides[WEFT_MAX_DIMS] = {0};
+  weft__strides_for_format(res->sizes, res->ndim, WEFT_CONTIGUOUS_FORMAT, strides);
+  r->values = weft__tensor_alloc(r->name, res->sizes, strides, res->ndim, s->dtype, s->device);
+  if (!r->values) return weft_last_status();
+  int64_t n = r->count, one = 1;
+  r->index = weft__tensor_alloc(r->name, &n, &one, 1, WEFT_INT64, s->device);
+  if (!r->index) return weft_last_status();
+  if (s->device != WEFT_DEVICE_META) {
+    int64_t* p = weft_tensor_data_ptr(r->index);
+    for (int64_t i = 0; i < n; i++) p[i] = i;
+  }
+  return WEFT_OK;
+}
+
+static weft_tensor* index_view(const reduction* r) {
+  const weft_tensor* s = r->self;
+  int64_t strides[WEFT_MAX_DIMS], next = 1;
+  for (int d = s->ndim - 1; d >= 0; d--) {
+    strides[d] = r->mask >> d & 1 ? next : 0;
+    if (r->mask >> d & 1) next *= s->sizes[d];
+  }
+  return weft__tensor_new(r->index->storage, s->sizes, strides, s->ndim, 0, WEFT_INT64);
+}
+
+static weft_status meta(reduction* r, rop op, const char* name, const weft_tensor* self, const int64_t* dims,
+                        int64_t ndims, bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
   memset(r, 0, sizeof *r);
   r->op = op;
-  r->name = rop_names[op];
+  r->name = name;
   r->self = self;
   r->keepdim = keepdim;
   weft_status s;
@@ -200,21 +244,31 @@ static weft_status meta(reduction* r, rop op, const weft_tensor* self, const int
   if ((s = result_dtype(r, opt_dtype, out)) != WEFT_OK) return s;
   if ((s = check_empty(r, dims_given && ndims > 0)) != WEFT_OK) return s;
   if ((s = make_result(r, out)) != WEFT_OK) return s;
-  weft_tensor* view = reduce_view(r);
-  if (!view) {
-    weft_tensor_release(r->result);
+  if (is_arg(op) && (s = make_arg_operands(r)) != WEFT_OK) {
+    release_all(r);
+    return s;
+  }
+  weft_tensor* view = reduce_view(r, r->result);
+  weft_tensor* vview = is_arg(op) && view ? reduce_view(r, r->values) : NULL;
+  weft_tensor* iview = vview ? index_view(r) : NULL;
+  if (!view || (is_arg(op) && !iview)) {
+    weft_tensor_release(view);
+    weft_tensor_release(vview);
+    release_all(r);
     return weft_last_status();
   }
   weft_iter_config c = weft_iter_config_init();
   weft_iter_config_set_op_name(&c, r->name);
   weft_iter_config_add_owned_output(&c, view);
+  if (vview) weft_iter_config_add_owned_output(&c, vview);
   weft_iter_config_add_input(&c, self);
+  if (iview) weft_iter_config_add_owned_input(&c, iview);
   weft_iter_config_check_mem_overlap(&c, false);
   weft_iter_config_resize_outputs(&c, false);
   weft_iter_config_check_all_same_dtype(&c, false);
   weft_iter_config_is_reduction(&c, true);
   if ((s = weft_iter_build(&c, &r->it)) != WEFT_OK) {
-    weft_tensor_release(r->result);
+    release_all(r);
     return s;
   }
   return WEFT_OK;
@@ -271,6 +325,7 @@ static inline float comb_f32(rop op, float a, float b) {
     case R_PROD: return a * b;
     case R_AMAX: return (float)max_nan(a, b);
     case R_AMIN: return (float)min_nan(a, b);
+    case R_ARGMAX: case R_ARGMIN: break; /* arg_loop */
   }
   return a;
 }
@@ -280,6 +335,7 @@ static inline double comb_f64(rop op, double a, double b) {
     case R_PROD: return a * b;
     case R_AMAX: return max_nan(a, b);
     case R_AMIN: return min_nan(a, b);
+    case R_ARGMAX: case R_ARGMIN: break; /* arg_loop */
   }
   return a;
 }
@@ -289,6 +345,7 @@ static inline int64_t comb_i64(rop op, int64_t a, int64_t b) {
     case R_PROD: return (int64_t)((uint64_t)a * (uint64_t)b);
     case R_AMAX: return a > b ? a : b;
     case R_AMIN: return a < b ? a : b;
+    case R_ARGMAX: case R_ARGMIN: break; /* arg_loop */
   }
   return a;
 }
@@ -416,6 +473,49 @@ static void reduce_combine(void* p, char** out, char** part) {
   }
 }
 
+/* argmax/argmin: is (v, iv) better than (b, ib)? NaN wins, then the
+ * larger (smaller) value, then the lower index. */
+static inline bool arg_better(rop op, weft__value v, int64_t iv, weft__value b, int64_t ib) {
+  if (v.is_float) {
+    bool vn = v.f != v.f, bn = b.f != b.f;
+    if (vn || bn) return vn && (!bn || iv < ib);
+    if (v.f == b.f) return iv < ib;
+    return op == R_ARGMAX ? v.f > b.f : v.f < b.f;
+  }
+  if (v.i == b.i) return iv < ib;
+  return op == R_ARGMAX ? v.i > b.i : v.i < b.i;
+}
+
+/* operands: indices out, values out, self, index */
+static void arg_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
+  const rctx* c = p;
+  for (int64_t j = 0; j < n1; j++)
+    for (int64_t i = 0; i < n0; i++) {
+      char* oi = data[0] + i * s[0] + j * s[4];
+      char* ov = data[1] + i * s[1] + j * s[5];
+      weft__value v = weft__load(data[2] + i * s[2] + j * s[6], c->in);
+      int64_t iv, ib;
+      memcpy(&iv, data[3] + i * s[3] + j * s[7], 8);
+      memcpy(&ib, oi, 8);
+      if (arg_better(c->op, v, iv, weft__load(ov, c->in), ib)) {
+        weft__store(ov, c->in, v);
+        memcpy(oi, &iv, 8);
+      }
+    }
+}
+
+static void arg_combine(void* p, char** out, char** part) {
+  const rctx* c = p;
+  int64_t iv, ib;
+  memcpy(&iv, part[0], 8);
+  memcpy(&ib, out[0], 8);
+  weft__value v = weft__load(part[1], c->in);
+  if (arg_better(c->op, v, iv, weft__load(out[1], c->in), ib)) {
+    weft__store(out[1], c->in, v);
+    memcpy(out[0], &iv, 8);
+  }
+}
+
 /* ---- impl ---- */
 
 static double identity(rop op, weft_dtype t) {
@@ -429,6 +529,7 @@ static double identity(rop op, weft_dtype t) {
       if (t == WEFT_BOOL) return 1;
       if (t == WEFT_UINT8) return 255;
       return ldexp(1, (int)weft_dtype_size(t) * 8 - 1) - 1; /* int64: 2^63, saturated on store */
+    case R_ARGMAX: case R_ARGMIN: break;
   }
   return 0;
 }
@@ -456,73 +557,109 @@ static void divide(weft_tensor* res, int64_t count) {
   }
 }
 
-static weft_tensor* run(rop op, const weft_tensor* self, const int64_t* dims, int64_t ndims, bool dims_given,
-                        bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
+static weft_tensor* run(rop op, const char* name, const weft_tensor* self, const int64_t* dims, int64_t ndims,
+                        bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
   reduction r;
-  if (meta(&r, op, self, dims, ndims, dims_given, keepdim, opt_dtype, out) != WEFT_OK) return NULL;
+  if (meta(&r, op, name, self, dims, ndims, dims_given, keepdim, opt_dtype, out) != WEFT_OK) return NULL;
   weft_status s = WEFT_OK;
   if (!r.it.is_meta) {
-    if (!weft_explaining() && r.result->numel > 0) s = weft_fill_(r.result, identity(op, r.dtype));
+    bool fill = !weft_explaining() && r.result->numel > 0;
     rctx c = {op, self->dtype, r.dtype, weft__kernels()};
-    if (s == WEFT_OK) {
-      s = weft_iter_reduce_for_each(&r.it, reduce_loop, reduce_combine, &c, WEFT_GRAIN_SIZE, acc_dtype(r.dtype));
+    if (is_arg(op)) {
+      if (fill) s = weft_fill_(r.result, 9223372036854775807.0); /* saturates to INT64_MAX: no index yet */
+      if (fill && s == WEFT_OK) s = weft_fill_(r.values, identity(op == R_ARGMAX ? R_AMAX : R_AMIN, self->dtype));
+      if (s == WEFT_OK) {
+        s = weft_iter_reduce_for_each(&r.it, arg_loop, arg_combine, &c, WEFT_GRAIN_SIZE, self->dtype);
+      }
+    } else {
+      if (fill) s = weft_fill_(r.result, identity(op, r.dtype));
+      if (s == WEFT_OK) {
+        s = weft_iter_reduce_for_each(&r.it, reduce_loop, reduce_combine, &c, WEFT_GRAIN_SIZE, acc_dtype(r.dtype));
+      }
     }
     if (s == WEFT_OK && op == R_MEAN && !weft_explaining()) divide(r.result, r.count);
   }
   weft_iter_destroy(&r.it);
+  weft_tensor* result = weft_tensor_retain(r.result);
+  release_all(&r);
   if (s != WEFT_OK) {
-    weft_tensor_release(r.result);
+    weft_tensor_release(result);
     return NULL;
   }
-  return r.result;
+  return result;
 }
 
 /* ---- kernels (CPU and Meta) ---- */
 
 static weft_tensor* k_sum(const weft_tensor* self, weft_dtype dtype) {
-  return run(R_SUM, self, NULL, 0, false, false, dtype, NULL);
+  return run(R_SUM, "sum", self, NULL, 0, false, false, dtype, NULL);
 }
 static weft_tensor* k_sum_dim(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim, weft_dtype dtype) {
-  return run(R_SUM, self, dim, n, true, keepdim, dtype, NULL);
+  return run(R_SUM, "sum", self, dim, n, true, keepdim, dtype, NULL);
 }
 static weft_tensor* k_sum_out(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim, weft_dtype dtype,
                               weft_tensor* out) {
-  return run(R_SUM, self, dim, n, true, keepdim, dtype, out);
+  return run(R_SUM, "sum", self, dim, n, true, keepdim, dtype, out);
 }
 static weft_tensor* k_mean(const weft_tensor* self, weft_dtype dtype) {
-  return run(R_MEAN, self, NULL, 0, false, false, dtype, NULL);
+  return run(R_MEAN, "mean", self, NULL, 0, false, false, dtype, NULL);
 }
 static weft_tensor* k_mean_dim(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim,
                                weft_dtype dtype) {
-  return run(R_MEAN, self, dim, n, true, keepdim, dtype, NULL);
+  return run(R_MEAN, "mean", self, dim, n, true, keepdim, dtype, NULL);
 }
 static weft_tensor* k_mean_out(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim,
                                weft_dtype dtype, weft_tensor* out) {
-  return run(R_MEAN, self, dim, n, true, keepdim, dtype, out);
+  return run(R_MEAN, "mean", self, dim, n, true, keepdim, dtype, out);
 }
 static weft_tensor* k_prod(const weft_tensor* self, weft_dtype dtype) {
-  return run(R_PROD, self, NULL, 0, false, false, dtype, NULL);
+  return run(R_PROD, "prod", self, NULL, 0, false, false, dtype, NULL);
 }
 static weft_tensor* k_prod_dim(const weft_tensor* self, int64_t dim, bool keepdim, weft_dtype dtype) {
-  return run(R_PROD, self, &dim, 1, true, keepdim, dtype, NULL);
+  return run(R_PROD, "prod", self, &dim, 1, true, keepdim, dtype, NULL);
 }
 static weft_tensor* k_prod_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_dtype dtype,
                                weft_tensor* out) {
-  return run(R_PROD, self, &dim, 1, true, keepdim, dtype, out);
+  return run(R_PROD, "prod", self, &dim, 1, true, keepdim, dtype, out);
 }
 static weft_tensor* k_amax(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim) {
-  return run(R_AMAX, self, dim, n, true, keepdim, (weft_dtype)-1, NULL);
+  return run(R_AMAX, "amax", self, dim, n, true, keepdim, (weft_dtype)-1, NULL);
 }
 static weft_tensor* k_amax_out(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim,
                                weft_tensor* out) {
-  return run(R_AMAX, self, dim, n, true, keepdim, (weft_dtype)-1, out);
+  return run(R_AMAX, "amax", self, dim, n, true, keepdim, (weft_dtype)-1, out);
 }
 static weft_tensor* k_amin(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim) {
-  return run(R_AMIN, self, dim, n, true, keepdim, (weft_dtype)-1, NULL);
+  return run(R_AMIN, "amin", self, dim, n, true, keepdim, (weft_dtype)-1, NULL);
 }
 static weft_tensor* k_amin_out(const weft_tensor* self, const int64_t* dim, int64_t n, bool keepdim,
                                weft_tensor* out) {
-  return run(R_AMIN, self, dim, n, true, keepdim, (weft_dtype)-1, out);
+  return run(R_AMIN, "amin", self, dim, n, true, keepdim, (weft_dtype)-1, out);
+}
+
+static weft_tensor* k_max(const weft_tensor* self) {
+  return run(R_AMAX, "max", self, NULL, 0, false, false, (weft_dtype)-1, NULL);
+}
+static weft_tensor* k_min(const weft_tensor* self) {
+  return run(R_AMIN, "min", self, NULL, 0, false, false, (weft_dtype)-1, NULL);
+}
+/* dim None (INT64_MIN): the flattened input */
+static weft_tensor* arg(rop op, const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out) {
+  bool given = dim != INT64_MIN;
+  return run(op, op == R_ARGMAX ? "argmax" : "argmin", self, given ? &dim : NULL, given, given, keepdim,
+             (weft_dtype)-1, out);
+}
+static weft_tensor* k_argmax(const weft_tensor* self, int64_t dim, bool keepdim) {
+  return arg(R_ARGMAX, self, dim, keepdim, NULL);
+}
+static weft_tensor* k_argmax_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out) {
+  return arg(R_ARGMAX, self, dim, keepdim, out);
+}
+static weft_tensor* k_argmin(const weft_tensor* self, int64_t dim, bool keepdim) {
+  return arg(R_ARGMIN, self, dim, keepdim, NULL);
+}
+static weft_tensor* k_argmin_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out) {
+  return arg(R_ARGMIN, self, dim, keepdim, out);
 }
 
 #define BOTH(op, fn)          \
@@ -543,5 +680,11 @@ weft_status weft__reduce_register(void) {
   BOTH(amax_out, k_amax_out);
   BOTH(amin, k_amin);
   BOTH(amin_out, k_amin_out);
+  BOTH(max, k_max);
+  BOTH(min, k_min);
+  BOTH(argmax, k_argmax);
+  BOTH(argmax_out, k_argmax_out);
+  BOTH(argmin, k_argmin);
+  BOTH(argmin_out, k_argmin_out);
   return WEFT_OK;
 }

@@ -12,6 +12,12 @@ async function reductions() {
   const e: Tensor = wt.prod(x, 0, { dtype: 'float64' });
   const f: Tensor = wt.amax(x, [1, 2], { keepdim: false });
   const g: Tensor = x.amin();
+  const i: Tensor = wt.argmax(x, 1, { keepdim: true });
+  const j: Tensor = x.argmin();
+  const m: Tensor = wt.max(x);
+  console.log(i, j, m, x.min());
+  // @ts-expect-error argmax takes one dim
+  x.argmax([0, 1]);
   const out = wt.empty([0]);
   wt.sum(x, 0, { out });
   const plan = wt.explain('sum', x, [2]);
