@@ -236,7 +236,8 @@ void weft_dim_counter_increment(weft_dim_counter* dc, const int64_t step[2]);
  * The loop accumulates: out = combine(out, in...) along the reduced dims,
  * from what the outputs hold (the op fills them with its identity first).
  * Threads split the work one of two ways (PyTorch's parallel_reduce):
- *   outputs  the largest kept dim is cut into ranges, one sub-iterator each;
+ *   outputs  the outermost kept dim with a range for every thread is cut
+ *            into ranges, one sub-iterator each;
  *            every output element is written by one thread.
  *   reduced  too few outputs for the threads (a full reduction, sum(dim=0)
  *            of a tall matrix): the largest reduced dim is cut into K ranges;

@@ -80,7 +80,13 @@ void weft_iter_reduce_plan(const weft_iter* it, int64_t grain, weft_reduce_plan*
   if (grain < 1) grain = 1;
   int threads = weft_get_num_threads();
   if (numel < grain || threads <= 1 || weft_in_parallel_region()) return;
-  int kept = largest_dim(it, false), red = largest_dim(it, true);
+  /* the outermost kept dim that gives every thread work (cutting an inner one
+   * would make each thread stream narrow strips of every row), else the largest */
+  int kept = -1;
+  for (int d = it->ndim - 1; d >= 0 && kept < 0; d--)
+    if (!is_reduced(it, d) && it->shape[d] >= threads) kept = d;
+  if (kept < 0) kept = largest_dim(it, false);
+  int red = largest_dim(it, true);
   if (kept >= 0 && it->shape[kept] >= threads) {
     p->split = WEFT_REDUCE_SPLIT_OUTPUTS;
     p->split_dim = kept;

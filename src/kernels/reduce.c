@@ -5,8 +5,9 @@
  *                 the error grows with log(n), not n (PyTorch's cascade_sum).
  *   f32_rmax/min  a contiguous row's max/min; NaN wins (torch.amax).
  *   f32_vsum_rows y[j] += sum over rows of x[row][j]: the outer reduction,
- *                 vectorized across the kept dim; rows are summed in blocks
- *                 of 128 into a running total (two-level cascade).
+ *                 vectorized across the kept dim: panels of 64 columns,
+ *                 rows streamed in memory order, summed in blocks of 128
+ *                 into a running total (two-level cascade).
  * The lanes are combined in a fixed order, so every backend (vec_scalar.h
  * has wasm's semantics) gives the same bits. */
 #include <math.h>
@@ -79,34 +80,29 @@ RMINMAX(rmax, wv_f32x4_max, max1)
 RMINMAX(rmin, wv_f32x4_min, min1)
 
 #define ROW(i) ((const float*)((const char*)x + (i) * row_stride) + j)
+#define PANEL 16 /* vectors: 64 columns a pass, rows streamed in order */
 
 void WEFT_UKERNEL(f32_vsum_rows, u8)(size_t rows, size_t cols, const float* x, size_t row_stride,
                                      float* y) {
-  size_t j = 0;
-  for (; j + 8 <= cols; j += 8) {
-    wv128 t0 = wv_v128_zero(), t1 = t0;
+  for (size_t j = 0; j < cols; j += PANEL * 4) {
+    size_t w = cols - j < PANEL * 4 ? cols - j : PANEL * 4;
+    size_t nv = w / 4, tail = (w % 4) * 4; /* whole vectors, bytes of the partial one */
+    wv128 acc[PANEL + 1], tot[PANEL + 1];
+    for (size_t v = 0; v <= nv; v++) tot[v] = wv_v128_zero();
     for (size_t r0 = 0; r0 < rows; r0 += 128) {
       size_t r1 = rows - r0 < 128 ? rows : r0 + 128;
-      wv128 a0 = wv_v128_zero(), a1 = a0;
+      for (size_t v = 0; v <= nv; v++) acc[v] = wv_v128_zero();
       for (size_t r = r0; r < r1; r++) {
-        a0 = wv_f32x4_add(a0, wv_v128_load(ROW(r)));
-        a1 = wv_f32x4_add(a1, wv_v128_load(ROW(r) + 4));
+        const float* p = ROW(r);
+        for (size_t v = 0; v < nv; v++) acc[v] = wv_f32x4_add(acc[v], wv_v128_load(p + 4 * v));
+        if (tail) acc[nv] = wv_f32x4_add(acc[nv], wv_v128_load_partial(p + 4 * nv, tail));
       }
-      t0 = wv_f32x4_add(t0, a0);
-      t1 = wv_f32x4_add(t1, a1);
+      for (size_t v = 0; v <= nv; v++) tot[v] = wv_f32x4_add(tot[v], acc[v]);
     }
-    wv_v128_store(y + j, wv_f32x4_add(wv_v128_load(y + j), t0));
-    wv_v128_store(y + j + 4, wv_f32x4_add(wv_v128_load(y + j + 4), t1));
-  }
-  for (; j < cols; j += 4) {
-    size_t nb = (cols - j < 4 ? cols - j : 4) * 4;
-    wv128 t = wv_v128_zero();
-    for (size_t r0 = 0; r0 < rows; r0 += 128) {
-      size_t r1 = rows - r0 < 128 ? rows : r0 + 128;
-      wv128 a = wv_v128_zero();
-      for (size_t r = r0; r < r1; r++) a = wv_f32x4_add(a, wv_v128_load_partial(ROW(r), nb));
-      t = wv_f32x4_add(t, a);
+    for (size_t v = 0; v < nv; v++) wv_v128_store(y + j + 4 * v, wv_f32x4_add(wv_v128_load(y + j + 4 * v), tot[v]));
+    if (tail) {
+      float* q = y + j + 4 * nv;
+      wv_v128_store_partial(q, wv_f32x4_add(wv_v128_load_partial(q, tail), tot[nv]), tail);
     }
-    wv_v128_store_partial(y + j, wv_f32x4_add(wv_v128_load_partial(y + j, nb), t), nb);
   }
 }

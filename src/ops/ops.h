@@ -11,6 +11,7 @@
 #include "weft/copy.h"
 #include "weft/elementwise.h"
 #include "weft/factory.h"
+#include "weft/reduce.h"
 #include "weft/view.h"
 
 void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */

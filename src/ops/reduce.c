@@ -486,9 +486,47 @@ static inline bool arg_better(rop op, weft__value v, int64_t iv, weft__value b, 
   return op == R_ARGMAX ? v.i > b.i : v.i < b.i;
 }
 
+/* float32 rows along a reduced dim 0: the best of the row in registers,
+ * then merged with what the outputs hold */
+static void arg_rows_f32(const rctx* c, char** data, const int64_t* s, int64_t n0, int64_t n1) {
+  bool mx = c->op == R_ARGMAX;
+  for (int64_t j = 0; j < n1; j++) {
+    const char* x = data[2] + j * s[6];
+    const char* ix = data[3] + j * s[7];
+    float best;
+    int64_t bi;
+    memcpy(&best, x, 4);
+    memcpy(&bi, ix, 8);
+    for (int64_t i = 1; i < n0 && best == best; i++) {
+      float v;
+      memcpy(&v, x + i * s[2], 4);
+      if (v != v || (mx ? v > best : v < best)) {
+        best = v;
+        memcpy(&bi, ix + i * s[3], 8);
+      } else if (v == best) {
+        int64_t vi;
+        memcpy(&vi, ix + i * s[3], 8);
+        if (vi < bi) bi = vi;
+      }
+    }
+    char* oi = data[0] + j * s[4];
+    char* ov = data[1] + j * s[5];
+    int64_t ib;
+    memcpy(&ib, oi, 8);
+    if (arg_better(c->op, weft__value_from_f32(best), bi, weft__load(ov, WEFT_FLOAT32), ib)) {
+      memcpy(ov, &best, 4);
+      memcpy(oi, &bi, 8);
+    }
+  }
+}
+
 /* operands: indices out, values out, self, index */
 static void arg_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
   const rctx* c = p;
+  if (c->in == WEFT_FLOAT32 && s[0] == 0 && s[1] == 0 && n0 > 0) {
+    arg_rows_f32(c, data, s, n0, n1);
+    return;
+  }
   for (int64_t j = 0; j < n1; j++)
     for (int64_t i = 0; i < n0; i++) {
       char* oi = data[0] + i * s[0] + j * s[4];
