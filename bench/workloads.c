@@ -203,6 +203,7 @@ weft_status weft_bench_run(int w) {
     case WEFT_BENCH_SUM_HW: return done(weft_sum_out(S.x, hw, 2, false, (weft_dtype)-1, S.hw_out));
     case WEFT_BENCH_SUM_HW_CL: return done(weft_sum_out(S.x_cl, hw, 2, false, (weft_dtype)-1, S.hw_out));
     case WEFT_BENCH_ARGMAX: return done(weft_argmax_out(S.am_in, 1, false, S.am_out));
+    case WEFT_BENCH_SOFTMAX: return done(weft_softmax(S.am_in, 1, (weft_dtype)-1));
     default: return weft__error(WEFT_INVALID_ARGUMENT, "bench: no workload %d", w);
   }
 }
@@ -210,7 +211,8 @@ weft_status weft_bench_run(int w) {
 const char* weft_bench_name(int w) {
   static const char* const names[WEFT_BENCH_COUNT] = {
       "memcpy", "memcpy_4M", "add3_simd_ceiling", "nchw_to_nhwc", "nchw_to_nhwc_alloc", "add", "add_broadcast",
-      "cast_f32_f16", "add_iter", "sum_16M", "sum_hw", "sum_hw_channels_last", "argmax_512x1000"};
+      "cast_f32_f16", "add_iter", "sum_16M", "sum_hw", "sum_hw_channels_last", "argmax_512x1000",
+      "softmax_512x1000"};
   return w >= 0 && w < WEFT_BENCH_COUNT ? names[w] : NULL;
 }
 
@@ -229,6 +231,7 @@ double weft_bench_bytes(int w) {
     case WEFT_BENCH_SUM_HW:
     case WEFT_BENCH_SUM_HW_CL: return (double)NX * 4 + N * C * 4;
     case WEFT_BENCH_ARGMAX: return (double)AM_ROWS * AM_COLS * 4 + AM_ROWS * 8;
+    case WEFT_BENCH_SOFTMAX: return 2.0 * AM_ROWS * AM_COLS * 4;
     default: return 0;
   }
 }
@@ -268,6 +271,17 @@ int weft_bench_verify(void) {
       if (p[k] > p[best]) best = k;
     if (((const int64_t*)weft_tensor_data_ptr(S.am_out))[row] != best) return WEFT_BENCH_ARGMAX + 1;
   }
+  weft_tensor* sm = weft_softmax(S.am_in, 1, (weft_dtype)-1);
+  if (!sm) return WEFT_BENCH_SOFTMAX + 1;
+  for (int64_t row = 0; row < AM_ROWS; row += 17) {
+    double t = 0;
+    for (int64_t k = 0; k < AM_COLS; k++) t += f32(sm)[row * AM_COLS + k];
+    if (fabs(t - 1) > 1e-4) {
+      weft_tensor_release(sm);
+      return WEFT_BENCH_SOFTMAX + 1;
+    }
+  }
+  weft_tensor_release(sm);
   const float *a = f32(S.a), *b = f32(S.b), *z = f32(S.y_add);
   const uint16_t* h = weft_tensor_data_ptr(S.h16);
   for (int64_t i = 0; i < N4M; i += 7) {

@@ -25,6 +25,7 @@ typedef enum {
   WEFT_BENCH_SUM_HW,        /* [32,64,56,56] summed over (2,3), contiguous */
   WEFT_BENCH_SUM_HW_CL,     /* the same on a channels_last input (no copy) */
   WEFT_BENCH_ARGMAX,        /* argmax [512,1000] over dim 1 */
+  WEFT_BENCH_SOFTMAX,       /* softmax [512,1000] over the last dim (the API call, allocation included) */
   WEFT_BENCH_COUNT
 } weft_bench_workload;
 

@@ -46,6 +46,9 @@ export interface ReduceFunctions {
   /** int64 indices; no dim: into the flattened input. The first index of ties; NaN wins. */
   argmax(self: Tensor, dim?: number | null, options?: MinMaxOptions): Tensor;
   argmin(self: Tensor, dim?: number | null, options?: MinMaxOptions): Tensor;
+  /** Along one dim, shifted by the row's max (no overflow); dtype converts the input first. */
+  softmax(self: Tensor, dim: number, options?: { dtype?: DTypeName }): Tensor;
+  logSoftmax(self: Tensor, dim: number, options?: { dtype?: DTypeName }): Tensor;
 }
 
 export interface ReduceTensorOps {
@@ -61,4 +64,6 @@ export interface ReduceTensorOps {
   min(): Tensor;
   argmax(dim?: number | null, options?: MinMaxOptions): Tensor;
   argmin(dim?: number | null, options?: MinMaxOptions): Tensor;
+  softmax(dim: number, options?: { dtype?: DTypeName }): Tensor;
+  logSoftmax(dim: number, options?: { dtype?: DTypeName }): Tensor;
 }

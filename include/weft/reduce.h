@@ -52,6 +52,9 @@ weft_tensor* weft_argmax(const weft_tensor* self, int64_t dim, bool keepdim);
 weft_tensor* weft_argmax_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out);
 weft_tensor* weft_argmin(const weft_tensor* self, int64_t dim, bool keepdim);
 weft_tensor* weft_argmin_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out);
+/* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor; numerically stable (max shifted) */
+weft_tensor* weft_softmax(const weft_tensor* self, int64_t dim, weft_dtype dtype);
+weft_tensor* weft_log_softmax(const weft_tensor* self, int64_t dim, weft_dtype dtype);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,11 @@ async function reductions() {
   const i: Tensor = wt.argmax(x, 1, { keepdim: true });
   const j: Tensor = x.argmin();
   const m: Tensor = wt.max(x);
-  console.log(i, j, m, x.min());
+  const sm: Tensor = wt.softmax(x, -1);
+  const lsm: Tensor = x.logSoftmax(1, { dtype: 'float64' });
+  console.log(i, j, m, x.min(), sm, lsm);
+  // @ts-expect-error softmax needs a dim
+  wt.softmax(x);
   // @ts-expect-error argmax takes one dim
   x.argmax([0, 1]);
   const out = wt.empty([0]);
