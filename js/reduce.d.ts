@@ -10,6 +10,12 @@ export interface ReduceOptions {
   dtype?: DTypeName;
   out?: Tensor;
 }
+export interface VarOptions {
+  keepdim?: boolean;
+  /** Subtracted from the count (default 1, Bessel's correction). */
+  correction?: number | null;
+  unbiased?: boolean;
+}
 export interface MinMaxOptions {
   keepdim?: boolean;
   out?: Tensor;
@@ -49,6 +55,11 @@ export interface ReduceFunctions {
   /** Along one dim, shifted by the row's max (no overflow); dtype converts the input first. */
   softmax(self: Tensor, dim: number, options?: { dtype?: DTypeName }): Tensor;
   logSoftmax(self: Tensor, dim: number, options?: { dtype?: DTypeName }): Tensor;
+  /** var(x), var(x, dim, { keepdim, correction }) or var(x, dim, { unbiased, keepdim }); floating inputs. */
+  var(self: Tensor, options?: { unbiased?: boolean }): Tensor;
+  var(self: Tensor, dim: Dims | null, options?: VarOptions): Tensor;
+  std(self: Tensor, options?: { unbiased?: boolean }): Tensor;
+  std(self: Tensor, dim: Dims | null, options?: VarOptions): Tensor;
 }
 
 export interface ReduceTensorOps {
@@ -66,4 +77,8 @@ export interface ReduceTensorOps {
   argmin(dim?: number | null, options?: MinMaxOptions): Tensor;
   softmax(dim: number, options?: { dtype?: DTypeName }): Tensor;
   logSoftmax(dim: number, options?: { dtype?: DTypeName }): Tensor;
+  var(options?: { unbiased?: boolean }): Tensor;
+  var(dim: Dims | null, options?: VarOptions): Tensor;
+  std(options?: { unbiased?: boolean }): Tensor;
+  std(dim: Dims | null, options?: VarOptions): Tensor;
 }

@@ -1,7 +1,7 @@
 // weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
 // API (checked by tsc --noEmit over tests/types/example.ts).
 import type { OpsFunctions, TensorOps } from './ops.js';
-export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan } from './reduce.js';
+export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 
 export type {
   AlphaOptions, ExplainPlan, OpArg, OpResult, Operand, OpsFunctions, OpsNamespace, OutOptions, TableEntry,

@@ -55,6 +55,16 @@ weft_tensor* weft_argmin_out(const weft_tensor* self, int64_t dim, bool keepdim,
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor; numerically stable (max shifted) */
 weft_tensor* weft_softmax(const weft_tensor* self, int64_t dim, weft_dtype dtype);
 weft_tensor* weft_log_softmax(const weft_tensor* self, int64_t dim, weft_dtype dtype);
+/* var / std: var(self, unbiased), var.dim(self, dim, unbiased, keepdim), var.correction(self, dim, *,
+ * correction (INT64_MIN: None = 1), keepdim); floating inputs only */
+weft_tensor* weft_var(const weft_tensor* self, bool unbiased);
+weft_tensor* weft_var_dim(const weft_tensor* self, const int64_t* dim, int64_t dim_len, bool unbiased, bool keepdim);
+weft_tensor* weft_var_correction(const weft_tensor* self, const int64_t* dim, int64_t dim_len, int64_t correction,
+                                 bool keepdim);
+weft_tensor* weft_std(const weft_tensor* self, bool unbiased);
+weft_tensor* weft_std_dim(const weft_tensor* self, const int64_t* dim, int64_t dim_len, bool unbiased, bool keepdim);
+weft_tensor* weft_std_correction(const weft_tensor* self, const int64_t* dim, int64_t dim_len, int64_t correction,
+                                 bool keepdim);
 
 #ifdef __cplusplus
 }

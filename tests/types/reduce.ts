@@ -18,6 +18,9 @@ async function reductions() {
   const sm: Tensor = wt.softmax(x, -1);
   const lsm: Tensor = x.logSoftmax(1, { dtype: 'float64' });
   console.log(i, j, m, x.min(), sm, lsm);
+  const v: Tensor = wt.var(x, [0, 1], { keepdim: true, correction: 0 });
+  const sd: Tensor = x.std(1, { unbiased: false });
+  console.log(v, sd, x.var());
   // @ts-expect-error softmax needs a dim
   wt.softmax(x);
   // @ts-expect-error argmax takes one dim
