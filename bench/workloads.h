@@ -21,6 +21,11 @@ typedef enum {
   WEFT_BENCH_BADD,          /* W3: add.out [32,64,56,56] + [64,1,1] */
   WEFT_BENCH_CAST_F16,      /* W4: float32 -> float16, 4M (copy_ into a float16 tensor) */
   WEFT_BENCH_ADD_ITER,      /* W2 on a bare TensorIterator + f32 kernel loop (the op's overhead check) */
+  WEFT_BENCH_SUM_16M,       /* issue 11: sum of 16,777,216 float32 (sum.IntList_out, dim=[]) */
+  WEFT_BENCH_SUM_HW,        /* [32,64,56,56] summed over (2,3), contiguous */
+  WEFT_BENCH_SUM_HW_CL,     /* the same on a channels_last input (no copy) */
+  WEFT_BENCH_ARGMAX,        /* argmax [512,1000] over dim 1 */
+  WEFT_BENCH_SOFTMAX,       /* softmax [512,1000] over the last dim (the API call, allocation included) */
   WEFT_BENCH_COUNT
 } weft_bench_workload;
 

@@ -3,6 +3,7 @@
 // js/optable.d.ts, generated from the op table by scripts/gen_types.mjs.
 import type { DType, Tensor } from './weft.js';
 import type { OpFunctions, OpMethods, OpName } from './optable.js';
+import type { ReduceFunctions, ReduceTensorOps, ReductionPlan } from './reduce.js';
 
 export type { OpFunctions, OpMethods, OpName } from './optable.js';
 
@@ -51,6 +52,8 @@ export interface ExplainPlan {
   loop: 'vectorized' | 'scalar-broadcast' | 'transpose' | 'strided';
   /** Parallel chunks at the current thread count. */
   chunks: number;
+  /** Reductions only. */
+  reduction?: ReductionPlan;
 }
 
 /** What ops.call and explain accept: converted by the op's schema; a trailing plain object holds keywords. */
@@ -80,6 +83,6 @@ export interface OpsApi {
 }
 
 /** The op table's functions (wt.add, wt.view, ...) and wt.ops / trace / explain. */
-export type OpsFunctions = OpFunctions & OpsApi;
+export type OpsFunctions = OpFunctions & ReduceFunctions & OpsApi;
 /** The op table's methods (t.add, t.add_, t.to, ...). */
-export type TensorOps = OpMethods;
+export type TensorOps = OpMethods & ReduceTensorOps;

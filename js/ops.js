@@ -38,6 +38,7 @@ function readJson(M, fail, ptr, op) {
 //   INT                          an integer number
 //   OPT_INT                      an integer number or null
 //   INT_LIST                     an array of at most argSlots.maxList integer numbers
+//   OPT_INT_LIST                 the same, or null
 //   DOUBLE                       a number, or a Scalar as convert() gives it ({ tag, v })
 //   BOOL                         a boolean
 //   SCALAR                       { tag, v }
@@ -48,6 +49,7 @@ const TO_PARAM = {
   INT: () => same,
   OPT_INT: () => (v) => (v === null ? INT64_MIN_AS_DOUBLE : v),
   INT_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v),
+  OPT_INT_LIST: (argSlots, name, slot) => (v) => (v === null ? 0 : argSlots.writeList(slot, v)), // None: NULL
   DOUBLE: () => (v) => (v !== null && typeof v === 'object' ? v.v : v),
   BOOL: () => (v) => (v ? 1 : 0),
   SCALAR: (argSlots, name, slot) => (v) => argSlots.writeScalar(slot, v.tag, v.v),
@@ -84,7 +86,8 @@ function entryPoint(M, info, argSlots) {
     return null;
   }
   let slot = 0;
-  const params = kinds.map((kd) => TO_PARAM[kd](argSlots, info.base, kd === 'INT_LIST' || kd === 'SCALAR' ? slot++ : -1));
+  const params = kinds.map((kd) =>
+    TO_PARAM[kd](argSlots, info.base, kd === 'INT_LIST' || kd === 'OPT_INT_LIST' || kd === 'SCALAR' ? slot++ : -1));
   return slot <= argSlots.count ? withParams(fn, params) : null;
 }
 
@@ -379,9 +382,9 @@ export function installOps(api, k) {
   function typedInvoker(op) {
     const call = op.cname ? registry.entries.get(op.cname) : null;
     if (!call) return null;
-    const lists = kindsOf(op).flatMap((kd, i) => (kd === 'INT_LIST' ? [i] : []));
+    const lists = kindsOf(op).flatMap((kd, i) => (kd === 'INT_LIST' || kd === 'OPT_INT_LIST' ? [i] : []));
     return (vals) => {
-      for (const i of lists) if (vals[i].length > k.argSlots.maxList) return undefined;
+      for (const i of lists) if (vals[i] !== null && vals[i].length > k.argSlots.maxList) return undefined;
       const r = call(...vals);
       if (op.ret === 'STATUS') {
         if (r !== 0) fail(op.base);

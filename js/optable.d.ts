@@ -151,6 +151,39 @@ export interface OpFunctions {
   logicalNot(self: Operand, options?: { out?: Tensor }): Tensor;
   /** where.self, where.ScalarSelf, where.ScalarOther, where.Scalar, where.self_out */
   where(condition: Operand, self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
+  /** sum, sum.dim_IntList, sum.IntList_out */
+  sum(self: Operand, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  sum(self: Operand, options?: { dtype?: DTypeName | null }): Tensor;
+  /** mean, mean.dim, mean.out */
+  mean(self: Operand, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  mean(self: Operand, options?: { dtype?: DTypeName | null }): Tensor;
+  /** prod, prod.dim_int, prod.int_out */
+  prod(self: Operand, dim: number, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  prod(self: Operand, options?: { dtype?: DTypeName | null }): Tensor;
+  /** amax, amax.out */
+  amax(self: Operand, dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** amin, amin.out */
+  amin(self: Operand, dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** max */
+  max(self: Operand): Tensor;
+  /** min */
+  min(self: Operand): Tensor;
+  /** argmax, argmax.out */
+  argmax(self: Operand, dim?: number | null, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** argmin, argmin.out */
+  argmin(self: Operand, dim?: number | null, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** softmax.int */
+  softmax(self: Operand, dim: number, dtype?: DTypeName | null): Tensor;
+  /** log_softmax.int */
+  logSoftmax(self: Operand, dim: number, dtype?: DTypeName | null): Tensor;
+  /** var, var.dim, var.correction */
+  var(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
+  var(self: Operand, unbiased?: boolean): Tensor;
+  var(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** std, std.dim, std.correction */
+  std(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
+  std(self: Operand, unbiased?: boolean): Tensor;
+  std(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -379,6 +412,39 @@ export interface OpMethods {
   where(condition: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
   /** zero_ */
   zero_(): Tensor;
+  /** sum, sum.dim_IntList, sum.IntList_out */
+  sum(dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  sum(options?: { dtype?: DTypeName | null }): Tensor;
+  /** mean, mean.dim, mean.out */
+  mean(dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  mean(options?: { dtype?: DTypeName | null }): Tensor;
+  /** prod, prod.dim_int, prod.int_out */
+  prod(dim: number, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  prod(options?: { dtype?: DTypeName | null }): Tensor;
+  /** amax, amax.out */
+  amax(dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** amin, amin.out */
+  amin(dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** max */
+  max(): Tensor;
+  /** min */
+  min(): Tensor;
+  /** argmax, argmax.out */
+  argmax(dim?: number | null, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** argmin, argmin.out */
+  argmin(dim?: number | null, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** softmax.int */
+  softmax(dim: number, dtype?: DTypeName | null): Tensor;
+  /** log_softmax.int */
+  logSoftmax(dim: number, dtype?: DTypeName | null): Tensor;
+  /** var, var.dim, var.correction */
+  var(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
+  var(unbiased?: boolean): Tensor;
+  var(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** std, std.dim, std.correction */
+  std(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
+  std(unbiased?: boolean): Tensor;
+  std(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -415,5 +481,9 @@ type Name =
   | 'gelu_' | 'gelu.out' | 'erf' | 'erf_' | 'erf.out' | 'floor' | 'floor_' | 'floor.out'
   | 'ceil' | 'ceil_' | 'ceil.out' | 'round' | 'round_' | 'round.out' | 'trunc' | 'trunc_'
   | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where'
-  | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_';
+  | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_' | 'sum'
+  | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out'
+  | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax' | 'argmax.out'
+  | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
+  | 'var.correction' | 'std' | 'std.dim' | 'std.correction';
 export type OpName = Name | `aten::${Name}`;

@@ -1,6 +1,8 @@
 // weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
 // API (checked by tsc --noEmit over tests/types/example.ts).
 import type { OpFunctions, OpMethods, OpsApi } from './ops.js';
+import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
+export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 
 export type {
   AlphaOptions, ExplainPlan, OpArg, OpFunctions, OpMethods, OpName, OpResult, Operand, OpsApi, OpsFunctions,
@@ -118,9 +120,10 @@ export interface MemoryStats {
 
 /**
  * A tensor: the methods of js/core.js (TensorCore) and those of the op table (OpMethods, generated in
- * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time.
+ * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time. The
+ * reductions are declared by hand (js/reduce.d.ts: keepdim and dtype as options, the JS calling form).
  */
-export interface Tensor extends TensorCore, Omit<OpMethods, keyof TensorCore> {}
+export interface Tensor extends TensorCore, ReduceTensorOps, Omit<OpMethods, keyof TensorCore | keyof ReduceTensorOps> {}
 
 /** The methods js/core.js writes by hand. */
 export interface TensorCore {
@@ -169,7 +172,7 @@ export interface TensorCore {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, Omit<OpFunctions, keyof WeftCore> {}
+export interface Weft extends WeftCore, ReduceFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

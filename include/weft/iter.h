@@ -62,7 +62,7 @@ typedef struct weft_iter_config {
   bool enforce_safe_casting_to_output; /* default false */
   bool resize_outputs;                 /* default true */
   bool enforce_linear_iteration;       /* default false */
-  bool is_reduction;                   /* reserved: reductions are not built yet */
+  bool is_reduction;                   /* default false; see "reductions" below */
 
   bool has_static_shape;
   int static_ndim;
@@ -101,6 +101,12 @@ void weft_iter_config_cast_common_dtype_to_outputs(weft_iter_config* c, bool v);
 void weft_iter_config_enforce_safe_casting_to_output(weft_iter_config* c, bool v);
 void weft_iter_config_resize_outputs(weft_iter_config* c, bool v);
 void weft_iter_config_enforce_linear_iteration(weft_iter_config* c, bool v);
+/* A reduction (PyTorch's TensorIterator::reduce_op): outputs first, each a
+ * view of its result with the input's shape and stride 0 along the reduced
+ * dims; build then puts the reduced dims first (innermost) and coalesces as
+ * usual. Reductions also set check_mem_overlap(false), resize_outputs(false)
+ * and check_all_same_dtype(false); run them with weft_iter_reduce_for_each. */
+void weft_iter_config_is_reduction(weft_iter_config* c, bool v);
 /* Bypasses shape checks and broadcasting; the caller has checked shapes.
  * Must come after resize_outputs(false), as in PyTorch. */
 void weft_iter_config_declare_static_shape(weft_iter_config* c, const int64_t* shape, int ndim);
@@ -157,6 +163,8 @@ typedef struct weft_iter {
   bool all_ops_same_shape;
   bool all_ops_are_scalars;
   bool is_reduction;
+  int reduced_ndim;                  /* reductions: the input's dims output 0 has stride 0 in */
+  int reduced_dims[WEFT_MAX_DIMS];
   bool enforce_linear_iteration;
   bool has_coalesced_dimensions;
   bool is_meta;
@@ -222,6 +230,59 @@ static inline bool weft_dim_counter_is_done(const weft_dim_counter* dc) {
 }
 void weft_dim_counter_max_2d_step(const weft_dim_counter* dc, int64_t step[2]);
 void weft_dim_counter_increment(weft_dim_counter* dc, const int64_t step[2]);
+
+/* ---- reductions ----
+ *
+ * The loop accumulates: out = combine(out, in...) along the reduced dims,
+ * from what the outputs hold (the op fills them with its identity first).
+ * Threads split the work one of two ways (PyTorch's parallel_reduce):
+ *   outputs  the outermost kept dim with a range for every thread is cut
+ *            into ranges, one sub-iterator each;
+ *            every output element is written by one thread.
+ *   reduced  too few outputs for the threads (a full reduction, sum(dim=0)
+ *            of a tall matrix): the largest reduced dim is cut into K ranges;
+ *            range 0 accumulates into the outputs, range k > 0 into a
+ *            partial buffer (a dense copy of the outputs' initial values),
+ *            and combine() folds each partial into the outputs at the end. */
+typedef enum {
+  WEFT_REDUCE_SERIAL = 0,
+  WEFT_REDUCE_SPLIT_OUTPUTS,
+  WEFT_REDUCE_SPLIT_REDUCED
+} weft_reduce_split;
+
+typedef enum {
+  WEFT_REDUCE_NONE = 0, /* no dim of size > 1 is reduced */
+  WEFT_REDUCE_INNER,    /* dim 0 reduced and contiguous in the input: row reductions */
+  WEFT_REDUCE_OUTER,    /* dim 0 reduced, dim 1 kept and contiguous: vectorized across outputs */
+  WEFT_REDUCE_STRIDED
+} weft_reduce_kind;
+
+typedef struct weft_reduce_plan {
+  int64_t num_outputs;  /* elements of each output */
+  int64_t reduce_size;  /* input elements per output element */
+  int reduced_iter_dims; /* leading iterator dims that are reduced */
+  weft_reduce_kind kind;
+  weft_reduce_split split;
+  int split_dim;        /* the iterator dim cut (-1 serial) */
+  int64_t chunks;       /* tasks handed to the pool (1 serial, 0 empty) */
+} weft_reduce_plan;
+
+/* out[i] / partial[i]: the same element of output operand i, in the outputs
+ * and in one partial buffer. */
+typedef void (*weft_reduce_combine_fn)(void* ctx, char** out, char** partial);
+
+void weft_iter_reduce_plan(const weft_iter* it, int64_t grain, weft_reduce_plan* p);
+/* Runs a reduction iterator as planned; acc_dtype (what the loop
+ * accumulates in) is only reported by explain. */
+weft_status weft_iter_reduce_for_each(const weft_iter* it, weft_loop2d_fn loop,
+                                      weft_reduce_combine_fn combine, void* ctx, int64_t grain,
+                                      weft_dtype acc_dtype);
+const char* weft_reduce_split_name(weft_reduce_split s); /* "serial", "outputs", "reduced" */
+const char* weft_reduce_kind_name(weft_reduce_kind k);   /* "none", "inner", "outer", "strided" */
+/* The plan as JSON: weft_iter_explain_json's fields plus "reduction":
+ * {"reducedDims","kind","numOutputs","reduceSize","split","splitDim","chunks",
+ * "accDtype"}. malloc'd. */
+char* weft_iter_reduce_explain_json(const weft_iter* it, int64_t grain, weft_dtype acc_dtype);
 
 /* ---- explain ---- */
 

@@ -12,6 +12,7 @@
 #include "weft/factory.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"
+#include "weft/reduce.h"
 #include "weft/storage.h"
 #include "weft/tensor.h"
 #include "weft/view.h"

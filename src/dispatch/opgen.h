@@ -24,6 +24,7 @@
  *   INT         int64_t                   int, SymInt
  *   OPT_INT     int64_t (None: INT64_MIN) int?, SymInt?
  *   INT_LIST    const int64_t* n, int64_t n_len    int[], int[N], SymInt[]
+ *   OPT_INT_LIST const int64_t* n, int64_t n_len   int[]?, int[N]? (None: NULL, 0)
  *   DOUBLE      double                    float, or Scalar where the C API takes a double
  *   BOOL        bool                      bool
  *   SCALAR      weft_scalar               Scalar
@@ -66,7 +67,8 @@
 /* ---- per-kind pieces: P params, A args, U unbox, B box, KS tensor keys, DK device keys, ID ---- */
 enum {
   WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
-  WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING
+  WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING,
+  WEFT__K_OPT_INT_LIST
 };
 
 #define WEFT__P(K, n) WEFT__P_##K(n)
@@ -127,6 +129,16 @@ enum {
 #define WEFT__KS_INT_LIST WEFT__KS_0
 #define WEFT__DK_INT_LIST WEFT__DK_0
 
+#define WEFT__P_OPT_INT_LIST WEFT__P_INT_LIST
+#define WEFT__A_OPT_INT_LIST WEFT__A_INT_LIST
+#define WEFT__U_OPT_INT_LIST(n)                           \
+  int64_t n##_len = 0;                                    \
+  const int64_t* n = weft__unbox_opt_int_list(&a_[i_++], &n##_len, &bad_);
+#define WEFT__B_OPT_INT_LIST(n) \
+  if (!s_) s_ = n ? weft_stack_push_int_list(&st_, n, n##_len) : weft_stack_push_none(&st_);
+#define WEFT__KS_OPT_INT_LIST WEFT__KS_0
+#define WEFT__DK_OPT_INT_LIST WEFT__DK_0
+
 #define WEFT__P_DOUBLE(n) , double n
 #define WEFT__A_DOUBLE WEFT__A_1
 #define WEFT__U_DOUBLE(n) WEFT__SIMPLE_U(double, weft__unbox_double, n)
@@ -184,6 +196,7 @@ weft_tensor* weft__unbox_opt_tensor(const weft_ivalue* v, int* bad);
 int64_t weft__unbox_int(const weft_ivalue* v, int* bad);
 int64_t weft__unbox_opt_int(const weft_ivalue* v, int* bad);
 const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad);
+const int64_t* weft__unbox_opt_int_list(const weft_ivalue* v, int64_t* len, int* bad); /* None: NULL, 0 */
 double weft__unbox_double(const weft_ivalue* v, int* bad);
 bool weft__unbox_bool(const weft_ivalue* v, int* bad);
 weft_scalar weft__unbox_scalar(const weft_ivalue* v, int* bad);

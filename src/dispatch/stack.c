@@ -257,6 +257,11 @@ const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad
   return NULL;
 }
 
+const int64_t* weft__unbox_opt_int_list(const weft_ivalue* v, int64_t* len, int* bad) {
+  *len = 0;
+  return v->tag == WEFT_IV_NONE ? NULL : weft__unbox_int_list(v, len, bad);
+}
+
 double weft__unbox_double(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_DOUBLE) return v->u.d;
   if (v->tag == WEFT_IV_INT) return (double)v->u.i;

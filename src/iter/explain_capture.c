@@ -24,6 +24,16 @@ weft_status weft__explain_record(const weft_iter* it, weft_loop_kind loop, int64
   return capture.oom;
 }
 
+weft_status weft__explain_record_json(char* json) {
+  if (capture.json) {
+    free(json);
+    return WEFT_OK;
+  }
+  capture.json = json;
+  if (!capture.json) capture.oom = weft__error(WEFT_OUT_OF_MEMORY, "explain: out of memory");
+  return capture.oom;
+}
+
 bool weft__explain_begin(void) {
   if (capture.on) return false;
   capture.on = true;

@@ -557,6 +557,27 @@ static void coalesce_dimensions(weft_iter* it) {
   it->has_coalesced_dimensions = true;
 }
 
+/* ---- reductions ---- */
+
+/* A reduction's outputs are given: views of the result with the input's
+ * shape and stride 0 along the reduced dims (PyTorch's review_reduce_result
+ * + restride). Records which of the input's dims are reduced, for explain. */
+static weft_status check_reduction_operands(weft_iter* it) {
+  const weft_tensor* in = it->noutputs < it->ntensors ? it->ops[it->noutputs].tensor : NULL;
+  for (int i = 0; i < it->noutputs; i++) {
+    const weft_tensor* out = it->ops[i].tensor;
+    if (!out || !in || !shape_equals(out->sizes, out->ndim, in->sizes, in->ndim)) {
+      return weft__error(WEFT_INTERNAL, "%s: a reduction's outputs are views with the input's shape",
+                         it->op_name);
+    }
+  }
+  const weft_tensor* out = it->ops[0].tensor;
+  it->reduced_ndim = 0;
+  for (int d = 0; d < out->ndim; d++)
+    if (out->strides[d] == 0) it->reduced_dims[it->reduced_ndim++] = d;
+  return WEFT_OK;
+}
+
 /* ---- build ---- */
 
 static weft_status build_steps(weft_iter* it, const weft_iter_config* c) {
@@ -564,8 +585,8 @@ static weft_status build_steps(weft_iter* it, const weft_iter_config* c) {
   if (c->deferred != WEFT_OK) {
     return weft__error(c->deferred, "%s: %s", it->op_name, c->deferred_msg ? c->deferred_msg : "bad config");
   }
-  if (c->is_reduction) return weft__error(WEFT_NOT_IMPLEMENTED, "%s: reductions are not supported yet", it->op_name);
   populate_operands(it, c);
+  if (it->is_reduction && (s = check_reduction_operands(it)) != WEFT_OK) return s;
   mark_outputs(it);
   if ((s = compute_mem_overlaps(it, c)) != WEFT_OK) return s;
   if ((s = compute_shape(it, c)) != WEFT_OK) return s;

@@ -114,6 +114,7 @@ void weft_iter_config_resize_outputs(weft_iter_config* c, bool v) { c->resize_ou
 void weft_iter_config_enforce_linear_iteration(weft_iter_config* c, bool v) {
   c->enforce_linear_iteration = v;
 }
+void weft_iter_config_is_reduction(weft_iter_config* c, bool v) { c->is_reduction = v; }
 
 void weft_iter_config_declare_static_shape(weft_iter_config* c, const int64_t* shape, int ndim) {
   if (c->resize_outputs) {

@@ -15,6 +15,8 @@ char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64
 /* While weft_explaining(): keeps the first plan a loop driver was about to
  * run (src/iter/explain_capture.c); the driver then returns without looping. */
 weft_status weft__explain_record(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
+/* The same with a plan already made (malloc'd, taken over; NULL: OOM). */
+weft_status weft__explain_record_json(char* json);
 /* Starts capturing on this thread; false when already capturing. */
 bool weft__explain_begin(void);
 /* Stops; on success (s WEFT_OK, no OOM while recording) hands over the

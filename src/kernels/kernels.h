@@ -42,6 +42,10 @@ typedef void weft_f32_vbinary_fn(size_t n, const float* a, const float* b, float
 /* y = (a op b) as bool bytes 0/1; the ...c kernels read b[0] only */
 typedef void weft_f32_vcmp_fn(size_t n, const float* a, const float* b, uint8_t* y);
 typedef void weft_f32_vunary_fn(size_t n, const float* x, float* y, const struct weft_f32_unary_params* p);
+/* one contiguous row (n > 0) reduced to a float (reduce.c) */
+typedef float weft_f32_rsum_fn(size_t n, const float* x);
+/* y[j] += sum_i x[i * row_stride bytes + j], j < cols (reduce.c) */
+typedef void weft_f32_vsum_rows_fn(size_t rows, size_t cols, const float* x, size_t row_stride, float* y);
 
 /* prototypes for every backend built */
 #define K(family, name, u)                                 \

@@ -11,6 +11,7 @@
 #include "weft/copy.h"
 #include "weft/elementwise.h"
 #include "weft/factory.h"
+#include "weft/reduce.h"
 #include "weft/view.h"
 
 void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
@@ -21,7 +22,7 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
 
 /* X(file): src/ops/<file>.c defines weft_status weft__<file>_register(void),
  * called once by weft_init after every schema is defined. */
-#define WEFT_OP_FILES(X) X(factory) X(copy) X(view) X(view_dims) X(elementwise)
+#define WEFT_OP_FILES(X) X(factory) X(copy) X(view) X(view_dims) X(elementwise) X(reduce) X(softmax) X(var)
 #define WEFT__OP_FILE_DECL(f) weft_status weft__##f##_register(void);
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL

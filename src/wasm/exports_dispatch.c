@@ -220,6 +220,11 @@ __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
   int64_t n##_buf[WEFT_MAX_DIMS]; \
   int64_t n##_len = wj_list(n, n##_buf, WEFT_MAX_DIMS);
 #define WJ_A_INT_LIST(n) , n##_buf, n##_len
+#define WJ_P_OPT_INT_LIST WJ_P_INT_LIST
+#define WJ_C_OPT_INT_LIST(n) \
+  int64_t n##_buf[WEFT_MAX_DIMS]; \
+  int64_t n##_len = n ? wj_list(n, n##_buf, WEFT_MAX_DIMS) : 0;
+#define WJ_A_OPT_INT_LIST(n) , (n ? n##_buf : NULL), n##_len
 #define WJ_P_DOUBLE(n) , double n
 #define WJ_C_DOUBLE WJ_NOCONV
 #define WJ_A_DOUBLE WJ_SAME

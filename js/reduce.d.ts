@@ -1,0 +1,84 @@
+// Types for the reductions of the op table (src/ops/reduce.def): PyTorch's
+// positional order, options last. A dim is a number or a list; none (or [])
+// reduces every dim.
+import type { DTypeName, Tensor } from './weft.js';
+
+export type Dims = number | readonly number[];
+export interface ReduceOptions {
+  keepdim?: boolean;
+  /** The result dtype; the input is converted to it first (PyTorch's dtype=). */
+  dtype?: DTypeName;
+  out?: Tensor;
+}
+export interface VarOptions {
+  keepdim?: boolean;
+  /** Subtracted from the count (default 1, Bessel's correction). */
+  correction?: number | null;
+  unbiased?: boolean;
+}
+export interface MinMaxOptions {
+  keepdim?: boolean;
+  out?: Tensor;
+}
+
+/** explain()'s reduction fields (TensorIterator in reduction mode). */
+export interface ReductionPlan {
+  /** The input's dims that are reduced. */
+  reducedDims: number[];
+  /** inner: rows contiguous in the input; outer: vectorized across the kept dim. */
+  kind: 'none' | 'inner' | 'outer' | 'strided';
+  numOutputs: number;
+  reduceSize: number;
+  /** How threads share the work: over outputs, or over the reduced range with partials. */
+  split: 'serial' | 'outputs' | 'reduced';
+  /** The iterator dim cut for the threads (-1: serial). */
+  splitDim: number;
+  chunks: number;
+  accDtype: string;
+}
+
+export interface ReduceFunctions {
+  sum(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
+  sum(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
+  mean(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
+  mean(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
+  prod(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
+  prod(self: Tensor, dim: number, options?: ReduceOptions): Tensor;
+  amax(self: Tensor, dim?: Dims, options?: MinMaxOptions): Tensor;
+  amin(self: Tensor, dim?: Dims, options?: MinMaxOptions): Tensor;
+  /** Without a dim: the largest element (NaN wins), as a 0-dim tensor. */
+  max(self: Tensor): Tensor;
+  min(self: Tensor): Tensor;
+  /** int64 indices; no dim: into the flattened input. The first index of ties; NaN wins. */
+  argmax(self: Tensor, dim?: number | null, options?: MinMaxOptions): Tensor;
+  argmin(self: Tensor, dim?: number | null, options?: MinMaxOptions): Tensor;
+  /** Along one dim, shifted by the row's max (no overflow); dtype converts the input first. */
+  softmax(self: Tensor, dim: number, options?: { dtype?: DTypeName }): Tensor;
+  logSoftmax(self: Tensor, dim: number, options?: { dtype?: DTypeName }): Tensor;
+  /** var(x), var(x, dim, { keepdim, correction }) or var(x, dim, { unbiased, keepdim }); floating inputs. */
+  var(self: Tensor, options?: { unbiased?: boolean }): Tensor;
+  var(self: Tensor, dim: Dims | null, options?: VarOptions): Tensor;
+  std(self: Tensor, options?: { unbiased?: boolean }): Tensor;
+  std(self: Tensor, dim: Dims | null, options?: VarOptions): Tensor;
+}
+
+export interface ReduceTensorOps {
+  sum(options?: { dtype?: DTypeName }): Tensor;
+  sum(dim: Dims | null, options?: ReduceOptions): Tensor;
+  mean(options?: { dtype?: DTypeName }): Tensor;
+  mean(dim: Dims | null, options?: ReduceOptions): Tensor;
+  prod(options?: { dtype?: DTypeName }): Tensor;
+  prod(dim: number, options?: ReduceOptions): Tensor;
+  amax(dim?: Dims, options?: MinMaxOptions): Tensor;
+  amin(dim?: Dims, options?: MinMaxOptions): Tensor;
+  max(): Tensor;
+  min(): Tensor;
+  argmax(dim?: number | null, options?: MinMaxOptions): Tensor;
+  argmin(dim?: number | null, options?: MinMaxOptions): Tensor;
+  softmax(dim: number, options?: { dtype?: DTypeName }): Tensor;
+  logSoftmax(dim: number, options?: { dtype?: DTypeName }): Tensor;
+  var(options?: { unbiased?: boolean }): Tensor;
+  var(dim: Dims | null, options?: VarOptions): Tensor;
+  std(options?: { unbiased?: boolean }): Tensor;
+  std(dim: Dims | null, options?: VarOptions): Tensor;
+}
