@@ -151,6 +151,24 @@ export interface OpFunctions {
   logicalNot(self: Operand, options?: { out?: Tensor }): Tensor;
   /** where.self, where.ScalarSelf, where.ScalarOther, where.Scalar, where.self_out */
   where(condition: Operand, self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
+  /** mm, mm.out */
+  mm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** bmm, bmm.out */
+  bmm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** addmm, addmm.out */
+  addmm(self: Operand, mat1: Operand, mat2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** baddbmm, baddbmm.out */
+  baddbmm(self: Operand, batch1: Operand, batch2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** dot, dot.out */
+  dot(self: Operand, tensor: Operand, options?: { out?: Tensor }): Tensor;
+  /** mv, mv.out */
+  mv(self: Operand, vec: Operand, options?: { out?: Tensor }): Tensor;
+  /** outer, outer.out */
+  outer(self: Operand, vec2: Operand, options?: { out?: Tensor }): Tensor;
+  /** matmul, matmul.out */
+  matmul(self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
+  /** linear, linear.out */
+  linear(input: Operand, weight: Operand, bias?: Operand | null, options?: { out?: Tensor }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -379,6 +397,22 @@ export interface OpMethods {
   where(condition: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
   /** zero_ */
   zero_(): Tensor;
+  /** mm, mm.out */
+  mm(mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** bmm, bmm.out */
+  bmm(mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** addmm, addmm.out */
+  addmm(mat1: Operand, mat2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** baddbmm, baddbmm.out */
+  baddbmm(batch1: Operand, batch2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** dot, dot.out */
+  dot(tensor: Operand, options?: { out?: Tensor }): Tensor;
+  /** mv, mv.out */
+  mv(vec: Operand, options?: { out?: Tensor }): Tensor;
+  /** outer, outer.out */
+  outer(vec2: Operand, options?: { out?: Tensor }): Tensor;
+  /** matmul, matmul.out */
+  matmul(other: Operand, options?: { out?: Tensor }): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -415,5 +449,8 @@ type Name =
   | 'gelu_' | 'gelu.out' | 'erf' | 'erf_' | 'erf.out' | 'floor' | 'floor_' | 'floor.out'
   | 'ceil' | 'ceil_' | 'ceil.out' | 'round' | 'round_' | 'round.out' | 'trunc' | 'trunc_'
   | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where'
-  | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_';
+  | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_' | 'mm'
+  | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot'
+  | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear'
+  | 'linear.out';
 export type OpName = Name | `aten::${Name}`;
