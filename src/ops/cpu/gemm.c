@@ -23,12 +23,12 @@
 #include "ops/cpu/gemm.h"
 #include "weft/parallel.h"
 
-#define F32_MR 6
+#define F32_MR 4
 #define F32_NR 8
 #define F64_MR 4
 #define F64_NR 4
 #define KC 256
-#define MC_PANELS 16   /* MC = 16 MR-row panels (96 f32 rows) */
+#define MC_PANELS 16   /* MC = 16 MR-row panels (64 rows) */
 #define NC 4096        /* columns of B packed at once */
 #define MB 4096        /* rows of A packed at once */
 #define PACK_GRAIN 16384 /* values per packing chunk at least */
@@ -117,7 +117,7 @@ static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
           t->kt->f64_gemm_4x4(mr, nc, (size_t)t->kc, (const double*)ap, (const double*)bp, (double*)c,
                               (size_t)t->c_rs, &p64);
         else
-          t->kt->f32_gemm_6x8(mr, nc, (size_t)t->kc, (const float*)ap, (const float*)bp, (float*)c,
+          t->kt->f32_gemm_4x8(mr, nc, (size_t)t->kc, (const float*)ap, (const float*)bp, (float*)c,
                               (size_t)t->c_rs, &p32);
       }
     }
