@@ -157,6 +157,28 @@ static weft_status seed_beta(const char* kname, weft_tensor* c, const weft_tenso
   return weft_mul_scalar_(c, beta);
 }
 
+static weft_tensor* mm_run(const char* kname, weft_tensor* r, const weft_tensor* a, const weft_tensor* b,
+                           weft_scalar alpha, bool acc);
+static weft_tensor* bmm_run(const char* kname, weft_tensor* r, const weft_tensor* a, const weft_tensor* b,
+                            weft_scalar alpha, bool acc);
+
+/* addmm / baddbmm after their checks: the result (new, or out=) = beta *
+ * self_e (self expanded to the result's shape), then += alpha * a @ b
+ * (nd 2: matrices, 3: batches). Takes self_e's reference. */
+static weft_tensor* add_product(const char* op, const char* kname, weft_tensor* self_e, weft_tensor* out,
+                                const int64_t* sizes, int nd, const weft_tensor* a, const weft_tensor* b,
+                                weft_scalar beta, weft_scalar alpha) {
+  weft_tensor* r = make_out(op, out, sizes, nd, a->dtype, a->device);
+  bool acc = false;
+  weft_status s = r ? seed_beta(kname, r, self_e, beta, &acc) : weft_last_status();
+  weft_tensor_release(self_e);
+  if (s != WEFT_OK) {
+    weft_tensor_release(r);
+    return NULL;
+  }
+  return nd == 2 ? mm_run(kname, r, a, b, alpha, acc) : bmm_run(kname, r, a, b, alpha, acc);
+}
+
 /* ---- mm, addmm ---- */
 
 static weft_status check_mm_shapes(const char* op, const weft_tensor* a, const weft_tensor* b) {
@@ -207,15 +229,7 @@ static weft_tensor* addmm_impl(const weft_tensor* self, const weft_tensor* m1, c
   const int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
   weft_tensor* self_e = weft_expand(self, sizes, 2);
   if (!self_e) return NULL;
-  weft_tensor* r = make_out("addmm", out, sizes, 2, m1->dtype, m1->device);
-  bool acc = false;
-  weft_status s = r ? seed_beta("addmm_impl_cpu_", r, self_e, beta, &acc) : weft_last_status();
-  weft_tensor_release(self_e);
-  if (s != WEFT_OK) {
-    weft_tensor_release(r);
-    return NULL;
-  }
-  return mm_run("addmm_impl_cpu_", r, m1, m2, alpha, acc);
+  return add_product("addmm", "addmm_impl_cpu_", self_e, out, sizes, 2, m1, m2, beta, alpha);
 }
 
 static weft_tensor* addmm_kernel(const weft_tensor* self, const weft_tensor* m1, const weft_tensor* m2,
@@ -276,20 +290,15 @@ static weft_tensor* baddbmm_impl(const weft_tensor* self, const weft_tensor* b1,
   const int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
   weft_tensor* self_e = weft_expand(self, sizes, 3);
   if (!self_e) return NULL;
-  weft_tensor* r = NULL;
   weft_status s = check_bmm_shapes("baddbmm", b1, b2);
   if (s == WEFT_OK && b1->dtype != b2->dtype)
     s = weft__error(WEFT_INVALID_ARGUMENT, "baddbmm: expected scalar type %s but found %s", NAME(b1->dtype),
                     NAME(b2->dtype));
-  if (s == WEFT_OK) r = make_out("baddbmm", out, sizes, 3, b1->dtype, b1->device);
-  bool acc = false;
-  if (s == WEFT_OK) s = r ? seed_beta("baddbmm", r, self_e, beta, &acc) : weft_last_status();
-  weft_tensor_release(self_e);
   if (s != WEFT_OK) {
-    weft_tensor_release(r);
+    weft_tensor_release(self_e);
     return NULL;
   }
-  return bmm_run("baddbmm", r, b1, b2, alpha, acc);
+  return add_product("baddbmm", "baddbmm", self_e, out, sizes, 3, b1, b2, beta, alpha);
 }
 
 static weft_tensor* baddbmm_kernel(const weft_tensor* self, const weft_tensor* b1, const weft_tensor* b2,

@@ -19,7 +19,7 @@ enum {
 };
 
 typedef struct {
-  char kind; /* 't' tensor, 'n' None, 'i' / 'd' / 'b' number */
+  char kind; /* 't' tensor, 'n' None, 'i' / 'f' / 'b' int, float, bool number */
   int dtype, ndim;
   int64_t size[6], stride[6], offset;
   int first, count; /* storage values in lin_vals */
@@ -95,7 +95,7 @@ static int replay(int ci) {
     weft_status s = a->kind == 't'   ? (t ? weft_stack_push_tensor_owned(&st, t) : weft_last_status())
                     : a->kind == 'n' ? weft_stack_push_none(&st)
                     : a->kind == 'i' ? weft_stack_push_scalar(&st, weft_scalar_int((int64_t)a->number))
-                    : a->kind == 'd' ? weft_stack_push_scalar(&st, weft_scalar_double(a->number))
+                    : a->kind == 'f' ? weft_stack_push_scalar(&st, weft_scalar_double(a->number))
                                      : weft_stack_push_scalar(&st, weft_scalar_bool(a->number != 0));
     if (s != WEFT_OK) bad = "arguments";
   }
