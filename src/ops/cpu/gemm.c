@@ -2,10 +2,10 @@
  * (gemm.c), with XNNPACK's 2-D output tiling for the pool.
  *
  *   for ic0 in M, MB rows at a time          (bounds the packed A)
- *     for pc in K, KC at a time              (C += A[:, pc] B[pc, :] after the first)
- *       pack A[ic0 block, pc] into MR-row panels        (parallel over panels)
+ *     for pc in K, blocks of <= KC           (C += A[:, pc] B[pc, :] after the first)
  *       for jc in N, NC columns at a time
- *         pack B[pc, jc block] into NR-column panels    (parallel over panels)
+ *         pack B[pc, jc block] into NR-column panels, and with the first
+ *         block A[ic0 block, pc] into MR-row panels     (one parallel_for)
  *         parallel over tiles (MC rows x NS columns):
  *           for jr NR panel: for ir MR panel: micro-kernel
  *
@@ -74,12 +74,27 @@ struct pack_ctx {
 DEF_PACK(float, pack_f32)
 DEF_PACK(double, pack_f64)
 
-static weft_status pack(weft_range_fn fn, const char* src, ptrdiff_t rs, ptrdiff_t cs, int64_t rows, int64_t kc,
-                        int r, void* dst) {
-  struct pack_ctx c = {src, rs, cs, rows, kc, r, dst};
-  int64_t panels = (rows + r - 1) / r, per = kc * r;
+/* A's panels [0, na), then B's: both packers in one parallel_for */
+struct pack2_ctx {
+  weft_range_fn fn;
+  struct pack_ctx a, b;
+  int64_t na;
+};
+
+static weft_status run_packs(void* p, int64_t begin, int64_t end) {
+  struct pack2_ctx* c = p;
+  weft_status s = WEFT_OK;
+  if (begin < c->na) s = c->fn(&c->a, begin, end < c->na ? end : c->na);
+  if (s == WEFT_OK && end > c->na) s = c->fn(&c->b, begin > c->na ? begin - c->na : 0, end - c->na);
+  return s;
+}
+
+/* Packs the A block (when a.dst) and the B block, parallel over panels. */
+static weft_status pack(weft_range_fn fn, struct pack_ctx a, struct pack_ctx b) {
+  struct pack2_ctx c = {fn, a, b, a.dst ? (a.rows + a.r - 1) / a.r : 0};
+  int64_t nb = (b.rows + b.r - 1) / b.r, per = b.kc * b.r;
   int64_t grain = PACK_GRAIN / (per > 0 ? per : 1);
-  return weft_parallel_for(0, panels, grain < 1 ? 1 : grain, fn, &c);
+  return weft_parallel_for(0, c.na + nb, grain < 1 ? 1 : grain, run_packs, &c);
 }
 
 /* ---- the tiles ---- */
@@ -151,7 +166,7 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
   int mr, nr, kcmax;
   weft__gemm_tile(dtype, &mr, &nr, &kcmax);
   weft_range_fn packer = dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32;
-  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kb = k < kcmax ? k : kcmax;
+  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kb = k < kcmax ? k : kcmax; /* kc <= kb */
   size_t abytes = (size_t)((mb + mr - 1) / mr * mr * kb) * es, bbytes = (size_t)((nb + nr - 1) / nr * nr * kb) * es;
   char* apack = malloc(abytes);
   char* bpack = malloc(bbytes);
@@ -162,16 +177,20 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
   }
   int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
   weft_status s = WEFT_OK;
+  /* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
+  int64_t nkb = (k + kcmax - 1) / kcmax, kcb = (k + nkb - 1) / nkb;
   for (int64_t ic0 = 0; ic0 < m && s == WEFT_OK; ic0 += MB) {
     int64_t mrows = m - ic0 < MB ? m - ic0 : MB;
-    for (int64_t pc = 0; pc < k && s == WEFT_OK; pc += kcmax) {
-      int64_t kc = k - pc < kcmax ? k - pc : kcmax;
-      const char* asrc = (const char*)a.p + (ptrdiff_t)es * (ic0 * a.rs + pc * a.cs);
-      s = pack(packer, asrc, a.rs, a.cs, mrows, kc, mr, apack);
+    for (int64_t pc = 0; pc < k && s == WEFT_OK; pc += kcb) {
+      int64_t kc = k - pc < kcb ? k - pc : kcb;
       for (int64_t jc = 0; jc < n && s == WEFT_OK; jc += NC) {
         int64_t ncols = n - jc < NC ? n - jc : NC;
-        const char* bsrc = (const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs);
-        s = pack(packer, bsrc, b.cs, b.rs, ncols, kc, nr, bpack);
+        /* A[ic0 block, pc] once per pc (with the first B block), B[pc, jc] */
+        struct pack_ctx pa = {(const char*)a.p + (ptrdiff_t)es * (ic0 * a.rs + pc * a.cs), a.rs, a.cs, mrows, kc,
+                              mr, jc == 0 ? apack : NULL};
+        struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs, ncols, kc,
+                              nr, bpack};
+        s = pack(packer, pa, pb);
         if (s != WEFT_OK) break;
         /* tiles: MC rows; columns cut so there are ~4 tiles per thread */
         int64_t mc = (int64_t)MC_PANELS * mr, ntm = (mrows + mc - 1) / mc;
