@@ -6,8 +6,7 @@
 // weft's wasm ceiling of the same run and thread count. The peers are
 // devDependencies used only here (never by npm test).
 import { createRequire } from 'node:module';
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { medianTimes, onnxModel } from './peer_util.mjs';
 
 // the peers live in bench/peers/ (their own package.json), so npm test never installs them
 const require = createRequire(new URL('./peers/package.json', import.meta.url));
@@ -44,34 +43,6 @@ async function tfjsWasm() {
     add: run(() => tf.add(ta, tb2)),
     add_broadcast: run(() => tf.add(tx, tb)),
   };
-}
-
-// A one-node ONNX model, protobuf-encoded by hand (onnx.proto field numbers).
-function onnxModel(opType, inputs, output, attrs) {
-  const varint = (v) => {
-    const out = [];
-    let n = BigInt(v);
-    do {
-      let byte = Number(n & 0x7fn);
-      n >>= 7n;
-      if (n) byte |= 0x80;
-      out.push(byte);
-    } while (n);
-    return out;
-  };
-  const key = (field, wire) => varint((field << 3) | wire);
-  const bytes = (field, data) => [...key(field, 2), ...varint(data.length), ...data];
-  const str = (field, s) => bytes(field, [...Buffer.from(s)]);
-  const int = (field, v) => [...key(field, 0), ...varint(v)];
-  const valueInfo = (name, elemType, shape) =>
-    [...str(1, name), ...bytes(2, bytes(1, [...int(1, elemType), ...bytes(2, shape.flatMap((d) => bytes(1, int(1, d))))]))];
-  const attr = (name, a) => bytes(5, [...str(1, name),
-    ...(a.ints ? [...a.ints.flatMap((v) => int(8, v)), ...int(20, 7)] : [...int(3, a.i), ...int(20, 2)])]);
-  const node = bytes(1, [...inputs.flatMap(([n]) => str(1, n)), ...str(2, output[0]), ...str(4, opType),
-    ...Object.entries(attrs).flatMap(([k, v]) => attr(k, v))]);
-  const graph = [...node, ...str(2, 'g'), ...inputs.flatMap(([n, t, s]) => bytes(11, valueInfo(n, t, s))),
-    ...bytes(12, valueInfo(...output))];
-  return Uint8Array.from([...int(1, 8), ...bytes(8, [...str(1, ''), ...int(2, 13)]), ...bytes(7, graph)]);
 }
 
 async function onnxruntimeWeb() {
@@ -148,21 +119,8 @@ if (!peers[peer]) {
   console.error(`usage: peers.mjs <${Object.keys(peers).join('|')}> [--threads N] [--reps N]`);
   process.exit(2);
 }
-const work = await peers[peer]();
-const names = Object.keys(work);
-const warmEnd = performance.now() + 1000;
-for (let r = 0; r < 3 || performance.now() < warmEnd; r++) for (const n of names) await work[n]();
-await sleep(idleMs);
-const t = Object.fromEntries(names.map((n) => [n, []]));
-for (let r = 0; r < reps; r++) {
-  for (const n of names) {
-    const t0 = performance.now();
-    await work[n]();
-    t[n].push(performance.now() - t0);
-  }
-}
-for (const n of names) {
-  const ms = [...t[n]].sort((p, q) => p - q)[reps >> 1];
-  console.log(JSON.stringify({ name: n, build: peer, threads, ms: +ms.toFixed(3), 'GB/s': +(BYTES[n] / (ms * 1e6)).toFixed(2), reps }));
+const ms = await medianTimes(await peers[peer](), reps, idleMs);
+for (const [n, m] of Object.entries(ms)) {
+  console.log(JSON.stringify({ name: n, build: peer, threads, ms: +m.toFixed(3), 'GB/s': +(BYTES[n] / (m * 1e6)).toFixed(2), reps }));
 }
 process.exit(0);

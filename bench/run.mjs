@@ -1,4 +1,4 @@
-// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers]
+// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -14,6 +14,9 @@
 // run and thread count.
 // --json prints one JSON object per line: name, build ('native' |
 // 'wasm-simd' | 'wasm-simd-threads' | a peer), threads, ms, GB/s, ratio, ceiling.
+// Then the GEMM rows (issue 12, bench/gemm_bench.mjs; --no-gemm skips them):
+// weft wasm-simd-threads, tfjs-wasm and onnxruntime-web at 1 and 2 threads,
+// GFLOP/s = 2 M N K / median time, ratio to tfjs-wasm at the same threads.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -114,6 +117,33 @@ if (!has('--no-peers')) {
   }
 }
 
+const gemmRows = [];
+if (!has('--no-gemm')) {
+  const libs = [['weft-simd-threads', null], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm'],
+    ['onnxruntime-web', 'onnxruntime-web']];
+  for (const [lib, pkg] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: gemm ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of [1, 2]) {
+      log(`bench: gemm ${lib} threads=${t}`);
+      try {
+        gemmRows.push(...parseLines(run(process.execPath, ['bench/gemm_bench.mjs', lib, '--threads', String(t),
+          '--reps', reps], `gemm ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  for (const r of gemmRows) {
+    const tf = gemmRows.find((p) => p.build === 'tfjs-wasm' && p.name === r.name && p.threads === r.threads);
+    r.ratio = tf ? +(r['GFLOP/s'] / tf['GFLOP/s']).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+}
+
 if (!json) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
@@ -134,4 +164,16 @@ if (!json) {
   const n1 = byName('nchw_to_nhwc', 'native', 1);
   const n2 = byName('nchw_to_nhwc', 'native', 2);
   if (n1 && n2) console.log(`nchw_to_nhwc native 2 threads / 1 thread: ${(n1.ms / n2.ms).toFixed(2)}x`);
+}
+if (!json && gemmRows.length) {
+  const cols = [...new Set(gemmRows.map((r) => `${r.build} t${r.threads}`))];
+  console.log('\nGEMM GFLOP/s (2 M N K / median time), ratio to tfjs-wasm at the same thread count');
+  console.log(`${''.padEnd(20)}${cols.map((c) => c.padEnd(24)).join('')}`);
+  for (const n of [...new Set(gemmRows.map((r) => r.name))]) {
+    const cell = (c) => {
+      const r = gemmRows.find((x) => x.name === n && `${x.build} t${x.threads}` === c);
+      return (r ? `${r['GFLOP/s'].toFixed(2).padStart(7)} ${r.ratio === null ? '-' : r.ratio.toFixed(2)}x` : '').padEnd(24);
+    };
+    console.log(`${n.padEnd(20)}${cols.map(cell).join('')}`);
+  }
 }

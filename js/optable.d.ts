@@ -184,6 +184,24 @@ export interface OpFunctions {
   std(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(self: Operand, unbiased?: boolean): Tensor;
   std(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** mm, mm.out */
+  mm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** bmm, bmm.out */
+  bmm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** addmm, addmm.out */
+  addmm(self: Operand, mat1: Operand, mat2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** baddbmm, baddbmm.out */
+  baddbmm(self: Operand, batch1: Operand, batch2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** dot, dot.out */
+  dot(self: Operand, tensor: Operand, options?: { out?: Tensor }): Tensor;
+  /** mv, mv.out */
+  mv(self: Operand, vec: Operand, options?: { out?: Tensor }): Tensor;
+  /** outer, outer.out */
+  outer(self: Operand, vec2: Operand, options?: { out?: Tensor }): Tensor;
+  /** matmul, matmul.out */
+  matmul(self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
+  /** linear, linear.out */
+  linear(input: Operand, weight: Operand, bias?: Operand | null, options?: { out?: Tensor }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -445,6 +463,22 @@ export interface OpMethods {
   std(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(unbiased?: boolean): Tensor;
   std(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** mm, mm.out */
+  mm(mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** bmm, bmm.out */
+  bmm(mat2: Operand, options?: { out?: Tensor }): Tensor;
+  /** addmm, addmm.out */
+  addmm(mat1: Operand, mat2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** baddbmm, baddbmm.out */
+  baddbmm(batch1: Operand, batch2: Operand, options?: { beta?: Scalar; alpha?: Scalar; out?: Tensor }): Tensor;
+  /** dot, dot.out */
+  dot(tensor: Operand, options?: { out?: Tensor }): Tensor;
+  /** mv, mv.out */
+  mv(vec: Operand, options?: { out?: Tensor }): Tensor;
+  /** outer, outer.out */
+  outer(vec2: Operand, options?: { out?: Tensor }): Tensor;
+  /** matmul, matmul.out */
+  matmul(other: Operand, options?: { out?: Tensor }): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -485,5 +519,7 @@ type Name =
   | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out'
   | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax' | 'argmax.out'
   | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
-  | 'var.correction' | 'std' | 'std.dim' | 'std.correction';
+  | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out'
+  | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out'
+  | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
 export type OpName = Name | `aten::${Name}`;

@@ -46,6 +46,21 @@ typedef void weft_f32_vunary_fn(size_t n, const float* x, float* y, const struct
 typedef float weft_f32_rsum_fn(size_t n, const float* x);
 /* y[j] += sum_i x[i * row_stride bytes + j], j < cols (reduce.c) */
 typedef void weft_f32_vsum_rows_fn(size_t rows, size_t cols, const float* x, size_t row_stride, float* y);
+/* GEMM micro-kernels (gemm.c): an mr x nc (<= MR x NR) tile of C, row stride
+ * cs elements, from a packed A panel (kc x MR) and B panel (kc x NR):
+ * C = alpha * A B, or C += alpha * A B when accumulate. */
+struct weft_f32_gemm_params {
+  float alpha;
+  int accumulate;
+};
+struct weft_f64_gemm_params {
+  double alpha;
+  int accumulate;
+};
+typedef void weft_f32_gemm_fn(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c, size_t cs,
+                              const struct weft_f32_gemm_params* p);
+typedef void weft_f64_gemm_fn(size_t mr, size_t nc, size_t kc, const double* a, const double* b, double* c,
+                              size_t cs, const struct weft_f64_gemm_params* p);
 
 /* prototypes for every backend built */
 #define K(family, name, u)                                 \

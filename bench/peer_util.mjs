@@ -1,0 +1,51 @@
+// Shared by the peer benchmarks (bench/peers.mjs, bench/gemm_bench.mjs): the
+// hand-encoded one-node ONNX model and the timing loop.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// Warms every workload up (3 rounds and at least a second), waits idleMs for
+// V8's background tier-up, then runs reps rounds over the workloads; returns
+// each workload's median ms. A workload may be async (awaited).
+export async function medianTimes(work, reps, idleMs) {
+  const names = Object.keys(work);
+  const warmEnd = performance.now() + 1000;
+  for (let r = 0; r < 3 || performance.now() < warmEnd; r++) for (const n of names) await work[n]();
+  await sleep(idleMs);
+  const t = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < reps; r++) {
+    for (const n of names) {
+      const t0 = performance.now();
+      await work[n]();
+      t[n].push(performance.now() - t0);
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, [...t[n]].sort((p, q) => p - q)[reps >> 1]]));
+}
+
+// A one-node ONNX model, protobuf-encoded by hand (onnx.proto field numbers).
+export function onnxModel(opType, inputs, output, attrs) {
+  const varint = (v) => {
+    const out = [];
+    let n = BigInt(v);
+    do {
+      let byte = Number(n & 0x7fn);
+      n >>= 7n;
+      if (n) byte |= 0x80;
+      out.push(byte);
+    } while (n);
+    return out;
+  };
+  const key = (field, wire) => varint((field << 3) | wire);
+  const bytes = (field, data) => [...key(field, 2), ...varint(data.length), ...data];
+  const str = (field, s) => bytes(field, [...Buffer.from(s)]);
+  const int = (field, v) => [...key(field, 0), ...varint(v)];
+  const valueInfo = (name, elemType, shape) =>
+    [...str(1, name), ...bytes(2, bytes(1, [...int(1, elemType), ...bytes(2, shape.flatMap((d) => bytes(1, int(1, d))))]))];
+  const attr = (name, a) => bytes(5, [...str(1, name),
+    ...(a.ints ? [...a.ints.flatMap((v) => int(8, v)), ...int(20, 7)] : [...int(3, a.i), ...int(20, 2)])]);
+  const node = bytes(1, [...inputs.flatMap(([n]) => str(1, n)), ...str(2, output[0]), ...str(4, opType),
+    ...Object.entries(attrs).flatMap(([k, v]) => attr(k, v))]);
+  const graph = [...node, ...str(2, 'g'), ...inputs.flatMap(([n, t, s]) => bytes(11, valueInfo(n, t, s))),
+    ...bytes(12, valueInfo(...output))];
+  return Uint8Array.from([...int(1, 8), ...bytes(8, [...str(1, ''), ...int(2, 13)]), ...bytes(7, graph)]);
+}

@@ -1,0 +1,254 @@
+/* The GEMM driver: BLIS's loop nest over the micro-kernels of src/kernels
+ * (gemm.c), with XNNPACK's 2-D output tiling for the pool.
+ *
+ *   for ic0 in M, MB rows at a time          (bounds the packed A)
+ *     for pc in K, blocks of <= KC           (C += A[:, pc] B[pc, :] after the first)
+ *       for jc in N, NC columns at a time
+ *         pack B[pc, jc block] into NR-column panels, and with the first
+ *         block A[ic0 block, pc] into MR-row panels     (one parallel_for)
+ *         parallel over tiles (MC rows x NS columns):
+ *           for jr NR panel: for ir MR panel: micro-kernel
+ *
+ * A panel is kc x MR values (column k's MR rows together), zero-padded
+ * past m; a B panel kc x NR, zero-padded past n. The packers read A and B
+ * through their strides, so a transposed operand (x @ w.T) is never copied
+ * first; each picks its loop order by which stride is unit. Inside a tile
+ * the B micro-panel (KC x NR) stays in L1 while the A block (MC x KC) is
+ * reused from L2. Tiles are numbered row block first, so a thread's
+ * consecutive tiles share its A block. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "ops/cpu/gemm.h"
+#include "weft/parallel.h"
+
+#define F32_MR 4
+#define F32_NR 8
+#define F64_MR 4
+#define F64_NR 4
+#define KC 256
+#define MC_PANELS 16   /* MC = 16 MR-row panels (64 rows) */
+#define NC 4096        /* columns of B packed at once */
+#define MB 4096        /* rows of A packed at once */
+#define PACK_GRAIN 16384 /* values per packing chunk at least */
+
+void weft__gemm_tile(weft_dtype dtype, int* mr, int* nr, int* kc) {
+  *mr = dtype == WEFT_FLOAT64 ? F64_MR : F32_MR;
+  *nr = dtype == WEFT_FLOAT64 ? F64_NR : F32_NR;
+  *kc = KC;
+}
+
+/* ---- packing: one template per element type ---- */
+
+struct pack_ctx {
+  const char* src; /* element (0, 0) of the block */
+  ptrdiff_t rs, cs; /* strides of the panel's "row" (the MR / NR side) and of k */
+  int64_t rows, kc;  /* valid rows (m or n side) and depth */
+  int r;             /* MR or NR */
+  void* dst;
+};
+
+/* Panel q holds rows [q r, q r + r) at dst + q * kc * r: dst[k * r + i]. */
+#define DEF_PACK(T, name)                                                                \
+  static weft_status name(void* p, int64_t begin, int64_t end) {                         \
+    const struct pack_ctx* c = p;                                                        \
+    const T* s = (const T*)c->src;                                                       \
+    const int r = c->r;                                                                  \
+    for (int64_t q = begin; q < end; q++) {                                              \
+      T* d = (T*)c->dst + q * c->kc * r;                                                 \
+      int64_t i0 = q * r, nv = c->rows - i0 < r ? c->rows - i0 : r;                      \
+      if (c->rs == 1 && nv == r) { /* rows contiguous: copy r at a time */              \
+        for (int64_t k = 0; k < c->kc; k++) memcpy(d + k * r, s + i0 + k * c->cs, sizeof(T) * (size_t)r); \
+        continue;                                                                        \
+      }                                                                                  \
+      for (int64_t i = 0; i < nv; i++) {                                                 \
+        const T* si = s + (i0 + i) * c->rs;                                              \
+        for (int64_t k = 0; k < c->kc; k++) d[k * r + i] = si[k * c->cs];                \
+      }                                                                                  \
+      for (int64_t i = nv; i < r; i++)                                                   \
+        for (int64_t k = 0; k < c->kc; k++) d[k * r + i] = 0;                            \
+    }                                                                                    \
+    return WEFT_OK;                                                                      \
+  }
+DEF_PACK(float, pack_f32)
+DEF_PACK(double, pack_f64)
+
+/* A's panels [0, na), then B's: both packers in one parallel_for */
+struct pack2_ctx {
+  weft_range_fn fn;
+  struct pack_ctx a, b;
+  int64_t na;
+};
+
+static weft_status run_packs(void* p, int64_t begin, int64_t end) {
+  struct pack2_ctx* c = p;
+  weft_status s = WEFT_OK;
+  if (begin < c->na) s = c->fn(&c->a, begin, end < c->na ? end : c->na);
+  if (s == WEFT_OK && end > c->na) s = c->fn(&c->b, begin > c->na ? begin - c->na : 0, end - c->na);
+  return s;
+}
+
+/* Packs the A block (when a.dst) and the B block, parallel over panels. */
+static weft_status pack(weft_range_fn fn, struct pack_ctx a, struct pack_ctx b) {
+  struct pack2_ctx c = {fn, a, b, a.dst ? (a.rows + a.r - 1) / a.r : 0};
+  int64_t nb = (b.rows + b.r - 1) / b.r, per = b.kc * b.r;
+  int64_t grain = PACK_GRAIN / (per > 0 ? per : 1);
+  return weft_parallel_for(0, c.na + nb, grain < 1 ? 1 : grain, run_packs, &c);
+}
+
+/* ---- the tiles ---- */
+
+struct tile_ctx {
+  const weft_kernels* kt;
+  bool f64;
+  int mr, nr;
+  int64_t m, nc, kc;   /* rows of this ic0 block, columns of this jc block, depth */
+  int64_t mc, ns;      /* tile rows and columns */
+  int64_t ntn;         /* tiles along n */
+  const char *apack, *bpack;
+  char* c;             /* C at (ic0, jc) */
+  ptrdiff_t c_rs;      /* elements */
+  size_t es;
+  double alpha;
+  int accumulate;
+};
+
+static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
+  const struct tile_ctx* t = p;
+  struct weft_f32_gemm_params p32 = {(float)t->alpha, t->accumulate};
+  struct weft_f64_gemm_params p64 = {t->alpha, t->accumulate};
+  for (int64_t tile = begin; tile < end; tile++) {
+    int64_t i0 = (tile / t->ntn) * t->mc, j0 = (tile % t->ntn) * t->ns;
+    int64_t i1 = i0 + t->mc < t->m ? i0 + t->mc : t->m, j1 = j0 + t->ns < t->nc ? j0 + t->ns : t->nc;
+    for (int64_t j = j0; j < j1; j += t->nr) {
+      size_t nc = (size_t)(j1 - j < t->nr ? j1 - j : t->nr);
+      const char* bp = t->bpack + (size_t)(j / t->nr * t->kc * t->nr) * t->es;
+      for (int64_t i = i0; i < i1; i += t->mr) {
+        size_t mr = (size_t)(i1 - i < t->mr ? i1 - i : t->mr);
+        const char* ap = t->apack + (size_t)(i / t->mr * t->kc * t->mr) * t->es;
+        char* c = t->c + (size_t)(i * t->c_rs + j) * t->es;
+        if (t->f64)
+          t->kt->f64_gemm_4x4(mr, nc, (size_t)t->kc, (const double*)ap, (const double*)bp, (double*)c,
+                              (size_t)t->c_rs, &p64);
+        else
+          t->kt->f32_gemm_4x8(mr, nc, (size_t)t->kc, (const float*)ap, (const float*)bp, (float*)c,
+                              (size_t)t->c_rs, &p32);
+      }
+    }
+  }
+  return WEFT_OK;
+}
+
+static void zero_c(char* c, int64_t m, int64_t n, ptrdiff_t rs, size_t es) {
+  for (int64_t i = 0; i < m; i++) memset(c + (size_t)(i * rs) * es, 0, (size_t)n * es);
+}
+
+weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k, double alpha,
+                       weft_gemm_operand a, weft_gemm_operand b, bool accumulate, void* c, ptrdiff_t c_rs,
+                       ptrdiff_t c_cs) {
+  if (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64)
+    return weft__error(WEFT_INTERNAL, "gemm: no kernel for dtype %s", weft_dtype_name(dtype));
+  if (m <= 0 || n <= 0) return WEFT_OK;
+  if (n == 1) c_cs = 1;
+  if (m == 1) c_rs = n;
+  if (c_cs != 1) {
+    if (c_rs != 1) return weft__error(WEFT_INTERNAL, "gemm: C needs a unit stride");
+    /* column-major C: C^T = B^T A^T */
+    weft_gemm_operand at = {b.p, b.cs, b.rs}, bt = {a.p, a.cs, a.rs};
+    return weft__gemm(kt, dtype, n, m, k, alpha, at, bt, accumulate, c, c_cs, 1);
+  }
+  const size_t es = dtype == WEFT_FLOAT64 ? 8 : 4;
+  if (k <= 0) {
+    if (!accumulate) zero_c(c, m, n, c_rs, es);
+    return WEFT_OK;
+  }
+  int mr, nr, kcmax;
+  weft__gemm_tile(dtype, &mr, &nr, &kcmax);
+  weft_range_fn packer = dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32;
+  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kb = k < kcmax ? k : kcmax; /* kc <= kb */
+  size_t abytes = (size_t)((mb + mr - 1) / mr * mr * kb) * es, bbytes = (size_t)((nb + nr - 1) / nr * nr * kb) * es;
+  char* apack = malloc(abytes);
+  char* bpack = malloc(bbytes);
+  if (!apack || !bpack) {
+    free(apack);
+    free(bpack);
+    return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)", abytes + bbytes);
+  }
+  int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
+  weft_status s = WEFT_OK;
+  /* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
+  int64_t nkb = (k + kcmax - 1) / kcmax, kcb = (k + nkb - 1) / nkb;
+  for (int64_t ic0 = 0; ic0 < m && s == WEFT_OK; ic0 += MB) {
+    int64_t mrows = m - ic0 < MB ? m - ic0 : MB;
+    for (int64_t pc = 0; pc < k && s == WEFT_OK; pc += kcb) {
+      int64_t kc = k - pc < kcb ? k - pc : kcb;
+      for (int64_t jc = 0; jc < n && s == WEFT_OK; jc += NC) {
+        int64_t ncols = n - jc < NC ? n - jc : NC;
+        /* A[ic0 block, pc] once per pc (with the first B block), B[pc, jc] */
+        struct pack_ctx pa = {(const char*)a.p + (ptrdiff_t)es * (ic0 * a.rs + pc * a.cs), a.rs, a.cs, mrows, kc,
+                              mr, jc == 0 ? apack : NULL};
+        struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs, ncols, kc,
+                              nr, bpack};
+        s = pack(packer, pa, pb);
+        if (s != WEFT_OK) break;
+        /* tiles: MC rows; columns cut so there are ~4 tiles per thread */
+        int64_t mc = (int64_t)MC_PANELS * mr, ntm = (mrows + mc - 1) / mc;
+        int64_t want = 4 * (int64_t)threads, ntn_want = (want + ntm - 1) / ntm;
+        int64_t ns = (ncols + ntn_want - 1) / ntn_want;
+        ns = (ns + nr - 1) / nr * nr;
+        if (ns < 4 * nr) ns = 4 * nr;
+        if (ns > 512) ns = 512;
+        int64_t ntn = (ncols + ns - 1) / ns;
+        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bpack,
+                             (char*)c + (size_t)(ic0 * c_rs + jc) * es, c_rs, es, alpha,
+                             accumulate || pc > 0};
+        /* a tile of at least ~64K multiply-adds per chunk */
+        int64_t per_tile = (mc < mrows ? mc : mrows) * (ns < ncols ? ns : ncols) * kc;
+        int64_t grain = 65536 / (per_tile > 0 ? per_tile : 1);
+        s = weft_parallel_for(0, ntm * ntn, grain < 1 ? 1 : grain, run_tiles, &t);
+      }
+    }
+  }
+  free(apack);
+  free(bpack);
+  return s;
+}
+
+struct batch_ctx {
+  const weft_kernels* kt;
+  weft_dtype dtype;
+  int64_t m, n, k;
+  double alpha;
+  weft_gemm_operand a, b;
+  ptrdiff_t a_bs, b_bs, c_rs, c_cs, c_bs;
+  bool accumulate;
+  char* c;
+  size_t es;
+};
+
+static weft_status run_batch(void* p, int64_t begin, int64_t end) {
+  const struct batch_ctx* x = p;
+  for (int64_t i = begin; i < end; i++) {
+    weft_gemm_operand a = {(const char*)x->a.p + (ptrdiff_t)x->es * i * x->a_bs, x->a.rs, x->a.cs};
+    weft_gemm_operand b = {(const char*)x->b.p + (ptrdiff_t)x->es * i * x->b_bs, x->b.rs, x->b.cs};
+    weft_status s = weft__gemm(x->kt, x->dtype, x->m, x->n, x->k, x->alpha, a, b, x->accumulate,
+                               x->c + (ptrdiff_t)x->es * i * x->c_bs, x->c_rs, x->c_cs);
+    if (s != WEFT_OK) return s;
+  }
+  return WEFT_OK;
+}
+
+weft_status weft__gemm_batched(const weft_kernels* kt, weft_dtype dtype, int64_t batch, int64_t m, int64_t n,
+                               int64_t k, double alpha, weft_gemm_operand a, ptrdiff_t a_bs, weft_gemm_operand b,
+                               ptrdiff_t b_bs, bool accumulate, void* c, ptrdiff_t c_rs, ptrdiff_t c_cs,
+                               ptrdiff_t c_bs) {
+  struct batch_ctx x = {kt, dtype, m, n, k, alpha, a, b, a_bs, b_bs, c_rs, c_cs, c_bs, accumulate, c,
+                        dtype == WEFT_FLOAT64 ? 8 : 4};
+  if (batch <= 0) return WEFT_OK;
+  int64_t work = m * n * (k > 0 ? k : 1);
+  /* a large product keeps all threads busy by itself */
+  if (batch == 1 || work >= (1 << 20)) return run_batch(&x, 0, batch);
+  int64_t grain = (1 << 18) / (work > 0 ? work : 1);
+  return weft_parallel_for(0, batch, grain < 1 ? 1 : grain, run_batch, &x);
+}
