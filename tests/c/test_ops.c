@@ -12,6 +12,7 @@
 #include "dispatch/opgen.h"
 #include "kernels/kernels.h"
 #include "ops/elementwise.h"
+#include "fixture_util.h"
 #include "test.h"
 #include "weft/parallel.h"
 #include "weft/weft.h"
@@ -49,67 +50,20 @@ typedef struct {
 
 #include "ops_cases.inc"
 
-static weft__value value_of(double v, weft_dtype t) {
-  weft__value x = {0, 0, 0.0};
-  if (weft_dtype_is_floating(t)) {
-    x.is_float = 1;
-    x.f = v;
-  } else {
-    x.i = (int64_t)v;
-  }
-  return x;
-}
-
 static weft_tensor* make_tensor(const op_arg* a) {
-  int64_t n = a->nvals;
-  weft_tensor* base = weft_empty(&n, 1, (weft_dtype)a->dtype, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
-  if (!base) return NULL;
-  char* p = weft_tensor_data_ptr(base);
-  size_t es = weft_dtype_size((weft_dtype)a->dtype);
-  for (int64_t i = 0; i < n; i++) weft__store(p + i * (int64_t)es, (weft_dtype)a->dtype, value_of(op_vals[a->vals + i], (weft_dtype)a->dtype));
-  weft_tensor* t = weft_as_strided(base, a->size, a->stride, a->ndim, a->offset);
-  weft_tensor_release(base);
-  return t;
-}
-
-static double tol(weft_dtype t) {
-  switch (t) {
-    case WEFT_FLOAT16: return 2e-3;
-    case WEFT_BFLOAT16: return 1.6e-2;
-    case WEFT_FLOAT32: return 2e-6;
-    case WEFT_FLOAT64: return 1e-12;
-    default: return 0;
-  }
+  return fx_make_tensor(&op_vals[a->vals], a->nvals, (weft_dtype)a->dtype, a->size, a->stride, a->ndim, a->offset);
 }
 
 /* the loosest tolerance among the case's floating tensors (a float32
  * computation stored into float64 keeps float32's error) */
 static double case_tol(const op_case* c) {
-  double e = tol((weft_dtype)c->dtype);
+  double e = fx_tol((weft_dtype)c->dtype);
   for (int k = 0; k < c->nargs; k++) {
     const op_arg* a = &op_args[c->arg0 + k];
-    if (a->kind == 't' && tol((weft_dtype)a->dtype) > e) e = tol((weft_dtype)a->dtype);
+    if (a->kind == 't' && fx_tol((weft_dtype)a->dtype) > e) e = fx_tol((weft_dtype)a->dtype);
   }
-  if (e == 0 && weft_dtype_is_floating((weft_dtype)c->dtype)) e = tol(WEFT_FLOAT32);
+  if (e == 0 && weft_dtype_is_floating((weft_dtype)c->dtype)) e = fx_tol(WEFT_FLOAT32);
   return e;
-}
-
-static bool close_enough(double got, double want, double e) {
-  if (isnan(want)) return isnan(got);
-  if (isinf(want)) return got == want;
-  return fabs(got - want) <= e * (1 + fabs(want));
-}
-
-/* Element i (row-major logical order) of t as double. */
-static double element(const weft_tensor* t, int64_t i) {
-  int64_t off = 0, nd = weft_tensor_dim(t);
-  const int64_t *sz = weft_tensor_sizes(t), *st = weft_tensor_strides(t);
-  for (int64_t d = nd - 1; d >= 0; d--) {
-    off += (i % sz[d]) * st[d];
-    i /= sz[d];
-  }
-  const char* p = (const char*)weft_tensor_data_ptr(t) + off * (int64_t)weft_tensor_element_size(t);
-  return weft__value_f64(weft__load(p, weft_tensor_dtype(t)));
 }
 
 static int failures_shown;
@@ -148,36 +102,11 @@ static bool push_args(weft_stack* st, const op_case* c) {
 static void check_result(int ci, const weft_tensor* r) {
   const op_case* c = &op_cases[ci];
   char msg[256];
-  if (weft_tensor_dtype(r) != (weft_dtype)c->dtype) {
-    snprintf(msg, sizeof msg, "dtype %s, want %s", weft_dtype_name(weft_tensor_dtype(r)),
-             weft_dtype_name((weft_dtype)c->dtype));
+  if (fx_check(r, (weft_dtype)c->dtype, c->ndim, c->size, c->stride, &op_vals[c->vals], c->nvals, case_tol(c), msg,
+               sizeof msg))
+    test__passed++;
+  else
     fail(ci, msg);
-    return;
-  }
-  bool ok = weft_tensor_dim(r) == c->ndim;
-  for (int d = 0; ok && d < c->ndim; d++) ok = weft_tensor_sizes(r)[d] == c->size[d];
-  if (!ok) {
-    fail(ci, "shape");
-    return;
-  }
-  for (int d = 0; d < c->ndim; d++) {
-    /* strides of size-1 dims are not part of the contract */
-    if (c->size[d] > 1 && weft_tensor_strides(r)[d] != c->stride[d]) {
-      snprintf(msg, sizeof msg, "stride[%d] %lld, want %lld", d, (long long)weft_tensor_strides(r)[d],
-               (long long)c->stride[d]);
-      fail(ci, msg);
-      return;
-    }
-  }
-  for (int64_t i = 0; i < c->nvals; i++) {
-    double got = element(r, i), want = op_vals[c->vals + i];
-    if (!close_enough(got, want, case_tol(c))) {
-      snprintf(msg, sizeof msg, "value[%lld] %.17g, want %.17g", (long long)i, got, want);
-      fail(ci, msg);
-      return;
-    }
-  }
-  test__passed++;
 }
 
 static void replay_case(int ci) {
@@ -232,7 +161,7 @@ static weft_tensor* randn_of(const int64_t* sizes, int nd, weft_dtype t) {
   char* dst = weft_tensor_data_ptr(r);
   for (int64_t i = 0; i < n; i++)
     weft__store(dst + i * (int64_t)weft_dtype_size(t), t,
-                value_of(weft_dtype_is_floating(t) ? src[i] : round(src[i] * 20), t));
+                fx_value_of(weft_dtype_is_floating(t) ? src[i] : round(src[i] * 20), t));
   weft_tensor_release(f);
   return r;
 }
@@ -242,7 +171,7 @@ static bool same_bits(const weft_tensor* a, const weft_tensor* b) {
     return false;
   int64_t n = weft_tensor_numel(a);
   for (int64_t i = 0; i < n; i++) {
-    double x = element(a, i), y = element(b, i);
+    double x = fx_element(a, i), y = fx_element(b, i);
     if (!(x == y || (isnan(x) && isnan(y)))) return false;
   }
   return true;
@@ -349,15 +278,15 @@ static void test_int_min(void) {
     weft_tensor* r = weft_remainder(x, y);
     CHECK(q && r);
     if (q && r) {
-      CHECK(element(q, 0) == (double)a[0]); /* wraps, no trap */
-      CHECK(element(q, 1) == -7 && element(q, 2) == -4);
-      CHECK(element(r, 0) == 0 && element(r, 1) == 0 && element(r, 2) == 1);
+      CHECK(fx_element(q, 0) == (double)a[0]); /* wraps, no trap */
+      CHECK(fx_element(q, 1) == -7 && fx_element(q, 2) == -4);
+      CHECK(fx_element(r, 0) == 0 && fx_element(r, 1) == 0 && fx_element(r, 2) == 1);
     }
     weft_tensor* z = weft_floor_divide_scalar(x, weft_scalar_int(0));
     CHECK(z == NULL && weft_last_status() == WEFT_ZERO_DIVISION);
     CHECK_ERROR_HAS("ZeroDivisionError");
     weft_tensor* n = weft_neg(x);
-    CHECK(n && element(n, 0) == (double)a[0]);
+    CHECK(n && fx_element(n, 0) == (double)a[0]);
     weft_tensor_release(n);
     weft_tensor_release(q);
     weft_tensor_release(r);

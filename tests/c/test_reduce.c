@@ -10,6 +10,7 @@
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "dispatch/opgen.h"
+#include "fixture_util.h"
 #include "test.h"
 #include "weft/explain.h"
 #include "weft/parallel.h"
@@ -48,64 +49,17 @@ typedef struct {
 
 #include "reduce_cases.inc"
 
-static weft__value value_of(double v, weft_dtype t) {
-  weft__value x = {0, 0, 0.0};
-  if (weft_dtype_is_floating(t)) {
-    x.is_float = 1;
-    x.f = v;
-  } else {
-    x.i = (int64_t)v;
-  }
-  return x;
-}
-
 static weft_tensor* make_tensor(const rd_arg* a) {
-  int64_t n = a->nvals;
-  weft_tensor* base = weft_empty(&n, 1, (weft_dtype)a->dtype, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
-  if (!base) return NULL;
-  char* p = weft_tensor_data_ptr(base);
-  int64_t es = (int64_t)weft_dtype_size((weft_dtype)a->dtype);
-  for (int64_t i = 0; i < n; i++)
-    weft__store(p + i * es, (weft_dtype)a->dtype, value_of(rd_vals[a->vals + i], (weft_dtype)a->dtype));
-  weft_tensor* t = weft_as_strided(base, a->size, a->stride, a->ndim, a->offset);
-  weft_tensor_release(base);
-  return t;
-}
-
-static double tol(weft_dtype t) {
-  switch (t) {
-    case WEFT_FLOAT16: return 2e-3;
-    case WEFT_BFLOAT16: return 1.6e-2;
-    case WEFT_FLOAT32: return 2e-6;
-    case WEFT_FLOAT64: return 1e-12;
-    default: return 0;
-  }
+  return fx_make_tensor(&rd_vals[a->vals], a->nvals, (weft_dtype)a->dtype, a->size, a->stride, a->ndim, a->offset);
 }
 
 static double case_tol(const rd_case* c) {
-  double e = tol((weft_dtype)c->dtype);
+  double e = fx_tol((weft_dtype)c->dtype);
   for (int k = 0; k < c->nargs; k++) {
     const rd_arg* a = &rd_args[c->arg0 + k];
-    if ((a->kind == 't' || a->kind == 'y') && tol((weft_dtype)a->dtype) > e) e = tol((weft_dtype)a->dtype);
+    if ((a->kind == 't' || a->kind == 'y') && fx_tol((weft_dtype)a->dtype) > e) e = fx_tol((weft_dtype)a->dtype);
   }
   return e;
-}
-
-static bool close_enough(double got, double want, double e) {
-  if (isnan(want)) return isnan(got);
-  if (isinf(want)) return got == want;
-  return fabs(got - want) <= e * (1 + fabs(want));
-}
-
-static double element(const weft_tensor* t, int64_t i) {
-  int64_t off = 0, nd = weft_tensor_dim(t);
-  const int64_t *sz = weft_tensor_sizes(t), *st = weft_tensor_strides(t);
-  for (int64_t d = nd - 1; d >= 0; d--) {
-    off += (i % sz[d]) * st[d];
-    i /= sz[d];
-  }
-  const char* p = (const char*)weft_tensor_data_ptr(t) + off * (int64_t)weft_tensor_element_size(t);
-  return weft__value_f64(weft__load(p, weft_tensor_dtype(t)));
 }
 
 static int failures_shown;
@@ -145,35 +99,11 @@ static bool push_args(weft_stack* st, const rd_case* c, weft_tensor** out) {
 static void check_result(int ci, const weft_tensor* r) {
   const rd_case* c = &rd_cases[ci];
   char msg[256];
-  if (weft_tensor_dtype(r) != (weft_dtype)c->dtype) {
-    snprintf(msg, sizeof msg, "dtype %s, want %s", weft_dtype_name(weft_tensor_dtype(r)),
-             weft_dtype_name((weft_dtype)c->dtype));
+  if (fx_check(r, (weft_dtype)c->dtype, c->ndim, c->size, c->stride, &rd_vals[c->vals], c->nvals, case_tol(c), msg,
+               sizeof msg))
+    test__passed++;
+  else
     fail(ci, msg);
-    return;
-  }
-  bool ok = weft_tensor_dim(r) == c->ndim;
-  for (int d = 0; ok && d < c->ndim; d++) ok = weft_tensor_sizes(r)[d] == c->size[d];
-  if (!ok) {
-    fail(ci, "shape");
-    return;
-  }
-  for (int d = 0; d < c->ndim; d++) {
-    if (c->size[d] > 1 && weft_tensor_strides(r)[d] != c->stride[d]) {
-      snprintf(msg, sizeof msg, "stride[%d] %lld, want %lld", d, (long long)weft_tensor_strides(r)[d],
-               (long long)c->stride[d]);
-      fail(ci, msg);
-      return;
-    }
-  }
-  for (int64_t i = 0; i < c->nvals; i++) {
-    double got = element(r, i), want = rd_vals[c->vals + i];
-    if (!close_enough(got, want, case_tol(c))) {
-      snprintf(msg, sizeof msg, "value[%lld] %.17g, want %.17g", (long long)i, got, want);
-      fail(ci, msg);
-      return;
-    }
-  }
-  test__passed++;
 }
 
 static void replay_case(int ci) {
@@ -275,7 +205,7 @@ static void reference(const weft_tensor* x, uint32_t mask, int op, double* res, 
         rmul *= sz[d];
       }
     }
-    double v = element(x, i);
+    double v = fx_element(x, i);
     if (op >= 5) {
       bool better = mag[o] < 0 || (op == 5 ? v > res[o] : v < res[o]) || (v == res[o] && ri < mag[o]);
       if (better) res[o] = v, mag[o] = (double)ri;
@@ -335,7 +265,7 @@ static void property_case(const int64_t* sizes, int nd, uint32_t mask, weft_dtyp
     for (int64_t o = 0; o < nout; o++) {
       double want = op == 1 ? ref[o] / (double)count : ref[o];
       double scale = op == 1 ? mag[o] / (double)count : op == 2 ? fabs(want) : mag[o];
-      double got = element(r, o);
+      double got = fx_element(r, o);
       if (op >= 5) bad += got != mag[o]; /* the index, the first of ties */
       else if (op >= 3) bad += got != want; /* max/min are exact */
       else if (!(fabs(got - want) <= eps * (scale + 1e-30) + 1e-30)) bad++;

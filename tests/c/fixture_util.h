@@ -1,0 +1,96 @@
+/* Shared by the tests that replay PyTorch-recorded cases (test_ops.c,
+ * test_reduce.c): inputs built from recorded values and layouts, tolerances,
+ * and the check of a result's dtype, shape, strides and values. */
+#ifndef WEFT_TEST_FIXTURE_UTIL_H
+#define WEFT_TEST_FIXTURE_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+
+#include "core/scalar.h"
+#include "weft/weft.h"
+
+static inline weft__value fx_value_of(double v, weft_dtype t) {
+  weft__value x = {0, 0, 0.0};
+  if (weft_dtype_is_floating(t)) {
+    x.is_float = 1;
+    x.f = v;
+  } else {
+    x.i = (int64_t)v;
+  }
+  return x;
+}
+
+/* A tensor with the recorded layout over a fresh storage holding vals. */
+static inline weft_tensor* fx_make_tensor(const double* vals, int64_t n, weft_dtype dtype, const int64_t* size,
+                                          const int64_t* stride, int ndim, int64_t offset) {
+  weft_tensor* base = weft_empty(&n, 1, dtype, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  if (!base) return NULL;
+  char* p = weft_tensor_data_ptr(base);
+  int64_t es = (int64_t)weft_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++) weft__store(p + i * es, dtype, fx_value_of(vals[i], dtype));
+  weft_tensor* t = weft_as_strided(base, size, stride, ndim, offset);
+  weft_tensor_release(base);
+  return t;
+}
+
+static inline double fx_tol(weft_dtype t) {
+  switch (t) {
+    case WEFT_FLOAT16: return 2e-3;
+    case WEFT_BFLOAT16: return 1.6e-2;
+    case WEFT_FLOAT32: return 2e-6;
+    case WEFT_FLOAT64: return 1e-12;
+    default: return 0;
+  }
+}
+
+static inline bool fx_close_enough(double got, double want, double e) {
+  if (isnan(want)) return isnan(got);
+  if (isinf(want)) return got == want;
+  return fabs(got - want) <= e * (1 + fabs(want));
+}
+
+/* Element i (row-major logical order) of t as double. */
+static inline double fx_element(const weft_tensor* t, int64_t i) {
+  int64_t off = 0, nd = weft_tensor_dim(t);
+  const int64_t *sz = weft_tensor_sizes(t), *st = weft_tensor_strides(t);
+  for (int64_t d = nd - 1; d >= 0; d--) {
+    off += (i % sz[d]) * st[d];
+    i /= sz[d];
+  }
+  const char* p = (const char*)weft_tensor_data_ptr(t) + off * (int64_t)weft_tensor_element_size(t);
+  return weft__value_f64(weft__load(p, weft_tensor_dtype(t)));
+}
+
+/* r against the recorded dtype, shape, strides (of dims of size > 1: the
+ * others are not part of the contract) and values; false with msg set. */
+static inline bool fx_check(const weft_tensor* r, weft_dtype dtype, int ndim, const int64_t* size,
+                            const int64_t* stride, const double* vals, int64_t nvals, double tol, char* msg,
+                            size_t cap) {
+  if (weft_tensor_dtype(r) != dtype) {
+    snprintf(msg, cap, "dtype %s, want %s", weft_dtype_name(weft_tensor_dtype(r)), weft_dtype_name(dtype));
+    return false;
+  }
+  bool ok = weft_tensor_dim(r) == ndim;
+  for (int d = 0; ok && d < ndim; d++) ok = weft_tensor_sizes(r)[d] == size[d];
+  if (!ok) {
+    snprintf(msg, cap, "shape");
+    return false;
+  }
+  for (int d = 0; d < ndim; d++) {
+    if (size[d] > 1 && weft_tensor_strides(r)[d] != stride[d]) {
+      snprintf(msg, cap, "stride[%d] %lld, want %lld", d, (long long)weft_tensor_strides(r)[d], (long long)stride[d]);
+      return false;
+    }
+  }
+  for (int64_t i = 0; i < nvals; i++) {
+    double got = fx_element(r, i), want = vals[i];
+    if (!fx_close_enough(got, want, tol)) {
+      snprintf(msg, cap, "value[%lld] %.17g, want %.17g", (long long)i, got, want);
+      return false;
+    }
+  }
+  return true;
+}
+
+#endif
