@@ -24,6 +24,17 @@ static inline void kt_fill_bytes(void* p, size_t n) {
 static inline uint32_t kt_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline float kt_f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 /* Same value, NaNs of any payload equal. */
+/* wasm's f32x4.max/min: NaN wins, +0 above -0 (the kernels' reference) */
+static inline float kt_ref_max(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+static inline float kt_ref_min(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
 static inline int kt_same_f32(float a, float b) {
   if (a != a && b != b) return 1;
   return kt_f32_bits(a) == kt_f32_bits(b);

@@ -25,16 +25,6 @@ static void fill_f32(float* x, size_t n) {
 }
 
 /* ---- binary ---- */
-static float ref_max(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static float ref_min(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 enum bop { ADD, SUB, MUL, DIV, MAX, MIN, RADD, RSUB, RDIV };
 static float ref_binary(enum bop op, float a, float b, float alpha) {
   switch (op) {
@@ -42,8 +32,8 @@ static float ref_binary(enum bop op, float a, float b, float alpha) {
     case SUB: return a - alpha * b;
     case MUL: return a * b;
     case DIV: return a / b;
-    case MAX: return ref_max(a, b);
-    case MIN: return ref_min(a, b);
+    case MAX: return kt_ref_max(a, b);
+    case MIN: return kt_ref_min(a, b);
     case RADD: return b + alpha * a;
     case RSUB: return b - alpha * a;
     case RDIV: return b / a;

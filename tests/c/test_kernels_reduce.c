@@ -43,16 +43,6 @@ static void test_rsum_accuracy(void) {
   free(x);
 }
 
-static float ref_max(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static float ref_min(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 
 static void test_rminmax(void) {
   float x[1100];
@@ -64,7 +54,7 @@ static void test_rminmax(void) {
       if (trial == 2) for (size_t i = 0; i < n; i++) x[i] = (kt_rand() & 1) ? 0.0f : -0.0f;
       if (trial == 3) x[n - 1] = INFINITY;
       float mx = x[0], mn = x[0];
-      for (size_t i = 1; i < n; i++) mx = ref_max(mx, x[i]), mn = ref_min(mn, x[i]);
+      for (size_t i = 1; i < n; i++) mx = kt_ref_max(mx, x[i]), mn = kt_ref_min(mn, x[i]);
       for (int b = 0; b < KT_NBACKENDS; b++) {
         CHECK(kt_same_f32(kt_backend(b)->f32_rmax(n, x), mx));
         CHECK(kt_same_f32(kt_backend(b)->f32_rmin(n, x), mn));
