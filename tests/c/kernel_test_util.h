@@ -3,6 +3,7 @@
 #ifndef WEFT_KERNEL_TEST_UTIL_H
 #define WEFT_KERNEL_TEST_UTIL_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
