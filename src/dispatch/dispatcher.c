@@ -282,7 +282,9 @@ weft_op* weft_op_at(int64_t i) {
 }
 
 /* ---- impl / fallback ---- */
-static weft_registration* add_registration(weft_op* op, weft_dispatch_key key, weft_kernel k) {
+/* unique: refuse when op already has a kernel for key (checked under the
+ * same lock that adds it). */
+static weft_registration* add_registration(weft_op* op, weft_dispatch_key key, weft_kernel k, bool unique) {
   weft_registration* r = malloc(sizeof *r);
   if (!r) return weft__error_null(WEFT_OUT_OF_MEMORY, "impl: out of memory");
   r->op = op;
@@ -291,6 +293,14 @@ static weft_registration* add_registration(weft_op* op, weft_dispatch_key key, w
   if (!r->kernel.name) r->kernel.name = k.boxed ? "boxed" : k.unboxed ? "unboxed" : "fallthrough";
   pthread_mutex_lock(&reg_mutex);
   weft_registration** list = op ? op->kernels : fallbacks;
+  if (unique && list[key]) {
+    weft__error(WEFT_INVALID_ARGUMENT,
+                "impl: %s already has a kernel for %s (%s); a library registers each kernel once (%s)", op->name,
+                weft_dispatch_key_name(key), list[key]->kernel.name, r->kernel.name);
+    pthread_mutex_unlock(&reg_mutex);
+    free(r);
+    return NULL;
+  }
   r->next = list[key];
   list[key] = r;
   if (op) {
@@ -309,7 +319,7 @@ static bool check_key(const char* what, weft_dispatch_key key) {
   return false;
 }
 
-weft_registration* weft_op_impl(weft_op* op, weft_dispatch_key key, weft_kernel k) {
+static weft_registration* impl(weft_op* op, weft_dispatch_key key, weft_kernel k, bool unique) {
   weft__dispatch_init();
   if (!check_key("impl", key)) return NULL;
   if (!k.boxed && !k.unboxed && !(k.flags & WEFT_KERNEL_FALLTHROUGH))
@@ -317,21 +327,15 @@ weft_registration* weft_op_impl(weft_op* op, weft_dispatch_key key, weft_kernel 
   if (!k.boxed && k.unboxed && !op->unbox)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "impl: %s has no generated signature; register a boxed kernel", op->name);
-  return add_registration(op, key, k);
+  return add_registration(op, key, k, unique);
+}
+
+weft_registration* weft_op_impl(weft_op* op, weft_dispatch_key key, weft_kernel k) {
+  return impl(op, key, k, false);
 }
 
 weft_registration* weft__op_impl_unique(weft_op* op, weft_dispatch_key key, weft_kernel k) {
-  weft__dispatch_init();
-  if (!check_key("impl", key)) return NULL;
-  pthread_mutex_lock(&reg_mutex);
-  const weft_registration* old = op->kernels[key];
-  pthread_mutex_unlock(&reg_mutex);
-  if (old)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "impl: %s already has a kernel for %s (%s); a library registers each kernel once (%s)",
-                            op->name, weft_dispatch_key_name(key), old->kernel.name ? old->kernel.name : "?",
-                            k.name ? k.name : "?");
-  return weft_op_impl(op, key, k);
+  return impl(op, key, k, true);
 }
 
 weft_registration* weft_op_impl_boxed(weft_op* op, weft_dispatch_key key, weft_boxed_fn fn, void* ctx,
@@ -351,7 +355,7 @@ weft_registration* weft_dispatch_fallback(weft_dispatch_key key, weft_kernel k) 
   if (!k.boxed && !(k.flags & WEFT_KERNEL_FALLTHROUGH))
     return weft__error_null(WEFT_INVALID_ARGUMENT, "fallback: a fallback must be boxed or fallthrough");
   k.unboxed = NULL;
-  return add_registration(NULL, key, k);
+  return add_registration(NULL, key, k, false);
 }
 
 weft_registration* weft_dispatch_fallback_fallthrough(weft_dispatch_key key) {

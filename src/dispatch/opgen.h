@@ -319,12 +319,12 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   static const uint8_t weft__kinds_##c[] = {WEFT__FOR_EACH(WEFT__ID, __VA_ARGS__)};             \
   weft_registration* weft_impl_##c(weft_dispatch_key key, weft_fn_##c fn, const char* name) {  \
     weft_kernel k = {NULL, (weft_unboxed_fn)fn, NULL, name, 0};                                 \
-    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT), key, k);                       \
+    return weft_op_impl(weft__op_##c(), key, k);                       \
   }                                                                                             \
   weft_registration* weft_impl_##c##_ks(weft_dispatch_key key, weft_fnks_##c fn,               \
                                          const char* name) {                                    \
     weft_kernel k = {NULL, (weft_unboxed_fn)fn, NULL, name, WEFT_KERNEL_TAKES_KEYSET};          \
-    return weft_op_impl((weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT), key, k);                       \
+    return weft_op_impl(weft__op_##c(), key, k);                       \
   }                                                                                             \
   weft_op* weft__op_##c(void) { return (weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT); } \
   static weft_status weft__register_##c(void) {                                                 \
