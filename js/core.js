@@ -25,20 +25,32 @@ const PRESERVE_FORMAT = 3;
 
 // ---- argument checks that cannot sensibly reach C (types, NaN, fractions) ----
 
+const ENUM_TEXT = {
+  dtype: "a dtype name such as 'float32'",
+  memory_format: "a memory format name such as 'channels_last'",
+  device: "a device name ('cpu' or 'meta')",
+};
+
+// Errors name JS types ("an array", "a string", null), never Python's.
+function jsTypeName(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v !== 'object') return typeof v;
+  const c = v.constructor?.name;
+  return c && c !== 'Object' ? c : 'object';
+}
+
 function typeName(v) {
-  if (v === null || v === undefined) return 'NoneType';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'float';
-  if (typeof v === 'bigint') return 'int';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'string') return 'str';
-  if (Array.isArray(v)) return 'list';
-  return typeof v === 'object' ? (v.constructor?.name ?? 'object') : typeof v;
+  if (typeof v === 'number' && !Number.isInteger(v)) return `the number ${v}`;
+  const t = jsTypeName(v);
+  if (t === 'null' || t === 'undefined') return t;
+  return `${/^[aeiouAEIOU]/.test(t) ? 'an' : 'a'} ${t}`;
 }
 
 function toInt(op, name, v) {
   if (typeof v === 'bigint') return Number(v);
   if (typeof v !== 'number' || !Number.isInteger(v)) {
-    throw new WeftError('TypeError', `${op}(): argument '${name}' must be int, not ${typeName(v)}`);
+    throw new WeftError('TypeError', `${op}(): argument '${name}' must be an integer, not ${typeName(v)}`);
   }
   return v;
 }
@@ -50,7 +62,7 @@ function isSequence(v) {
 function toIntList(op, name, list) {
   if (!isSequence(list)) {
     throw new WeftError('TypeError',
-      `${op}(): argument '${name}' must be tuple of ints, not ${typeName(list)}`);
+      `${op}(): argument '${name}' must be an array of integers, not ${typeName(list)}`);
   }
   if (list.length > MAX_DIMS) {
     throw new WeftError('InvalidArgument',
@@ -59,8 +71,8 @@ function toIntList(op, name, list) {
   return Array.from(list, (v, i) => {
     if (typeof v === 'bigint') return Number(v);
     if (typeof v !== 'number' || !Number.isInteger(v)) {
-      throw new WeftError('TypeError', `${op}(): argument '${name}' must be tuple of ints, ` +
-        `but found element of type ${typeName(v)} at pos ${i}`);
+      throw new WeftError('TypeError', `${op}(): argument '${name}' must be an array of integers, ` +
+        `but found an element of type ${jsTypeName(v)} at pos ${i}`);
     }
     return v;
   });
@@ -85,13 +97,35 @@ function splitOptions(args) {
   return [args, {}];
 }
 
+// Levenshtein distance, for short option names.
+function editDistance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+// snake_case (PyTorch's spelling), a case slip or a typo -> the option weft spells.
+export function didYouMean(key, allowed) {
+  const norm = (k) => k.replace(/_/g, '').toLowerCase();
+  const hit = allowed.find((a) => norm(a) === norm(key)) ??
+    allowed.find((a) => editDistance(norm(a), norm(key)) <= (a.length >= 5 ? 2 : 1));
+  return hit ? ` (did you mean ${hit}?)` : ` (options: ${allowed.join(', ') || 'none'})`;
+}
+
 function checkKeys(op, opts, allowed) {
   if (!isOptions(opts)) {
-    throw new WeftError('TypeError', `${op}(): options must be an object, not ${typeName(opts)}`);
+    const eg = allowed.length ? ` such as { ${allowed[0]}: ... }` : '';
+    throw new WeftError('TypeError', `${op}(): options must be an object${eg}, not ${typeName(opts)}`);
   }
   for (const k of Object.keys(opts)) {
     if (!allowed.includes(k)) {
-      throw new WeftError('TypeError', `${op}() got an unexpected keyword argument '${k}'`);
+      throw new WeftError('TypeError', `${op}() got an unexpected option '${k}'${didYouMean(k, allowed)}`);
     }
   }
 }
@@ -138,6 +172,23 @@ function floatToHalf(v) {
 // toArray(): the arrays and values a nested result of this shape holds (a
 // zero-size tensor still makes its outer arrays: [1e9, 0] is a billion []).
 const TO_ARRAY_MAX = 2 ** 27 - 3;
+// How one element read from a TypedArray becomes a JS value: bools as
+// booleans, int64 as numbers only while exact (else a WeftError naming
+// { bigint: true }), or as BigInts when asked.
+const INT53 = 2n ** 53n;
+function valueReader(op, dtype, bigint) {
+  if (dtype === 'bool') return (v) => v !== 0;
+  if (dtype !== 'int64') return (v) => v; // exact as numbers; { bigint } concerns int64 only
+  if (bigint) return (v) => v;
+  return (v) => {
+    if (v > INT53 || v < -INT53) {
+      throw new WeftError('InvalidArgument', `${op}: the int64 value ${v} is beyond ±2**53 and would lose ` +
+        `precision as a JS number; call ${op}({ bigint: true }) to get BigInts`);
+    }
+    return Number(v);
+  };
+}
+
 function toArrayValues(sizes) {
   let total = 0;
   let count = 1;
@@ -170,7 +221,7 @@ function inferShape(data) {
 }
 
 // Flattens nested data of the given shape, checking every length; returns the
-// leaves and the widest kind seen (0 bool, 1 int, 2 float).
+// leaves and the widest kind seen (0 bool, 1 bigint, 2 number or empty).
 function flattenData(data, shape) {
   const out = [];
   let kind = 0;
@@ -185,10 +236,11 @@ function flattenData(data, shape) {
         kind = Math.max(kind, 1);
         out.push(d);
       } else if (typeof d === 'number') {
-        kind = Math.max(kind, Number.isInteger(d) ? 1 : 2);
+        // JS cannot tell 1.0 from 1: every number is floating (the default dtype)
+        kind = 2;
         out.push(d);
       } else {
-        throw new WeftError('TypeError', `tensor: invalid data type '${typeName(d)}'`);
+        throw new WeftError('TypeError', `tensor: expected numbers, bigints or booleans, got ${typeName(d)}`);
       }
       return;
     }
@@ -377,9 +429,22 @@ export function createApi(M, info) {
   function fail(op) {
     const status = M._weft_last_status();
     const code = status ? M.UTF8ToString(M._weft_status_name(status)) : 'InternalError';
-    const msg = M.UTF8ToString(M._weft_last_error()) || `${op}: failed without a message`;
+    let msg = M.UTF8ToString(M._weft_last_error()) || `${op}: failed without a message`;
     M._weft_clear_error();
+    if (code === 'OutOfMemory') msg += liveSummary();
     throw new WeftError(code, msg);
+  }
+
+  // What is holding memory when it runs out, and the ways to give it back.
+  function liveSummary() {
+    try {
+      const m = memory();
+      const mb = (n) => (n / 2 ** 20).toFixed(1);
+      return ` (${m.tensors} tensors live holding ${mb(m.bytesInUse)} MB of a ${mb(m.heapBytes)} MB wasm heap; ` +
+        'free them with t.dispose() or wt.tidy(fn), see wt.memory())';
+    } catch {
+      return '';
+    }
   }
 
   // An int list as the ABI passes it: its length, then its values, from index i
@@ -417,7 +482,7 @@ export function createApi(M, info) {
   const enumCache = new Map();
   function lookup(kind, fn, name, op, argName) {
     if (typeof name !== 'string') {
-      throw new WeftError('TypeError', `${op}(): argument '${argName}' must be ${kind}, not ${typeName(name)}`);
+      throw new WeftError('TypeError', `${op}(): argument '${argName}' must be ${ENUM_TEXT[kind]}, not ${typeName(name)}`);
     }
     const key = kind + ':' + name;
     const hit = enumCache.get(key);
@@ -428,8 +493,18 @@ export function createApi(M, info) {
     enumCache.set(key, v);
     return v;
   }
-  const dtypeOf = (op, name, dflt = 'float32') =>
-    lookup('dtype', M._weft_wasm_dtype_from_name, name ?? dflt, op, 'dtype');
+  // The floating dtype factories make, and JS numbers become (torch.get_default_dtype).
+  const defaultDtype = () => DTYPES[M._weft_get_default_dtype()];
+  const dtypeOf = (op, name, dflt) =>
+    lookup('dtype', M._weft_wasm_dtype_from_name, name ?? dflt ?? defaultDtype(), op, 'dtype');
+
+  function setDefaultDtype(name) {
+    if (typeof name !== 'string') {
+      throw new WeftError('TypeError', `setDefaultDtype(): expected a dtype name string ('float32' or ` +
+        `'float64'), got ${typeName(name)}`);
+    }
+    if (M._weft_set_default_dtype(dtypeOf('setDefaultDtype', name)) !== 0) fail('setDefaultDtype');
+  }
   const formatOf = (op, name, dflt) =>
     lookup('memory_format', M._weft_wasm_memory_format_from_name, name ?? dflt, op, 'memory_format');
   const deviceOf = (op, name) =>
@@ -730,8 +805,11 @@ export function createApi(M, info) {
       }
     }
 
-    toArray() {
+    // int64 values beyond 2**53 would round as JS numbers: they throw unless
+    // { bigint: true } asks for BigInts (every int64 then comes as one).
+    toArray(opts = {}) {
       this.#h('toArray');
+      checkKeys('toArray', opts ?? {}, ['bigint']);
       const { sizes, dtype } = this.#meta;
       // Checked before reading anything: a result JS cannot hold would take
       // seconds to build and then die (V8's arrays stop at 2**27 - 3 fast elements).
@@ -741,7 +819,7 @@ export function createApi(M, info) {
           `${made} JS values (more than ${TO_ARRAY_MAX}); read it as one TypedArray with data()`);
       }
       const flat = this.#read('toArray');
-      const conv = dtype === 'bool' ? (v) => v !== 0 : dtype === 'int64' ? (v) => Number(v) : (v) => v;
+      const conv = valueReader('toArray', dtype, opts?.bigint === true);
       if (sizes.length === 0) return conv(flat[0]);
       let pos = 0;
       const build = (dim) => {
@@ -757,15 +835,46 @@ export function createApi(M, info) {
       return build(0);
     }
 
-    item() {
+    // PyTorch's name for toArray.
+    tolist(opts) { return this.toArray(opts); }
+
+    item(opts = {}) {
       this.#h('item');
+      checkKeys('item', opts ?? {}, ['bigint']);
       if (this.#meta.numel !== 1) {
         throw new WeftError('InvalidArgument',
           `item: a Tensor with ${this.#meta.numel} elements cannot be converted to Scalar`);
       }
-      const v = this.#read('item')[0];
-      return this.#meta.dtype === 'bool' ? v !== 0 : this.#meta.dtype === 'int64' ? Number(v) : v;
+      return valueReader('item', this.#meta.dtype, opts?.bigint === true)(this.#read('item')[0]);
     }
+
+    // ---- PyTorch's shortcuts ----
+
+    get ndim() { return this.dim(); }
+    // all dims reversed (PyTorch's T; a matrix's transpose)
+    get T() {
+      const n = this.dim();
+      return this.permute(Array.from({ length: n }, (_, i) => n - 1 - i));
+    }
+    // the last two dims swapped (a batch of matrices transposed)
+    get mT() {
+      const n = this.dim();
+      if (n < 2) {
+        throw new WeftError('InvalidArgument',
+          `tensor.mT is only supported on matrices or batches of matrices. Got ${n}-D tensor.`);
+      }
+      return this.transpose(-2, -1);
+    }
+    float() { return this.to('float32'); }
+    double() { return this.to('float64'); }
+    half() { return this.to('float16'); }
+    bfloat16() { return this.to('bfloat16'); }
+    int() { return this.to('int32'); }
+    long() { return this.to('int64'); }
+    short() { return this.to('int16'); }
+    char() { return this.to('int8'); }
+    byte() { return this.to('uint8'); }
+    bool() { return this.to('bool'); }
 
     toString() {
       this.#h('toString');
@@ -820,7 +929,7 @@ export function createApi(M, info) {
 
   function emptyLike(t, opts = {}) {
     if (!(t instanceof Tensor)) {
-      throw new WeftError('TypeError', `empty_like(): argument 'input' must be Tensor, not ${typeName(t)}`);
+      throw new WeftError('TypeError', `empty_like(): argument 'input' must be a Tensor, not ${typeName(t)}`);
     }
     const h = t.handle('empty_like');
     const o = opts ?? {};
@@ -834,9 +943,9 @@ export function createApi(M, info) {
     if (typeof value === 'boolean') return [value ? 1 : 0, 'bool'];
     if (typeof value === 'bigint') return [Number(value), 'int64'];
     if (typeof value !== 'number') {
-      throw new WeftError('TypeError', `${op}(): argument 'fill_value' must be Number, not ${typeName(value)}`);
+      throw new WeftError('TypeError', `${op}(): argument 'fill_value' must be a number, not ${typeName(value)}`);
     }
-    return [value, Number.isInteger(value) ? 'int64' : 'float32'];
+    return [value, defaultDtype()];
   }
 
   function fullOf(op, shape, value, opts, inferred) {
@@ -854,18 +963,18 @@ export function createApi(M, info) {
 
   function zeros(...args) {
     const [shape, o] = shapeAndOptions('zeros', args, ['dtype', 'device']);
-    return fullOf('zeros', shape, 0, o, 'float32');
+    return fullOf('zeros', shape, 0, o);
   }
 
   function ones(...args) {
     const [shape, o] = shapeAndOptions('ones', args, ['dtype', 'device']);
-    return fullOf('ones', shape, 1, o, 'float32');
+    return fullOf('ones', shape, 1, o);
   }
 
   function scalarArg(op, name, v) {
     if (typeof v === 'bigint') return Number(v);
     if (typeof v !== 'number') {
-      throw new WeftError('TypeError', `${op}(): argument '${name}' must be Number, not ${typeName(v)}`);
+      throw new WeftError('TypeError', `${op}(): argument '${name}' must be a number, not ${typeName(v)}`);
     }
     return v;
   }
@@ -880,7 +989,8 @@ export function createApi(M, info) {
     const names = rest.length === 1 ? ['end'] : ['start', 'end', 'step'];
     const nums = rest.map((v, i) => scalarArg('arange', names[i], v));
     const [start, end, step] = nums.length === 1 ? [0, nums[0], 1] : [nums[0], nums[1], nums[2] ?? 1];
-    const inferred = [start, end, step].every(Number.isInteger) ? 'int64' : 'float32';
+    // PyTorch's rule, kept: integer arguments make int64 (arange(5) counts)
+    const inferred = [start, end, step].every(Number.isInteger) ? 'int64' : defaultDtype();
     const dt = dtypeOf('arange', o.dtype ?? inferred);
     const dev = deviceOf('arange', o.device);
     return wrap(C.arange(start, end, step, dt, dev), 'arange');
@@ -918,7 +1028,7 @@ export function createApi(M, info) {
       shape = inferShape(data);
       const flat = flattenData(data, shape);
       values = flat.values;
-      inferred = ['bool', 'int64', 'float32'][flat.kind];
+      inferred = flat.kind === 0 ? 'bool' : flat.kind === 1 ? 'int64' : defaultDtype();
     }
     const dtype = opts.dtype ?? inferred;
     const dt = dtypeOf('tensor', dtype);
@@ -938,7 +1048,7 @@ export function createApi(M, info) {
     let s;
     if (typeof seed === 'bigint') s = seed;
     else if (typeof seed === 'number' && Number.isInteger(seed)) s = BigInt(seed);
-    else throw new WeftError('TypeError', `manual_seed(): argument 'seed' must be int, not ${typeName(seed)}`);
+    else throw new WeftError('TypeError', `manual_seed(): argument 'seed' must be an integer, not ${typeName(seed)}`);
     s = BigInt.asUintN(64, s);
     M._weft_wasm_manual_seed(Number(s >> 32n), Number(s & 0xffffffffn));
   }
@@ -984,12 +1094,13 @@ export function createApi(M, info) {
     WeftError,
     empty, emptyStrided, emptyLike, zeros, ones, full, arange, tensor, rand, randn,
     manualSeed, memory, promoteTypes, canCast,
+    setDefaultDtype, getDefaultDtype: defaultDtype,
     setNumThreads,
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
   };
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
-  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer, argSlots, putList,
-    registry, DTYPES, DEVICES, FORMATS, refreshMeta });
+  installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
+    registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
   return api;
 }

@@ -5,7 +5,7 @@
 // memory, no wasm SIMD), and a variant that fails to load or instantiate
 // hands over to the next one; wt.backend.reason says why the winner won.
 import { BUILD_ID } from './build-id.js';
-import { WeftError } from './core.js';
+import { WeftError, didYouMean } from './core.js';
 import { installNpy } from './npy.js';
 
 export const VARIANTS = ['simd-threads', 'simd', 'scalar'];
@@ -57,7 +57,9 @@ export function parseInitOptions(opts) {
   }
   const allowed = ['threads', 'variant', 'locateFile', 'wasmPaths', 'wasmBinary'];
   for (const k of Object.keys(opts)) {
-    if (!allowed.includes(k)) throw new WeftError('TypeError', `init() got an unexpected keyword argument '${k}'`);
+    if (!allowed.includes(k)) {
+      throw new WeftError('TypeError', `init() got an unexpected option '${k}'${didYouMean(k, allowed)}`);
+    }
   }
   const { variant, locateFile, wasmPaths, wasmBinary } = opts;
   if (variant !== undefined && !VARIANTS.includes(variant)) {

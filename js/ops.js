@@ -118,7 +118,7 @@ export function readOpRegistry(M, k) {
 }
 
 export function installOps(api, k) {
-  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta, registry } = k;
+  const { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, refreshMeta, registry, defaultDtype } = k;
 
   // ---- the registry ----
 
@@ -150,11 +150,32 @@ export function installOps(api, k) {
   // Why the last bind failed, formatted only when the error is thrown
   // (overload resolution fails often on its way to a match).
   let why = () => '';
+  // A Tensor argument given an array: the fix, said first (see resolve).
+  let hint = null;
   const deny = (op, a, v, pos) => {
     why = () => `${op.base}(): argument '${a.name}'${pos >= 0 ? ` (position ${pos + 1})` : ''} must be ` +
-      `${a.text}, not ${typeName(v)}`;
+      `${argText(a)}, not ${typeName(v)}`;
+    if (a.type === 'Tensor' && !a.list && (Array.isArray(v) || ArrayBuffer.isView(v)) && !hint) {
+      hint = `${op.base}(): expected a Tensor or a number for '${a.name}'; got ${typeName(v)} — wrap it ` +
+        'with wt.tensor()';
+    }
     return DENY;
   };
+  // What a schema type accepts, in JS words.
+  const TYPE_TEXT = {
+    Tensor: 'a Tensor', int: 'an integer', SymInt: 'an integer', float: 'a number', bool: 'a boolean',
+    Scalar: 'a number', ScalarType: "a dtype name such as 'float32'",
+    MemoryFormat: "a memory format name such as 'channels_last'", Device: "a device name ('cpu' or 'meta')",
+    str: 'a string',
+  };
+  function argText(a) {
+    let t;
+    if (!a.list) t = TYPE_TEXT[a.type] ?? a.text;
+    else if (a.type === 'Tensor') t = 'an array of Tensors';
+    else if (a.listSize > 0) t = `an integer or an array of ${a.listSize} integers`;
+    else t = 'an array of integers';
+    return a.optional ? `${t} or null` : t;
+  }
   const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
   const isTensor = (v) => v instanceof Tensor;
 
@@ -212,8 +233,8 @@ export function installOps(api, k) {
     const out = new Array(v.length);
     for (let i = 0; i < v.length; i++) {
       if (!isInt(v[i])) {
-        why = () => `${op.base}(): argument '${a.name}' must be ${a.text}, but found element of type ` +
-          `${typeName(v[i])} at pos ${i}`;
+        why = () => `${op.base}(): argument '${a.name}' must be ${argText(a)}, but found an element of type ` +
+          `${jsTypeName(v[i])} at pos ${i}`;
         return DENY;
       }
       out[i] = Number(v[i]);
@@ -275,10 +296,15 @@ export function installOps(api, k) {
     }
     if (kw) {
       for (const key of Object.keys(kw)) {
+        // options are camelCase: memory_format is refused with the right spelling
+        const i = key.includes('_') ? -1 : args.findIndex((a) => a.name === snake(key));
         const name = snake(key);
-        const i = args.findIndex((a) => a.name === name);
         if (i < 0 || given[i]) {
-          why = i < 0 ? () => `${op.base}() got an unexpected keyword argument '${key}'`
+          const named = args.filter((a) => a.kwargOnly || a.default || a.optional).map((a) => camel(a.name));
+          const fix = didYouMean(key, named);
+          // a misspelt option is the error to report, whichever overload was meant
+          if (i < 0 && fix.startsWith(' (did you mean') && !hint) hint = `${op.base}() got an unexpected option '${key}'${fix}`;
+          why = i < 0 ? () => `${op.base}() got an unexpected option '${key}'${fix}`
             : () => `${op.base}() got multiple values for argument '${name}'`;
           return DENY;
         }
@@ -307,14 +333,31 @@ export function installOps(api, k) {
     return [args, null];
   }
 
+  // An overload as JS spells a call: (self: Tensor, dim: integer[] | null, keepdim = false, { dtype })
+  const SHORT_TYPE = {
+    Tensor: 'Tensor', int: 'integer', SymInt: 'integer', float: 'number', Scalar: 'number', bool: 'boolean',
+    ScalarType: 'dtype', MemoryFormat: 'memoryFormat', Device: 'device', str: 'string',
+  };
+  function jsDefault(a) {
+    const { tag, value } = a.default;
+    if (tag === 'None') return 'null';
+    return typeof value === 'string' ? `'${value}'` : JSON.stringify(value);
+  }
   function signatureOf(op) {
-    return op.schema.replace(/^[^(]*/, '').replace(/ -> .*$/, '').replace(/Tensor\([a-z]!?\)/g, 'Tensor');
+    const one = (a) => {
+      const t = (SHORT_TYPE[a.type] ?? a.type) + (a.list ? '[]' : '') + (a.optional ? ' | null' : '');
+      return `${camel(a.name)}${a.default ? ` = ${jsDefault(a)}` : `: ${t}`}`;
+    };
+    const pos = op.args.filter((a) => !a.kwargOnly).map(one);
+    const kw = op.args.filter((a) => a.kwargOnly).map(one);
+    return `(${[...pos, ...(kw.length ? [`{ ${kw.join(', ')} }`] : [])].join(', ')})`;
   }
 
   // Picks the overload the arguments fit: exact types first, then with numbers
   // standing for tensors. Throws PyTorch's TypeError otherwise.
   function resolve(title, cands, pos, kw, self) {
     let first = null;
+    hint = null;
     for (let pass = 0; pass < 2; pass++) {
       for (let c = 0; c < cands.length; c++) {
         const vals = bind(cands[c], pos, kw, self, pass === 1);
@@ -322,9 +365,10 @@ export function installOps(api, k) {
         if (first === null) first = why;
       }
     }
+    if (hint) throw new WeftError('TypeError', hint);
     if (cands.length === 1) throw new WeftError('TypeError', first());
-    const got = [...(self !== undefined ? [self] : []), ...pos].map(typeName);
-    if (kw) for (const key of Object.keys(kw)) got.push(`${snake(key)}=${typeName(kw[key])}`);
+    const got = [...(self !== undefined ? [self] : []), ...pos].map(jsTypeName);
+    if (kw) for (const key of Object.keys(kw)) got.push(`${key}: ${jsTypeName(kw[key])}`);
     throw new WeftError('TypeError', `${title}() received an invalid combination of arguments - got ` +
       `(${got.join(', ')}), but expected one of:\n` + cands.map((op) => ` * ${signatureOf(op)}`).join('\n'));
   }
@@ -332,7 +376,7 @@ export function installOps(api, k) {
   // ---- calling ----
 
   // Numbers bound to Tensor arguments become 0-dim tensors: int64 / bool, and
-  // floats as float32 unless a floating tensor takes part (PyTorch's wrapped
+  // floats in the default dtype unless a floating tensor takes part (PyTorch's wrapped
   // numbers do not promote within a category).
   function materialize(vals, temps) {
     let anyFloat = null;
@@ -343,7 +387,7 @@ export function installOps(api, k) {
         anyFloat = vals.some((x) => isTensor(x) && /float/.test(x.dtype));
       }
       const n = v.wrapNumber;
-      const dtype = typeof n === 'boolean' ? 'bool' : isInt(n) ? 'int64' : anyFloat ? 'float64' : 'float32';
+      const dtype = typeof n === 'boolean' ? 'bool' : isInt(n) ? 'int64' : anyFloat ? 'float64' : defaultDtype();
       const t = api.full([], typeof n === 'boolean' ? n : Number(n), { dtype });
       temps.push(t);
       vals[i] = t;
@@ -525,8 +569,10 @@ export function installOps(api, k) {
     return pick(kw);
   }
 
+  // Calls by schema name take the schema's snake_case keywords too.
   function call(name, ...rawArgs) {
-    const [pos, kw] = splitKw(rawArgs);
+    const [pos, rawKw] = splitKw(rawArgs);
+    const kw = rawKw && Object.fromEntries(Object.entries(rawKw).map(([key, v]) => [camel(key), v]));
     const cands = candidates(name, kw);
     const [op, vals] = resolve(stripNs(name).split('.')[0], cands, pos, kw, undefined);
     return invoke(op, vals, true);

@@ -25,8 +25,9 @@ export interface OpFunctions {
   clone(self: Operand, options?: { memoryFormat?: MemoryFormat | null }): Tensor;
   /** contiguous */
   contiguous(self: Tensor, options?: { memoryFormat?: MemoryFormat }): Tensor;
-  /** to.dtype */
+  /** to.dtype, to.dtype_layout */
   to(self: Tensor, dtype: DTypeName, options?: { copy?: boolean }): Tensor;
+  to(self: Tensor, options?: { dtype?: DTypeName | null; copy?: boolean; memoryFormat?: MemoryFormat | null }): Tensor;
   /** as_strided */
   asStrided(self: Tensor, size: Shape, stride: Shape, storageOffset?: number | null): Tensor;
   /** view */
@@ -214,8 +215,9 @@ export interface OpMethods {
   clone(options?: { memoryFormat?: MemoryFormat | null }): Tensor;
   /** contiguous */
   contiguous(options?: { memoryFormat?: MemoryFormat }): Tensor;
-  /** to.dtype */
+  /** to.dtype, to.dtype_layout */
   to(dtype: DTypeName, options?: { copy?: boolean }): Tensor;
+  to(options?: { dtype?: DTypeName | null; copy?: boolean; memoryFormat?: MemoryFormat | null }): Tensor;
   /** as_strided */
   asStrided(size: Shape, stride: Shape, storageOffset?: number | null): Tensor;
   /** view */
@@ -485,41 +487,41 @@ export interface OpMethods {
 type Name =
   | 'empty' | 'empty.memory_format' | 'empty_strided' | 'full' | 'arange' | 'arange.start_step' | 'rand' | 'randn'
   | 'empty_like' | 'copy_' | 'fill_' | 'fill_.Scalar' | 'clone' | 'contiguous' | 'to' | 'to.dtype'
-  | 'as_strided' | 'view' | 'reshape' | 'permute' | 'transpose' | 'transpose.int' | 't' | 'expand'
-  | 'squeeze' | 'squeeze.dim' | 'unsqueeze' | 'narrow' | 'slice' | 'slice.Tensor' | 'select' | 'select.int'
-  | 'flatten' | 'flatten.using_ints' | 'unflatten' | 'unflatten.int' | 'movedim' | 'movedim.intlist' | 'add' | 'add.Tensor'
-  | 'add.Scalar' | 'add_' | 'add_.Tensor' | 'add_.Scalar' | 'add.out' | 'add.Scalar_out' | 'sub' | 'sub.Tensor'
-  | 'sub.Scalar' | 'sub_' | 'sub_.Tensor' | 'sub_.Scalar' | 'sub.out' | 'sub.Scalar_out' | 'mul' | 'mul.Tensor'
-  | 'mul.Scalar' | 'mul_' | 'mul_.Tensor' | 'mul_.Scalar' | 'mul.out' | 'mul.Scalar_out' | 'div' | 'div.Tensor'
-  | 'div.Scalar' | 'div_' | 'div_.Tensor' | 'div_.Scalar' | 'div.out' | 'div.Scalar_out' | 'floor_divide' | 'floor_divide.Scalar'
-  | 'floor_divide_' | 'floor_divide_.Tensor' | 'floor_divide_.Scalar' | 'floor_divide.out' | 'remainder' | 'remainder.Tensor' | 'remainder.Scalar' | 'remainder_'
-  | 'remainder_.Tensor' | 'remainder_.Scalar' | 'remainder.Tensor_out' | 'remainder.Scalar_out' | 'remainder.Scalar_Tensor' | 'pow' | 'pow.Tensor_Tensor' | 'pow.Tensor_Scalar'
-  | 'pow.Scalar' | 'pow_' | 'pow_.Tensor' | 'pow_.Scalar' | 'pow.Tensor_Tensor_out' | 'pow.Tensor_Scalar_out' | 'pow.Scalar_out' | 'maximum'
-  | 'maximum.out' | 'minimum' | 'minimum.out' | 'eq' | 'eq.Tensor' | 'eq.Scalar' | 'eq_' | 'eq_.Tensor'
-  | 'eq_.Scalar' | 'eq.Tensor_out' | 'eq.Scalar_out' | 'ne' | 'ne.Tensor' | 'ne.Scalar' | 'ne_' | 'ne_.Tensor'
-  | 'ne_.Scalar' | 'ne.Tensor_out' | 'ne.Scalar_out' | 'lt' | 'lt.Tensor' | 'lt.Scalar' | 'lt_' | 'lt_.Tensor'
-  | 'lt_.Scalar' | 'lt.Tensor_out' | 'lt.Scalar_out' | 'le' | 'le.Tensor' | 'le.Scalar' | 'le_' | 'le_.Tensor'
-  | 'le_.Scalar' | 'le.Tensor_out' | 'le.Scalar_out' | 'gt' | 'gt.Tensor' | 'gt.Scalar' | 'gt_' | 'gt_.Tensor'
-  | 'gt_.Scalar' | 'gt.Tensor_out' | 'gt.Scalar_out' | 'ge' | 'ge.Tensor' | 'ge.Scalar' | 'ge_' | 'ge_.Tensor'
-  | 'ge_.Scalar' | 'ge.Tensor_out' | 'ge.Scalar_out' | 'logical_and' | 'logical_and_' | 'logical_and.out' | 'logical_or' | 'logical_or_'
-  | 'logical_or.out' | 'logical_xor' | 'logical_xor_' | 'logical_xor.out' | 'bitwise_and' | 'bitwise_and.Tensor' | 'bitwise_and.Scalar' | 'bitwise_and_'
-  | 'bitwise_and_.Tensor' | 'bitwise_and_.Scalar' | 'bitwise_and.Tensor_out' | 'bitwise_and.Scalar_out' | 'bitwise_and.Scalar_Tensor' | 'bitwise_or' | 'bitwise_or.Tensor' | 'bitwise_or.Scalar'
-  | 'bitwise_or_' | 'bitwise_or_.Tensor' | 'bitwise_or_.Scalar' | 'bitwise_or.Tensor_out' | 'bitwise_or.Scalar_out' | 'bitwise_or.Scalar_Tensor' | 'bitwise_xor' | 'bitwise_xor.Tensor'
-  | 'bitwise_xor.Scalar' | 'bitwise_xor_' | 'bitwise_xor_.Tensor' | 'bitwise_xor_.Scalar' | 'bitwise_xor.Tensor_out' | 'bitwise_xor.Scalar_out' | 'bitwise_xor.Scalar_Tensor' | 'neg'
-  | 'neg_' | 'neg.out' | 'abs' | 'abs_' | 'abs.out' | 'sign' | 'sign_' | 'sign.out'
-  | 'exp' | 'exp_' | 'exp.out' | 'exp2' | 'exp2_' | 'exp2.out' | 'log' | 'log_'
-  | 'log.out' | 'log1p' | 'log1p_' | 'log1p.out' | 'expm1' | 'expm1_' | 'expm1.out' | 'sqrt'
-  | 'sqrt_' | 'sqrt.out' | 'rsqrt' | 'rsqrt_' | 'rsqrt.out' | 'sin' | 'sin_' | 'sin.out'
-  | 'cos' | 'cos_' | 'cos.out' | 'tan' | 'tan_' | 'tan.out' | 'tanh' | 'tanh_'
-  | 'tanh.out' | 'sigmoid' | 'sigmoid_' | 'sigmoid.out' | 'relu' | 'relu_' | 'relu.out' | 'gelu'
-  | 'gelu_' | 'gelu.out' | 'erf' | 'erf_' | 'erf.out' | 'floor' | 'floor_' | 'floor.out'
-  | 'ceil' | 'ceil_' | 'ceil.out' | 'round' | 'round_' | 'round.out' | 'trunc' | 'trunc_'
-  | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where'
-  | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_' | 'sum'
-  | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out'
-  | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax' | 'argmax.out'
-  | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
-  | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out'
-  | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out'
-  | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
+  | 'to.dtype_layout' | 'as_strided' | 'view' | 'reshape' | 'permute' | 'transpose' | 'transpose.int' | 't'
+  | 'expand' | 'squeeze' | 'squeeze.dim' | 'unsqueeze' | 'narrow' | 'slice' | 'slice.Tensor' | 'select'
+  | 'select.int' | 'flatten' | 'flatten.using_ints' | 'unflatten' | 'unflatten.int' | 'movedim' | 'movedim.intlist' | 'add'
+  | 'add.Tensor' | 'add.Scalar' | 'add_' | 'add_.Tensor' | 'add_.Scalar' | 'add.out' | 'add.Scalar_out' | 'sub'
+  | 'sub.Tensor' | 'sub.Scalar' | 'sub_' | 'sub_.Tensor' | 'sub_.Scalar' | 'sub.out' | 'sub.Scalar_out' | 'mul'
+  | 'mul.Tensor' | 'mul.Scalar' | 'mul_' | 'mul_.Tensor' | 'mul_.Scalar' | 'mul.out' | 'mul.Scalar_out' | 'div'
+  | 'div.Tensor' | 'div.Scalar' | 'div_' | 'div_.Tensor' | 'div_.Scalar' | 'div.out' | 'div.Scalar_out' | 'floor_divide'
+  | 'floor_divide.Scalar' | 'floor_divide_' | 'floor_divide_.Tensor' | 'floor_divide_.Scalar' | 'floor_divide.out' | 'remainder' | 'remainder.Tensor' | 'remainder.Scalar'
+  | 'remainder_' | 'remainder_.Tensor' | 'remainder_.Scalar' | 'remainder.Tensor_out' | 'remainder.Scalar_out' | 'remainder.Scalar_Tensor' | 'pow' | 'pow.Tensor_Tensor'
+  | 'pow.Tensor_Scalar' | 'pow.Scalar' | 'pow_' | 'pow_.Tensor' | 'pow_.Scalar' | 'pow.Tensor_Tensor_out' | 'pow.Tensor_Scalar_out' | 'pow.Scalar_out'
+  | 'maximum' | 'maximum.out' | 'minimum' | 'minimum.out' | 'eq' | 'eq.Tensor' | 'eq.Scalar' | 'eq_'
+  | 'eq_.Tensor' | 'eq_.Scalar' | 'eq.Tensor_out' | 'eq.Scalar_out' | 'ne' | 'ne.Tensor' | 'ne.Scalar' | 'ne_'
+  | 'ne_.Tensor' | 'ne_.Scalar' | 'ne.Tensor_out' | 'ne.Scalar_out' | 'lt' | 'lt.Tensor' | 'lt.Scalar' | 'lt_'
+  | 'lt_.Tensor' | 'lt_.Scalar' | 'lt.Tensor_out' | 'lt.Scalar_out' | 'le' | 'le.Tensor' | 'le.Scalar' | 'le_'
+  | 'le_.Tensor' | 'le_.Scalar' | 'le.Tensor_out' | 'le.Scalar_out' | 'gt' | 'gt.Tensor' | 'gt.Scalar' | 'gt_'
+  | 'gt_.Tensor' | 'gt_.Scalar' | 'gt.Tensor_out' | 'gt.Scalar_out' | 'ge' | 'ge.Tensor' | 'ge.Scalar' | 'ge_'
+  | 'ge_.Tensor' | 'ge_.Scalar' | 'ge.Tensor_out' | 'ge.Scalar_out' | 'logical_and' | 'logical_and_' | 'logical_and.out' | 'logical_or'
+  | 'logical_or_' | 'logical_or.out' | 'logical_xor' | 'logical_xor_' | 'logical_xor.out' | 'bitwise_and' | 'bitwise_and.Tensor' | 'bitwise_and.Scalar'
+  | 'bitwise_and_' | 'bitwise_and_.Tensor' | 'bitwise_and_.Scalar' | 'bitwise_and.Tensor_out' | 'bitwise_and.Scalar_out' | 'bitwise_and.Scalar_Tensor' | 'bitwise_or' | 'bitwise_or.Tensor'
+  | 'bitwise_or.Scalar' | 'bitwise_or_' | 'bitwise_or_.Tensor' | 'bitwise_or_.Scalar' | 'bitwise_or.Tensor_out' | 'bitwise_or.Scalar_out' | 'bitwise_or.Scalar_Tensor' | 'bitwise_xor'
+  | 'bitwise_xor.Tensor' | 'bitwise_xor.Scalar' | 'bitwise_xor_' | 'bitwise_xor_.Tensor' | 'bitwise_xor_.Scalar' | 'bitwise_xor.Tensor_out' | 'bitwise_xor.Scalar_out' | 'bitwise_xor.Scalar_Tensor'
+  | 'neg' | 'neg_' | 'neg.out' | 'abs' | 'abs_' | 'abs.out' | 'sign' | 'sign_'
+  | 'sign.out' | 'exp' | 'exp_' | 'exp.out' | 'exp2' | 'exp2_' | 'exp2.out' | 'log'
+  | 'log_' | 'log.out' | 'log1p' | 'log1p_' | 'log1p.out' | 'expm1' | 'expm1_' | 'expm1.out'
+  | 'sqrt' | 'sqrt_' | 'sqrt.out' | 'rsqrt' | 'rsqrt_' | 'rsqrt.out' | 'sin' | 'sin_'
+  | 'sin.out' | 'cos' | 'cos_' | 'cos.out' | 'tan' | 'tan_' | 'tan.out' | 'tanh'
+  | 'tanh_' | 'tanh.out' | 'sigmoid' | 'sigmoid_' | 'sigmoid.out' | 'relu' | 'relu_' | 'relu.out'
+  | 'gelu' | 'gelu_' | 'gelu.out' | 'erf' | 'erf_' | 'erf.out' | 'floor' | 'floor_'
+  | 'floor.out' | 'ceil' | 'ceil_' | 'ceil.out' | 'round' | 'round_' | 'round.out' | 'trunc'
+  | 'trunc_' | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out'
+  | 'where' | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_'
+  | 'sum' | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int'
+  | 'prod.int_out' | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax'
+  | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var'
+  | 'var.dim' | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'mm' | 'mm.out' | 'bmm'
+  | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv'
+  | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
 export type OpName = Name | `aten::${Name}`;

@@ -18,10 +18,12 @@ const TENSOR_VALUES = new Set([
   'storageOffset', 'elementSize', 'dataPtr', 'isContiguous', 'isNonOverlappingAndDense',
   'suggestMemoryFormat', 'handle', 'explain', 'tolist', 'equal', 'allclose',
 ]);
-const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed']);
+const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed', 'ndim']);
+// Getters that make a tensor: a WorkerTensor at once, like a method call.
+const TENSOR_GETTERS = new Set(['T', 'mT']);
 const API_VALUES = new Set([
   'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
-  'explain', 'trace', 'ops', 'schema',
+  'explain', 'trace', 'ops', 'schema', 'getDefaultDtype', 'setDefaultDtype',
 ]);
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
@@ -126,6 +128,7 @@ export async function createWorkerApi(endpoint, options) {
         if (prop === 'isDisposed' && target.disposed) return Promise.resolve(true);
         if (typeof prop === 'symbol') return target[prop];
         if (TENSOR_PROPS.has(prop)) return send({ kind: 'get', target: id, prop }).then((m) => m.value);
+        if (TENSOR_GETTERS.has(prop)) return call(id, prop, []);
         return (...args) => call(id, prop, args);
       },
     });

@@ -9,6 +9,8 @@
 //               { id, kind: 'dispose', target }
 // Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
 // Arguments and values encode tensors as { $t: id }.
+const TENSOR_GETTERS = new Set(['T', 'mT']);
+
 export function serve(endpoint, init) {
   let wt = null;
   const tensors = new Map(); // id -> Tensor
@@ -82,7 +84,9 @@ export function serve(endpoint, init) {
       }
       case 'call': {
         const self = msg.target === null ? wt : tensorOf(msg.target);
-        const fn = self[msg.method];
+        // a Tensor getter that makes a tensor (t.T, t.mT) is read, not called
+        const getter = msg.target !== null && TENSOR_GETTERS.has(msg.method);
+        const fn = getter ? function get() { return this[msg.method]; } : self[msg.method];
         if (typeof fn !== 'function') {
           throw Object.assign(new Error(`${msg.method}: not a weft ${msg.target === null ? 'function' : 'Tensor method'}`),
             { code: 'TypeError' });

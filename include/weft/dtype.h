@@ -38,6 +38,11 @@ bool weft_dtype_is_floating(weft_dtype t);
 bool weft_dtype_is_integral(weft_dtype t, bool include_bool);
 /* torch.promote_types */
 weft_dtype weft_promote_types(weft_dtype a, weft_dtype b);
+/* torch.get_default_dtype / set_default_dtype: the dtype floating factories
+ * (empty, zeros, rand, ... with dtype None) make. float32 or float64 only;
+ * anything else is WEFT_TYPE_ERROR. Process-wide, like PyTorch's. */
+weft_dtype weft_get_default_dtype(void);
+int weft_set_default_dtype(weft_dtype t);
 /* torch.can_cast(from, to): same-kind casting rule used by out= and in-place ops */
 bool weft_can_cast(weft_dtype from, weft_dtype to);
 

@@ -1,4 +1,5 @@
 /* dtype names, sizes and PyTorch's promotion rules. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -126,4 +127,17 @@ int weft_memory_format_from_name(const char* name, weft_memory_format* out) {
                      "memory_format: unknown memory format '%s' (expected contiguous_format, "
                      "channels_last, channels_last_3d or preserve_format)",
                      name ? name : "(null)");
+}
+
+static _Atomic int default_dtype = WEFT_FLOAT32;
+
+weft_dtype weft_get_default_dtype(void) { return (weft_dtype)atomic_load(&default_dtype); }
+
+int weft_set_default_dtype(weft_dtype t) {
+  if (t != WEFT_FLOAT32 && t != WEFT_FLOAT64) {
+    return weft__error(WEFT_TYPE_ERROR, "set_default_dtype: only float32 and float64 can be the default dtype, "
+                       "not %s", weft_dtype_name(t));
+  }
+  atomic_store(&default_dtype, (int)t);
+  return WEFT_OK;
 }

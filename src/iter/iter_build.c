@@ -206,7 +206,7 @@ static weft_dtype combine_categories(weft_dtype higher, weft_dtype lower) {
 static void update_result_state(result_state* st, const weft_iter_operand* op) {
   weft_dtype cur = op->dtype;
   const weft_tensor* t = op->tensor;
-  if (op->is_wrapped_number && weft_dtype_is_floating(cur)) cur = WEFT_FLOAT32; /* default dtype */
+  if (op->is_wrapped_number && weft_dtype_is_floating(cur)) cur = weft_get_default_dtype();
   if (t->ndim > 0) st->dim_result = promote_skip_undefined(st->dim_result, cur);
   else if (op->is_wrapped_number) st->wrapped_result = promote_skip_undefined(st->wrapped_result, cur);
   else st->zero_result = promote_skip_undefined(st->zero_result, cur);
@@ -316,7 +316,7 @@ static weft_status compute_types(weft_iter* it, const weft_iter_config* c) {
     }
     if (c->promote_integer_inputs_to_float && common != UNDEFINED_DTYPE &&
         weft_dtype_is_integral(common, true)) {
-      common = WEFT_FLOAT32;
+      common = weft_get_default_dtype();
     }
     if (r.diff_inputs && !c->promote_inputs_to_common_dtype &&
         (r.undefined_outputs || c->enforce_safe_casting_to_output || c->cast_common_dtype_to_outputs)) {

@@ -25,10 +25,12 @@ static weft_tensor* copy_like(const weft_tensor* self, weft_dtype dtype, weft_me
 }
 
 static weft_tensor* clone_impl(const weft_tensor* self, weft_memory_format f) {
+  if (weft__check_format_rank("clone", f, self->ndim) != WEFT_OK) return NULL;
   return copy_like(self, self->dtype, f);
 }
 
 static weft_tensor* contiguous_impl(const weft_tensor* self, weft_memory_format f) {
+  if (weft__check_format_rank("contiguous", f, self->ndim) != WEFT_OK) return NULL;
   /* PRESERVE asks the default flag, so an already contiguous tensor passes */
   if (weft_tensor_is_contiguous(self, f)) return weft_tensor_retain((weft_tensor*)self);
   if (f == WEFT_PRESERVE_FORMAT)
@@ -37,11 +39,25 @@ static weft_tensor* contiguous_impl(const weft_tensor* self, weft_memory_format 
   return weft_clone(self, f);
 }
 
-static weft_tensor* to_dtype_kernel(const weft_tensor* self, weft_dtype dtype, bool copy) {
+/* PyTorch's to_will_alias: self itself when nothing would change and no copy
+ * is asked for; otherwise a copy in the asked memory format (preserve: the
+ * input's, as empty_like keeps it). */
+static weft_tensor* to_impl(const weft_tensor* self, weft_dtype dtype, bool copy, weft_memory_format f) {
   if (!weft_dtype_is_valid((int)dtype))
     return weft__error_null(WEFT_TYPE_ERROR, "to: invalid dtype %d", (int)dtype);
-  if (dtype == self->dtype && !copy) return weft_tensor_retain((weft_tensor*)self);
-  return copy_like(self, dtype, WEFT_PRESERVE_FORMAT);
+  if (weft__check_format_rank("to", f, self->ndim) != WEFT_OK) return NULL;
+  bool same_format = f == WEFT_PRESERVE_FORMAT || weft_tensor_is_contiguous(self, f);
+  if (dtype == self->dtype && same_format && !copy) return weft_tensor_retain((weft_tensor*)self);
+  return copy_like(self, dtype, f);
+}
+
+static weft_tensor* to_dtype_kernel(const weft_tensor* self, weft_dtype dtype, bool copy) {
+  return to_impl(self, dtype, copy, WEFT_PRESERVE_FORMAT);
+}
+
+static weft_tensor* to_dtype_layout_kernel(const weft_tensor* self, weft_dtype dtype, bool copy,
+                                           weft_memory_format f) {
+  return to_impl(self, weft__dtype_or(dtype, self->dtype), copy, weft__format_or(f, WEFT_PRESERVE_FORMAT));
 }
 
 /* ---- kernels ---- */
@@ -60,5 +76,6 @@ weft_status weft__copy_register(void) {
   WEFT_KERNEL(clone, COMPOSITE_EXPLICIT_AUTOGRAD, clone_kernel);
   WEFT_KERNEL(contiguous, COMPOSITE_IMPLICIT_AUTOGRAD, contiguous_kernel);
   WEFT_KERNEL(to_dtype, COMPOSITE_IMPLICIT_AUTOGRAD, to_dtype_kernel);
+  WEFT_KERNEL(to_dtype_layout, COMPOSITE_IMPLICIT_AUTOGRAD, to_dtype_layout_kernel);
   return WEFT_OK;
 }

@@ -136,7 +136,7 @@ static weft_dtype result_type(const ew_operands* o) {
   for (int i = 0; i < o->n; i++) {
     weft_dtype d = weft_tensor_dtype(o->t[i]);
     int g = o->wrapped[i] ? 2 : weft_tensor_dim(o->t[i]) > 0 ? 0 : 1;
-    if (o->wrapped[i] && weft_dtype_is_floating(d)) d = WEFT_FLOAT32;
+    if (o->wrapped[i] && weft_dtype_is_floating(d)) d = weft_get_default_dtype();
     st[g] = have[g] ? weft_promote_types(st[g], d) : d;
     have[g] = 1;
   }
@@ -613,12 +613,20 @@ static weft_status resize_output(weft_tensor* t, const int64_t* sizes, int ndim)
   return weft__tensor_resize_(t, sizes, strides, ndim, "resize_");
 }
 
-/* Ops without a structured out= (relu): the functional result, then
- * resize_output and copy_ (any out dtype; values cast). */
+/* Ops without a structured out= (relu, the .Scalar_out overloads): the
+ * functional result, then resize_output and copy_. The out dtype follows the
+ * same-kind rule of every other out= (a float result never truncates into an
+ * integer out), so the copy only casts where a structured op would. */
 static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in* in, weft_scalar alpha,
                                 const char* approximate) {
   weft_tensor* tmp = weft__ew(op, EW_FUNCTIONAL, NULL, nin, in, alpha, approximate);
   if (!tmp) return NULL;
+  if (!weft_can_cast(tmp->dtype, out->dtype)) {
+    weft_dtype rt = tmp->dtype;
+    weft_tensor_release(tmp);
+    return weft__error_null(WEFT_TYPE_ERROR, "%s: result type %s can't be cast to the desired output type %s",
+                            descs[op].name, weft__torch_scalar_name(rt), weft__torch_scalar_name(out->dtype));
+  }
   weft_status s = resize_output(out, tmp->sizes, tmp->ndim);
   if (s == WEFT_OK) s = weft_copy_(out, tmp);
   weft_tensor_release(tmp);

@@ -11,14 +11,18 @@
 
 /* ---- empty ---- */
 
+weft_status weft__check_format_rank(const char* op, weft_memory_format f, int64_t ndim) {
+  if (f == WEFT_CHANNELS_LAST && ndim != 4)
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: required rank 4 tensor to use channels_last format", op);
+  if (f == WEFT_CHANNELS_LAST_3D && ndim != 5)
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: required rank 5 tensor to use channels_last_3d format", op);
+  return WEFT_OK;
+}
+
 static weft_tensor* empty_impl(const int64_t* sizes, int64_t ndim, weft_dtype dtype, weft_device device,
                                weft_memory_format f) {
   if (weft_check_shape("empty", sizes, ndim) || weft__check_dtype_device("empty", dtype, device)) return NULL;
-  if (f == WEFT_CHANNELS_LAST && ndim != 4)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: required rank 4 tensor to use channels_last format");
-  if (f == WEFT_CHANNELS_LAST_3D && ndim != 5)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "empty: required rank 5 tensor to use channels_last_3d format");
+  if (weft__check_format_rank("empty", f, ndim) != WEFT_OK) return NULL;
   if (f == WEFT_PRESERVE_FORMAT || (unsigned)f >= WEFT_MEMORY_FORMAT_COUNT)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "empty: unsupported memory format %s",
                             f == WEFT_PRESERVE_FORMAT ? "Preserve" : "(invalid)");
@@ -297,7 +301,7 @@ static weft_tensor* randn_impl(const int64_t* sizes, int64_t ndim, weft_dtype dt
 
 static weft_tensor* empty_kernel(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device,
                                  weft_memory_format f) {
-  return empty_impl(size, n, weft__dtype_or(dtype, WEFT_FLOAT32), device,
+  return empty_impl(size, n, weft__dtype_or(dtype, weft_get_default_dtype()), device,
                     weft__format_or(f, WEFT_CONTIGUOUS_FORMAT));
 }
 
@@ -307,23 +311,23 @@ static weft_tensor* empty_strided_kernel(const int64_t* size, int64_t n, const i
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "empty_strided: mismatch in length of strides and shape (%lld vs %lld)",
                             (long long)nstride, (long long)n);
-  return weft__tensor_alloc("empty_strided", size, stride, n, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+  return weft__tensor_alloc("empty_strided", size, stride, n, weft__dtype_or(dtype, weft_get_default_dtype()), device);
 }
 
 static weft_tensor* full_kernel(const int64_t* size, int64_t n, double v, weft_dtype dtype, weft_device device) {
-  return full_impl(size, n, v, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+  return full_impl(size, n, v, weft__dtype_or(dtype, weft_get_default_dtype()), device);
 }
 
 static weft_tensor* arange_kernel(double start, double end, double step, weft_dtype dtype, weft_device device) {
-  return arange_impl(start, end, step, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+  return arange_impl(start, end, step, weft__dtype_or(dtype, weft_get_default_dtype()), device);
 }
 
 static weft_tensor* rand_kernel(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device) {
-  return rand_impl(size, n, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+  return rand_impl(size, n, weft__dtype_or(dtype, weft_get_default_dtype()), device);
 }
 
 static weft_tensor* randn_kernel(const int64_t* size, int64_t n, weft_dtype dtype, weft_device device) {
-  return randn_impl(size, n, weft__dtype_or(dtype, WEFT_FLOAT32), device);
+  return randn_impl(size, n, weft__dtype_or(dtype, weft_get_default_dtype()), device);
 }
 
 static weft_tensor* empty_like_kernel(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {

@@ -10,10 +10,10 @@
 /* ---- permute / transpose / t / movedim ---- */
 
 static weft_tensor* permute_impl(const weft_tensor* self, const int64_t* dims, int64_t ndim) {
-  /* PyTorch 1.13 says "permute(sparse_coo)" for dense tensors too. */
+  /* PyTorch 1.13 prefixes "permute(sparse_coo)" for dense tensors too; weft names the op. */
   if (ndim != self->ndim)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "permute(sparse_coo): number of dimensions in the tensor input does not match "
+                            "permute: number of dimensions in the tensor input does not match "
                             "the length of the desired ordering of dimensions i.e. input.dim() = %d is not "
                             "equal to len(dims) = %" PRId64,
                             (int)self->ndim, ndim);

@@ -50,7 +50,7 @@ set(WEFT_WASM_EXPORTED_FUNCTIONS
   _weft_tensor_release _weft_tensor_dim _weft_tensor_dtype _weft_tensor_device
   _weft_tensor_element_size _weft_tensor_data_ptr _weft_tensor_is_contiguous
   _weft_tensor_is_non_overlapping_and_dense _weft_tensor_suggest_memory_format
-  _weft_promote_types _weft_can_cast _weft_build_id)
+  _weft_promote_types _weft_can_cast _weft_get_default_dtype _weft_set_default_dtype _weft_build_id)
 list(JOIN WEFT_WASM_EXPORTED_FUNCTIONS "," WEFT_WASM_EXPORTS_CSV)
 
 file(WRITE ${CMAKE_BINARY_DIR}/build-id.pre.js "Module['weftGlueBuildId'] = '${WEFT_BUILD_ID}';\n")

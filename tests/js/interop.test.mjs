@@ -62,7 +62,7 @@ for (const variant of VARIANTS) {
     throwsWeft(() => wt.tensor(new Uint16Array([1]), { bits: true }), 'TypeError', /bits: true/);
     throwsWeft(() => wt.tensor(new Float32Array([1]), { dtype: 'float16', bits: true }), 'TypeError');
     throwsWeft(() => wt.tensor([1], { dtype: 'float32', bits: true }), 'TypeError');
-    throwsWeft(() => h.data({ raw: true }), 'TypeError', /unexpected keyword argument 'raw'/);
+    throwsWeft(() => h.data({ raw: true }), 'TypeError', /unexpected option 'raw' \(options: bits\)/);
     for (const t of [h, b, notBits]) t.dispose();
   });
 

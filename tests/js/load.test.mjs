@@ -51,7 +51,7 @@ test('init rejects bad options', async () => {
     /unknown variant 'gpu'/.test(e.message));
   await assert.rejects(init({ threads: 0 }), /threads must be a positive integer or 'auto'/);
   await assert.rejects(init({ threads: 1.5 }), WeftError);
-  await assert.rejects(init({ thread: 2 }), /unexpected keyword argument 'thread'/);
+  await assert.rejects(init({ thread: 2 }), /unexpected option 'thread' \(did you mean threads\?\)/);
 });
 
 test('setNumThreads validates its argument', async () => {

@@ -77,7 +77,7 @@ test('meta: every factory, device and no data', async () => {
     assert.equal(made.full.dtype, 'float32');
     assert.equal(made.arange.dtype, 'int64');
     assert.deepEqual(made.arange.shape, [6]);
-    assert.equal(made.tensor.dtype, 'int64');
+    assert.equal(made.tensor.dtype, 'float32');
     throwsWeft(() => track(wt.full([], 1, d)).item(), 'NotImplemented', /meta tensor; no data/);
     const el = track(wt.emptyLike(made.emptyCL));
     assert.equal(el.device, 'meta');

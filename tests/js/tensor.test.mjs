@@ -36,7 +36,8 @@ for (const variant of VARIANTS) {
     assert.equal(s(track(wt.arange(6)).view(2, 3)), 'tensor([[0, 1, 2],\n        [3, 4, 5]])');
     assert.equal(s(wt.ones(2, 2)), 'tensor([[1., 1.],\n        [1., 1.]])');
     assert.equal(s(wt.tensor(3.5)), 'tensor(3.5000)');
-    assert.equal(s(wt.tensor(3)), 'tensor(3)');
+    assert.equal(s(wt.tensor(3)), 'tensor(3.)');
+    assert.equal(s(wt.tensor(3n)), 'tensor(3)');
     assert.equal(s(wt.tensor([true, false])), 'tensor([ True, False])');
     assert.equal(s(wt.tensor([1, 2], { dtype: 'float16' })), 'tensor([1., 2.], dtype=torch.float16)');
     assert.equal(s(wt.tensor([1, 2], { dtype: 'int32' })), 'tensor([1, 2], dtype=torch.int32)');
@@ -49,7 +50,7 @@ for (const variant of VARIANTS) {
     assert.equal(s(track(wt.arange(30)).view(2, 15)),
       'tensor([[ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14],\n' +
       '        [15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29]])');
-    assert.equal(inspect(track(wt.tensor([1, 2]))), 'tensor([1, 2])');
+    assert.equal(inspect(track(wt.tensor([1n, 2n]))), 'tensor([1, 2])');
     track.disposeAll();
   });
 

@@ -1,0 +1,205 @@
+// Issue 14: the JS API in JS terms. A dtype never depends on the values,
+// int64 reads are exact or refused, PyTorch's shortcuts exist, errors speak
+// JS, and every out= path refuses an unsafe cast.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { init, noLeaks, throwsWeft, tracker, VARIANTS } from './helpers.mjs';
+
+for (const variant of VARIANTS) {
+  test(`${variant}: JS numbers make the default dtype, whatever their values`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const dt = (t) => track(t).dtype;
+      assert.equal(wt.getDefaultDtype(), 'float32');
+      assert.equal(dt(wt.tensor([1.0, 2.0])), 'float32');
+      assert.equal(dt(wt.tensor([[1, 2], [3, 4]])), 'float32');
+      assert.equal(dt(wt.tensor(3)), 'float32');
+      assert.equal(dt(wt.tensor([])), 'float32');
+      assert.equal(dt(wt.full([2], 1)), 'float32');
+      assert.equal(dt(wt.full([2], 7n)), 'int64');
+      assert.equal(dt(wt.full([2], true)), 'bool');
+      assert.equal(dt(wt.tensor([1n, 2n])), 'int64');
+      assert.equal(dt(wt.tensor([true, false])), 'bool');
+      assert.equal(dt(wt.tensor(new Int32Array(2))), 'int32');
+      assert.equal(dt(wt.tensor(new Float64Array(2))), 'float64');
+      assert.equal(dt(wt.tensor([1, 2], { dtype: 'int64' })), 'int64');
+      // arange keeps PyTorch's integer rule
+      assert.equal(dt(wt.arange(5)), 'int64');
+      assert.equal(dt(wt.arange(0, 1, 0.25)), 'float32');
+      // the trap of the issue: mul_(0.5) on a tensor made from JS numbers
+      const x = track(wt.tensor([1.0, 2.0]));
+      x.mul_(0.5);
+      assert.deepEqual(x.toArray(), [0.5, 1]);
+      assert.ok(x.data() instanceof Float32Array);
+      track.disposeAll();
+    });
+  });
+
+  test(`${variant}: setDefaultDtype / getDefaultDtype`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    try {
+      wt.setDefaultDtype('float64');
+      assert.equal(wt.getDefaultDtype(), 'float64');
+      for (const t of [wt.tensor([1, 2]), wt.zeros(2), wt.ones([2]), wt.rand(2), wt.randn(2), wt.empty(2),
+        wt.full([1], 0.5), wt.arange(0, 1, 0.5)]) {
+        assert.equal(track(t).dtype, 'float64');
+      }
+      // an integer tensor and a float number promote to the default dtype (PyTorch)
+      assert.equal(track(track(wt.tensor([1, 2], { dtype: 'int32' })).add(0.5)).dtype, 'float64');
+      assert.equal(track(wt.arange(3)).dtype, 'int64');
+      throwsWeft(() => wt.setDefaultDtype('float16'), 'TypeError', /only float32 and float64/);
+      throwsWeft(() => wt.setDefaultDtype('flaot32'), 'TypeError', /unknown dtype 'flaot32'/);
+      throwsWeft(() => wt.setDefaultDtype(32), 'TypeError', /got a number/);
+      assert.equal(wt.getDefaultDtype(), 'float64');
+    } finally {
+      wt.setDefaultDtype('float32');
+      track.disposeAll();
+    }
+    assert.equal(wt.getDefaultDtype(), 'float32');
+    const i = wt.tensor([1, 2], { dtype: 'int32' });
+    const t = i.add(0.5);
+    assert.equal(t.dtype, 'float32');
+    t.dispose();
+    i.dispose();
+  });
+
+  test(`${variant}: int64 reads are exact or refused`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const big = track(wt.tensor([2n ** 60n, -(2n ** 53n)]));
+      throwsWeft(() => big.toArray(), 'InvalidArgument', /beyond ±2\*\*53.*toArray\(\{ bigint: true \}\)/);
+      assert.deepEqual(big.toArray({ bigint: true }), [2n ** 60n, -(2n ** 53n)]);
+      assert.deepEqual(big.tolist({ bigint: true }), [2n ** 60n, -(2n ** 53n)]);
+      const edge = track(wt.tensor([2n ** 53n]));
+      assert.equal(edge.item(), 2 ** 53);
+      const over = track(wt.tensor([2n ** 53n + 1n]));
+      throwsWeft(() => over.item(), 'InvalidArgument', /item\(\{ bigint: true \}\)/);
+      assert.equal(over.item({ bigint: true }), 2n ** 53n + 1n);
+      assert.deepEqual(track(wt.tensor([3n])).toArray(), [3]);
+      // { bigint } concerns int64 only
+      assert.deepEqual(track(wt.tensor([1.5])).toArray({ bigint: true }), [1.5]);
+      throwsWeft(() => big.toArray({ bigInt: true }), 'TypeError', /did you mean bigint\?/);
+      track.disposeAll();
+    });
+  });
+
+  test(`${variant}: PyTorch's shortcuts`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const x = track(track(wt.arange(24, { dtype: 'float32' })).view(2, 3, 4));
+      assert.equal(x.ndim, 3);
+      assert.equal(x.dim(), 3);
+      assert.equal(x.numel(), 24);
+      assert.equal(x.size(-1), 4);
+      assert.deepEqual(x.size(), [2, 3, 4]);
+      assert.equal(x.elementSize(), 4);
+      const T = track(x.T);
+      assert.deepEqual(T.shape, [4, 3, 2]);
+      assert.deepEqual(T.stride(), [1, 4, 12]);
+      const mT = track(x.mT);
+      assert.deepEqual(mT.shape, [2, 4, 3]);
+      assert.deepEqual(mT.stride(), [12, 1, 4]);
+      throwsWeft(() => track(wt.zeros(3)).mT, 'InvalidArgument', /only supported on matrices .* Got 1-D tensor/);
+      const casts = { float: 'float32', double: 'float64', half: 'float16', bfloat16: 'bfloat16', int: 'int32',
+        long: 'int64', short: 'int16', char: 'int8', byte: 'uint8', bool: 'bool' };
+      for (const [m, d] of Object.entries(casts)) assert.equal(track(x[m]()).dtype, d, m);
+      assert.deepEqual(track(x.long()).toArray()[1][2], [20, 21, 22, 23]);
+      assert.deepEqual(x.tolist(), x.toArray());
+      // to({ dtype, memoryFormat }), and to() of nothing to do is self's storage
+      const y = track(wt.rand([2, 3, 4, 5]));
+      const cl = track(y.to({ memoryFormat: 'channels_last' }));
+      assert.deepEqual(cl.stride(), [60, 1, 15, 3]);
+      assert.equal(cl.dtype, 'float32');
+      const both = track(y.to({ dtype: 'float64', memoryFormat: 'channels_last' }));
+      assert.deepEqual([both.dtype, both.isContiguous('channels_last')], ['float64', true]);
+      const same = track(y.to({ dtype: 'float32' }));
+      assert.equal(same.dataPtr(), y.dataPtr());
+      const copied = track(y.to({ dtype: 'float32', copy: true }));
+      assert.notEqual(copied.dataPtr(), y.dataPtr());
+      throwsWeft(() => track(wt.zeros(2, 3)).to({ memoryFormat: 'channels_last' }), 'InvalidArgument',
+        /^to: required rank 4 tensor to use channels_last format/);
+      track.disposeAll();
+    });
+  });
+
+  test(`${variant}: errors speak JS and name the op called`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const x = track(wt.rand([2, 3]));
+      throwsWeft(() => wt.add([1, 2], [3, 4]), 'TypeError',
+        /^add\(\): expected a Tensor or a number for 'self'; got an array — wrap it with wt\.tensor\(\)/);
+      throwsWeft(() => x.add(new Float32Array(3)), 'TypeError', /got a Float32Array — wrap it with wt\.tensor/);
+      throwsWeft(() => x.contiguous({ memory_format: 'channels_last' }), 'TypeError',
+        /unexpected option 'memory_format' \(did you mean memoryFormat\?\)/);
+      throwsWeft(() => x.clone({ memory_format: 'contiguous_format' }), 'TypeError', /did you mean memoryFormat\?/);
+      throwsWeft(() => wt.sum(x, 0, { keep_dim: true }), 'TypeError', /did you mean keepdim\?/);
+      throwsWeft(() => x.contiguous('channels_last'), 'TypeError',
+        /options must be an object such as \{ memoryFormat: \.\.\. \}, not a string/);
+      throwsWeft(() => x.contiguous({ memoryFormat: 'channels_last' }), 'InvalidArgument',
+        /^contiguous: required rank 4 tensor to use channels_last format/);
+      throwsWeft(() => x.clone({ memoryFormat: 'channels_last' }), 'InvalidArgument', /^clone: required rank 4/);
+      throwsWeft(() => x.view('a'), 'TypeError',
+        /argument 'size' must be an array of integers, but found an element of type string at pos 0/);
+      throwsWeft(() => x.view(null), 'TypeError', /must be an array of integers, but found an element of type null/);
+      throwsWeft(() => x.transpose(0.5, 1), 'TypeError', /must be an integer, not the number 0.5/);
+      throwsWeft(() => wt.zeros(2, { dtype: 5 }), 'TypeError', /must be a dtype name such as 'float32', not a number/);
+      throwsWeft(() => x.permute([0]), 'InvalidArgument', /^permute: number of dimensions/);
+      throwsWeft(() => wt.sum(x, 'a'), 'TypeError',
+        /got \(Tensor, string\), but expected one of:\n \* \(self: Tensor, \{ dtype = null \}\)\n \* \(self: Tensor, dim: integer\[\] \| null, keepdim = false, \{ dtype = null \}\)/);
+      throwsWeft(() => wt.tensor([{}]), 'TypeError', /expected numbers, bigints or booleans, got an object/);
+      for (const re of [/tuple of ints/, /\bstr\b/, /NoneType/, /\blist\b/]) {
+        for (const f of [() => x.view('a'), () => x.view(null), () => wt.add([1], [2]), () => wt.sum(x, 'a')]) {
+          assert.throws(f, (e) => !re.test(e.message));
+        }
+      }
+      track.disposeAll();
+    });
+  });
+
+  test(`${variant}: every out= refuses an unsafe cast (the .Scalar_out overloads too)`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const f = track(wt.tensor([1.5, 2.5]));
+      const i = track(wt.zeros([2], { dtype: 'int32' }));
+      for (const op of ['add', 'sub', 'mul', 'div']) {
+        throwsWeft(() => wt[op](f, 2, { out: i }), 'TypeError',
+          new RegExp(`^${op}: result type (Float|float32) can't be cast to the desired output type (Int|int32)`));
+        throwsWeft(() => wt[op](f, f, { out: i }), 'TypeError', /can't be cast to the desired output type (Int|int32)/);
+      }
+      assert.deepEqual(i.toArray(), [0, 0]);
+      // same-kind casts stay allowed: an int32 result into int64, a float32 into float64
+      const i32 = track(wt.tensor([1, 2], { dtype: 'int32' }));
+      const l = track(wt.zeros([2], { dtype: 'int64' }));
+      wt.add(i32, 3, { out: l });
+      assert.deepEqual(l.toArray(), [4, 5]);
+      const d = track(wt.zeros([2], { dtype: 'float64' }));
+      wt.mul(f, 2, { out: d });
+      assert.deepEqual(d.toArray(), [3, 5]);
+      track.disposeAll();
+    });
+  });
+}
+
+test('worker mode: the default dtype, shortcuts and getters that make tensors', async () => {
+  const { initWorker } = await import('weft');
+  const ww = await initWorker({ variant: 'simd' });
+  try {
+    assert.equal(await ww.getDefaultDtype(), 'float32');
+    const x = ww.tensor([[1, 2, 3], [4, 5, 6]]);
+    assert.equal(await x.dtype, 'float32');
+    assert.equal(await x.ndim, 2);
+    assert.deepEqual(await x.T.shape, [3, 2]);
+    assert.deepEqual(await x.mT.toArray(), [[1, 4], [2, 5], [3, 6]]);
+    assert.equal(await x.long().dtype, 'int64');
+    assert.deepEqual(await ww.tensor([2n ** 60n]).toArray({ bigint: true }), [2n ** 60n]);
+    await assert.rejects(ww.tensor([2n ** 60n]).toArray(), /bigint: true/);
+  } finally {
+    await ww.terminate();
+  }
+});
