@@ -161,6 +161,17 @@ for (const variant of VARIANTS) {
     });
   });
 
+  test(`${variant}: out of memory says what is live and how to free it`, async () => {
+    const wt = await init({ variant });
+    const keep = wt.rand([1000]);
+    try {
+      throwsWeft(() => wt.empty([2 ** 30]), 'OutOfMemory',
+        /tried to allocate 4294967296 bytes \(\d+ tensors live holding [\d.]+ MB of a [\d.]+ MB wasm heap; free them with t\.dispose\(\) or wt\.tidy\(fn\), see wt\.memory\(\)\)/);
+    } finally {
+      keep.dispose();
+    }
+  });
+
   test(`${variant}: every out= refuses an unsafe cast (the .Scalar_out overloads too)`, async () => {
     const wt = await init({ variant });
     const track = tracker();
