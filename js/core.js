@@ -68,14 +68,18 @@ function toIntList(op, name, list) {
     throw new WeftError('InvalidArgument',
       `${op}: number of dimensions ${list.length} must be in [0, ${MAX_DIMS}]`);
   }
-  return Array.from(list, (v, i) => {
-    if (typeof v === 'bigint') return Number(v);
-    if (typeof v !== 'number' || !Number.isInteger(v)) {
+  // a plain loop: Array.from with a callback costs more than a small op's shape
+  const out = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (typeof v === 'number' && Number.isInteger(v)) out[i] = v;
+    else if (typeof v === 'bigint') out[i] = Number(v);
+    else {
       throw new WeftError('TypeError', `${op}(): argument '${name}' must be an array of integers, ` +
         `but found an element of type ${jsTypeName(v)} at pos ${i}`);
     }
-    return v;
-  });
+  }
+  return out;
 }
 
 // view(2, 3) and view([2, 3]) are the same call.
@@ -331,6 +335,8 @@ function collectTensors(v, isTensor, out = new Set(), seen = new Set()) {
 // Tidy scopes, keep(), and a FinalizationRegistry that gives a forgotten
 // tensor's handle back when its JS object is collected. dispose() unregisters
 // first, so a handle is released exactly once.
+const REGISTERED = Symbol('weft.registered');
+
 function createMemoryTracker(M) {
   const scopes = [];
   let live = 0;
@@ -339,16 +345,45 @@ function createMemoryTracker(M) {
     ? new FinalizationRegistry((ptr) => { live--; collected++; M._weft_tensor_release(ptr); })
     : null;
 
+  // Registering with the FinalizationRegistry costs more than a small op, and
+  // most tensors are disposed within the synchronous run that made them (its
+  // callbacks cannot run before that run ends anyway). So new tensors wait in
+  // `young` and are registered together after the current job, or when 4096
+  // wait; a tensor disposed before that is never registered.
+  let young = [];
+  let flushQueued = false;
+  const YOUNG_MAX = 4096;
+  function flushYoung() {
+    flushQueued = false;
+    const batch = young;
+    young = [];
+    for (const t of batch) {
+      if (t[REGISTERED] === false) {
+        t[REGISTERED] = true;
+        registry.register(t, t.handle(), t);
+      }
+    }
+  }
+
   function adopt(t, ptr) {
     live++;
-    registry?.register(t, ptr, t);
+    if (registry) {
+      t[REGISTERED] = false;
+      young.push(t);
+      if (young.length >= YOUNG_MAX) flushYoung();
+      else if (!flushQueued) {
+        flushQueued = true;
+        queueMicrotask(flushYoung);
+      }
+    }
     if (scopes.length) scopes[scopes.length - 1].tensors.add(t);
     return t;
   }
 
   function forget(t) {
     live--;
-    registry?.unregister(t);
+    if (t[REGISTERED]) registry.unregister(t);
+    t[REGISTERED] = null; // disposed: a pending flush skips it
     for (let i = scopes.length - 1; i >= 0; i--) {
       if (scopes[i].tensors.delete(t)) break;
     }
@@ -479,18 +514,20 @@ export function createApi(M, info) {
     'squeeze_dim', 'unsqueeze', 'narrow', 'slice', 'select', 'flatten', 'unflatten', 'op_movedim',
   ].map((cname) => [cname, registry.entry(cname)]));
 
-  const enumCache = new Map();
+  // One cache per kind: a name is looked up on every factory call, and
+  // building a 'kind:name' key string per call showed in profiles.
+  const enumCaches = { dtype: new Map(), memory_format: new Map(), device: new Map() };
   function lookup(kind, fn, name, op, argName) {
     if (typeof name !== 'string') {
       throw new WeftError('TypeError', `${op}(): argument '${argName}' must be ${ENUM_TEXT[kind]}, not ${typeName(name)}`);
     }
-    const key = kind + ':' + name;
-    const hit = enumCache.get(key);
+    const cache = enumCaches[kind];
+    const hit = cache.get(name);
     if (hit !== undefined) return hit;
     M.stringToUTF8(name, scratchBase + STR_BYTES, STR_SIZE);
     const v = fn();
     if (v < 0) fail(op);
-    enumCache.set(key, v);
+    cache.set(name, v);
     return v;
   }
   // The floating dtype factories make, and JS numbers become (torch.get_default_dtype).

@@ -135,6 +135,9 @@ export function installOps(api, k) {
       writes: info.args.flatMap((a, j) => (a.write && a.type === 'Tensor' && !a.list ? [j] : [])),
     };
     op.alone = [op];
+    // the positional parameters, with and without a method's self (bind's slots)
+    op.slots = info.args.flatMap((a, j) => (a.kwargOnly ? [] : [j]));
+    op.slotsAfterSelf = op.slots.filter((j) => j !== op.selfIndex);
     const r0 = info.returns[0];
     if (info.returns.length === 1 && r0 && r0.alias) {
       op.returnsArg = info.args.findIndex((a) => a.write && a.alias === r0.alias);
@@ -269,8 +272,7 @@ export function installOps(api, k) {
       vals[op.selfIndex] = self;
       given[op.selfIndex] = true;
     }
-    const slots = [];
-    for (let i = 0; i < args.length; i++) if (!args[i].kwargOnly && !given[i]) slots.push(i);
+    const slots = self !== undefined ? op.slotsAfterSelf : op.slots;
     // view(x, 2, 3): the values from an int-list parameter on, as varargs
     for (let j = 0; j < slots.length && j < p.length; j++) {
       const a = args[slots[j]];
