@@ -639,15 +639,20 @@ export function createApi(M, info) {
     #meta;
 
     static {
-      refreshMeta = (t) => { if (t.#ptr) t.#load(); };
+      // metadata changed in C (out= resized it): read again on next use
+      refreshMeta = (t) => { t.#meta = null; };
     }
 
     // Every Tensor joins the open tidy() scope and the collection safety net.
+    // Its metadata is read from C on first use: many small-op results are
+    // disposed without their shape ever being asked.
     constructor(ptr) {
       this.#ptr = ptr;
+      this.#meta = null;
       mem.adopt(this, ptr);
-      this.#load();
     }
+
+    get #md() { return this.#meta ?? this.#load(); }
 
     #load() {
       M._weft_wasm_meta(this.#ptr);
@@ -664,6 +669,7 @@ export function createApi(M, info) {
         sizes: readDims(m, o + 8, nd),
         strides: readDims(m, o + 8 + MAX_DIMS, nd),
       };
+      return this.#meta;
     }
 
     // The live handle, or a WeftError naming the op.
@@ -672,30 +678,30 @@ export function createApi(M, info) {
       return this.#ptr;
     }
 
-    get shape() { this.#h('shape'); return this.#meta.sizes.slice(); }
-    get dtype() { this.#h('dtype'); return this.#meta.dtype; }
-    get device() { this.#h('device'); return this.#meta.device; }
+    get shape() { this.#h('shape'); return this.#md.sizes.slice(); }
+    get dtype() { this.#h('dtype'); return this.#md.dtype; }
+    get device() { this.#h('device'); return this.#md.device; }
     get isDisposed() { return !this.#ptr; }
     // The weft_tensor* (for code calling the wasm exports directly).
     handle(op = 'handle') { return this.#h(op); }
 
     size(dim) {
       this.#h('size');
-      if (dim === undefined) return this.#meta.sizes.slice();
-      return this.#meta.sizes[wrapDim('size', dim, this.#meta.ndim, false)];
+      if (dim === undefined) return this.#md.sizes.slice();
+      return this.#md.sizes[wrapDim('size', dim, this.#md.ndim, false)];
     }
 
     stride(dim) {
       this.#h('stride');
-      if (dim === undefined) return this.#meta.strides.slice();
-      return this.#meta.strides[wrapDim('stride', dim, this.#meta.ndim, false)];
+      if (dim === undefined) return this.#md.strides.slice();
+      return this.#md.strides[wrapDim('stride', dim, this.#md.ndim, false)];
     }
 
-    storageOffset() { this.#h('storageOffset'); return this.#meta.offset; }
-    dim() { this.#h('dim'); return this.#meta.ndim; }
+    storageOffset() { this.#h('storageOffset'); return this.#md.offset; }
+    dim() { this.#h('dim'); return this.#md.ndim; }
     ndimension() { return this.dim(); }
-    numel() { this.#h('numel'); return this.#meta.numel; }
-    elementSize() { this.#h('elementSize'); return this.#meta.elementSize; }
+    numel() { this.#h('numel'); return this.#md.numel; }
+    elementSize() { this.#h('elementSize'); return this.#md.elementSize; }
     dataPtr() { return M._weft_tensor_data_ptr(this.#h('dataPtr')) >>> 0; }
 
     isContiguous(memoryFormat) {
@@ -828,7 +834,7 @@ export function createApi(M, info) {
 
     #read(op, bits = false) {
       const h = this.#h(op);
-      const { dtype, device, numel } = this.#meta;
+      const { dtype, device, numel } = this.#md;
       if (device === 'meta') {
         throw new WeftError('NotImplemented', `${op}: Cannot copy out of meta tensor; no data!`);
       }
@@ -847,7 +853,7 @@ export function createApi(M, info) {
     toArray(opts = {}) {
       this.#h('toArray');
       checkKeys('toArray', opts ?? {}, ['bigint']);
-      const { sizes, dtype } = this.#meta;
+      const { sizes, dtype } = this.#md;
       // Checked before reading anything: a result JS cannot hold would take
       // seconds to build and then die (V8's arrays stop at 2**27 - 3 fast elements).
       const made = toArrayValues(sizes);
@@ -878,11 +884,11 @@ export function createApi(M, info) {
     item(opts = {}) {
       this.#h('item');
       checkKeys('item', opts ?? {}, ['bigint']);
-      if (this.#meta.numel !== 1) {
+      if (this.#md.numel !== 1) {
         throw new WeftError('InvalidArgument',
-          `item: a Tensor with ${this.#meta.numel} elements cannot be converted to Scalar`);
+          `item: a Tensor with ${this.#md.numel} elements cannot be converted to Scalar`);
       }
-      return valueReader('item', this.#meta.dtype, opts?.bigint === true)(this.#read('item')[0]);
+      return valueReader('item', this.#md.dtype, opts?.bigint === true)(this.#read('item')[0]);
     }
 
     // ---- PyTorch's shortcuts ----
@@ -915,7 +921,7 @@ export function createApi(M, info) {
 
     toString() {
       this.#h('toString');
-      const { sizes, dtype, device } = this.#meta;
+      const { sizes, dtype, device } = this.#md;
       return formatTensor({ shape: sizes, dtype, device }, () => this.#read('toString'));
     }
 
