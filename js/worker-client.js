@@ -21,7 +21,9 @@ const TENSOR_VALUES = new Set([
 const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed']);
 const API_VALUES = new Set([
   'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
-  'explain', 'trace', 'ops', 'schema',
+  'explain', 'trace', 'ops', 'schema', 'readSafetensorsHeader', 'saveSafetensors',
+  // an object of tensors (adopted as WorkerTensors)
+  'loadSafetensors',
 ]);
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
@@ -111,7 +113,9 @@ export async function createWorkerApi(endpoint, options) {
       t.ready = Promise.resolve(v.meta);
       return t;
     }
-    return Array.isArray(v) ? v.map(adopt) : v;
+    if (Array.isArray(v)) return v.map(adopt);
+    if (isPlainOptions(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, adopt(x)]));
+    return v;
   }
 
   function makeTensor(id) {

@@ -51,7 +51,8 @@ export function serve(endpoint, init) {
   const meta = (t) => ({ shape: t.shape, dtype: t.dtype, device: t.device });
 
   // A value for postMessage: tensors the client did not name yet get fresh
-  // negative ids it adopts (lists of tensors from split-like ops).
+  // negative ids it adopts (lists of tensors from split-like ops, objects of
+  // them from loadSafetensors).
   let fresh = -1;
   function encode(v) {
     if (isTensor(v)) {
@@ -60,8 +61,14 @@ export function serve(endpoint, init) {
       return { $t: id, meta: meta(v) };
     }
     if (Array.isArray(v)) return v.map(encode);
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x)]));
     return v;
   }
+
+  const isPlainObject = (v) => v !== null && typeof v === 'object' && !ArrayBuffer.isView(v) &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(v));
+  const hasTensor = (v) => isTensor(v) || (Array.isArray(v) ? v.some(hasTensor) :
+    isPlainObject(v) && Object.values(v).some(hasTensor));
 
   async function handle(msg) {
     switch (msg.kind) {
@@ -97,7 +104,7 @@ export function serve(endpoint, init) {
           return { value: null, meta: meta(r) };
         }
         if (typeof r === 'function') return { value: null };
-        if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r)) {
+        if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r) && !hasTensor(r)) {
           return { value: JSON.parse(JSON.stringify(r)) };
         }
         return { value: encode(r) };
