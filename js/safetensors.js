@@ -113,7 +113,8 @@ function parseJson(text, op) {
 
 // ---- validation ----
 
-const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+// A plain object (a Map, a Tensor or an array is none): the parser's, or a caller's literal.
+const isObject = (v) => v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v));
 const isIndex = (v) => Number.isSafeInteger(v) && v >= 0;
 const byteLength = (st, shape) => shape.reduce((n, d) => n * d, DTYPES[st][1]);
 
@@ -204,7 +205,8 @@ export function parseSafetensors(input, op = 'loadSafetensors') {
   if (n > u8.length - 8) throw bad(op, `truncated header (${n} bytes announced, ${u8.length - 8} present)`);
   let text;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(u8.subarray(8, 8 + n));
+    // a copy: browsers' TextDecoder refuses views of a SharedArrayBuffer
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(u8.slice(8, 8 + n));
   } catch {
     throw bad(op, 'the header is not valid UTF-8');
   }

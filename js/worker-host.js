@@ -5,7 +5,8 @@
 //
 // Messages in:  { id, kind: 'init', options }
 //               { id, kind: 'call', target: tensorId | null, method, args, out: tensorId | null }
-//               { id, kind: 'get', target, prop }          (shape, dtype, device, isDisposed)
+//               { id, kind: 'get', target, prop, out? }    (shape, dtype, device, isDisposed, ndim;
+//                                                            T and mT into the tensor id out)
 //               { id, kind: 'dispose', target }
 // Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
 // Arguments and values encode tensors as { $t: id }.
@@ -70,6 +71,15 @@ export function serve(endpoint, init) {
   const hasTensor = (v) => isTensor(v) || (Array.isArray(v) ? v.some(hasTensor) :
     isPlainObject(v) && Object.values(v).some(hasTensor));
 
+  // A tensor the client named in advance (msg.out).
+  function bindResult(msg, r) {
+    if (!isTensor(r)) {
+      throw Object.assign(new Error(`${msg.method ?? msg.prop}: did not return a tensor`), { code: 'TypeError' });
+    }
+    bind(msg.out, r);
+    return { value: null, meta: meta(r) };
+  }
+
   async function handle(msg) {
     switch (msg.kind) {
       case 'init': {
@@ -85,6 +95,7 @@ export function serve(endpoint, init) {
           throw Object.assign(new Error(`${msg.prop}: not a weft property`), { code: 'TypeError' });
         }
         const v = obj[msg.prop];
+        if (msg.out !== undefined) return bindResult(msg, v);
         return { value: v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v } : v };
       }
       case 'call': {
@@ -96,13 +107,7 @@ export function serve(endpoint, init) {
         }
         let r = fn.apply(self, decode(msg.args));
         if (r && typeof r.then === 'function') r = await r;
-        if (msg.out !== null) {
-          if (!isTensor(r)) {
-            throw Object.assign(new Error(`${msg.method}: did not return a tensor`), { code: 'TypeError' });
-          }
-          bind(msg.out, r);
-          return { value: null, meta: meta(r) };
-        }
+        if (msg.out !== null) return bindResult(msg, r);
         if (typeof r === 'function') return { value: null };
         if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r) && !hasTensor(r)) {
           return { value: JSON.parse(JSON.stringify(r)) };
@@ -125,7 +130,7 @@ export function serve(endpoint, init) {
         endpoint.post({ id: msg.id, ok: true, value: r.value, meta: r.meta });
       } catch (e) {
         const error = { code: e.code ?? 'InternalError', message: e.message ?? String(e), name: e.name };
-        if (msg.kind === 'call' && msg.out !== null) failed.set(msg.out, e);
+        if (msg.out !== null && msg.out !== undefined) failed.set(msg.out, e);
         endpoint.post({ id: msg.id, ok: false, error });
       }
     });
