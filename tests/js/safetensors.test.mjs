@@ -190,3 +190,37 @@ test('worker mode: loadSafetensors gives WorkerTensors, saveSafetensors bytes', 
     await ww.terminate();
   }
 });
+
+// Seeded mutations of the reference files (bytes overwritten in the header,
+// the size field changed, the file cut short): each load succeeds or is a
+// WeftError, and nothing outlives it.
+test('mutated files: a WeftError or tensors, never another exception or a leak', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  let seed = 14;
+  const rnd = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const sources = Object.keys(expected).map(file);
+  const outcomes = { loaded: 0, refused: 0 };
+  for (let k = 0; k < 3000; k++) {
+    const src = sources[k % sources.length];
+    const headerEnd = 8 + new DataView(src.buffer).getUint32(0, true);
+    let bytes = src.slice();
+    const kind = rnd(4);
+    if (kind === 0) bytes[8 + rnd(headerEnd - 8)] = rnd(256);
+    else if (kind === 1) bytes[8 + rnd(headerEnd - 8)] = '0123456789[]{}",: -.e'.charCodeAt(rnd(21));
+    else if (kind === 2) bytes[rnd(8)] = rnd(256);
+    else bytes = bytes.subarray(0, rnd(bytes.length));
+    try {
+      disposeAll(wt.loadSafetensors(bytes));
+      outcomes.loaded++;
+    } catch (e) {
+      assert.ok(e instanceof wt.WeftError, `mutation ${k} (kind ${kind}): ${e && e.stack}`);
+      outcomes.refused++;
+    }
+  }
+  assert.ok(outcomes.loaded > 0 && outcomes.refused > 1000, JSON.stringify(outcomes));
+  assert.deepEqual(counts(wt), before);
+});
