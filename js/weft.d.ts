@@ -173,7 +173,7 @@ export interface Tensor<D extends DType = DType>
   extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps,
   Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps> {}
 
-/** PyTorch's shortcuts, written in js/core.js: casts by name, T, mT, ndim, tolist. */
+/** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
   /** The dims reversed (permute(n - 1, ..., 0)): a view. */
   readonly T: Tensor<D>;
@@ -191,7 +191,7 @@ export interface TensorShortcuts<D extends DType = DType> {
   byte(): Tensor<'uint8'>;
   /** toArray() under PyTorch's name. */
   tolist<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
-  /** A copy in another dtype (this tensor itself when it has the dtype already, unless copy). */
+  /** The op table's to(dtype), typed by the dtype: a copy (the same data when the dtype is already D, unless copy). */
   to<N extends DTypeName>(dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
 }
 
