@@ -7,6 +7,7 @@
 import { BUILD_ID } from './build-id.js';
 import { WeftError, didYouMean } from './core.js';
 import { installNpy } from './npy.js';
+import { installSafetensors } from './safetensors.js';
 
 export const VARIANTS = ['simd-threads', 'simd', 'scalar'];
 
@@ -252,7 +253,7 @@ export async function loadChain(opts, load, finish) {
         crossOriginIsolated: plan.threads.isolated, reason, workers: workerState(M).loaded,
       };
       warnThreads(opts, { ...plan, reason }, variant);
-      return installNpy(finish(M, { variant, backend, buildId }));
+      return installSafetensors(installNpy(finish(M, { variant, backend, buildId })));
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       if (opts.variant || (e instanceof WeftError && / does not match /.test(msg))) throw e;

@@ -93,12 +93,12 @@ function parseHeader(text) {
   return out;
 }
 
-function toBytes(input) {
+export function toBytes(input, op = 'fromNpy') {
   if (input instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && input instanceof SharedArrayBuffer)) {
     return new Uint8Array(input);
   }
   if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  throw new WeftError('TypeError', `fromNpy(): argument 'bytes' must be an ArrayBuffer or a TypedArray, ` +
+  throw new WeftError('TypeError', `${op}(): argument 'bytes' must be an ArrayBuffer or a TypedArray, ` +
     `not ${input === null ? 'null' : typeof input}`);
 }
 

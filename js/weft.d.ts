@@ -12,12 +12,31 @@ export type {
 export type DType =
   | 'bool' | 'uint8' | 'int8' | 'int16' | 'int32' | 'int64'
   | 'float16' | 'bfloat16' | 'float32' | 'float64';
-/** PyTorch's names and aliases ('float', 'half', 'long', 'torch.float32', ...) are accepted too. */
-export type DTypeName = DType | string;
+/** PyTorch's other names of dtypes (torch.float is torch.float32, ...). */
+export interface DTypeAliases {
+  float: 'float32'; double: 'float64'; half: 'float16'; long: 'int64'; int: 'int32'; short: 'int16';
+}
+/** Every dtype name the API takes: weft's, PyTorch's aliases, and either with 'torch.' before it. */
+export type DTypeName = DType | keyof DTypeAliases | `torch.${DType | keyof DTypeAliases}`;
+/** The dtype a name stands for: DTypeOf<'torch.long'> is 'int64'. */
+export type DTypeOf<N extends DTypeName> =
+  N extends `torch.${infer M}` ? (M extends DTypeName ? DTypeOf<M> : never)
+  : N extends keyof DTypeAliases ? DTypeAliases[N] : N extends DType ? N : never;
+/** The dtypes JS numbers become (wt.setDefaultDtype). */
+export type DefaultDType = 'float32' | 'float64';
+/** What item() gives for a dtype: a boolean for bool, else a number. */
+export type Item<D extends DType = DType> = D extends 'bool' ? boolean : number;
+/** Nested arrays of T, as toArray() gives them (T itself for a 0-dim tensor). */
+export type Nested<T> = T | Nested<T>[];
 export type MemoryFormat = 'contiguous_format' | 'channels_last' | 'channels_last_3d' | 'preserve_format';
 export type Device = 'cpu' | 'meta';
 export type Variant = 'simd-threads' | 'simd' | 'scalar';
 export type Shape = readonly number[];
+/**
+ * The URL class where the environment has one (browsers, Node with @types/node): the declarations
+ * need no DOM library.
+ */
+export type URLLike = typeof globalThis extends { URL: abstract new (...args: never[]) => infer U } ? U : never;
 /** A shape given either as one array or as separate numbers: view(2, 3) or view([2, 3]). */
 export type ShapeArgs = [Shape] | number[];
 
@@ -46,8 +65,19 @@ export type TensorData =
 export type TensorValues =
   | Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | Uint8Array | Uint16Array | BigInt64Array;
 
+/** A readonly nested array of T (what factories take). */
+export type NestedInput<T> = T | readonly NestedInput<T>[];
+
+/** The dtype wt.tensor(data) gives without a dtype option (DType when the data does not tell). */
+export type DataDType<T> =
+  T extends Float32Array ? 'float32' : T extends Float64Array ? 'float64' : T extends Int8Array ? 'int8'
+  : T extends Int16Array ? 'int16' : T extends Int32Array | Uint16Array ? 'int32'
+  : T extends Uint8Array | Uint8ClampedArray ? 'uint8' : T extends Uint32Array | BigInt64Array | BigUint64Array ? 'int64'
+  : T extends Float16ArrayLike ? 'float16' : T extends NestedInput<boolean> ? 'bool'
+  : T extends NestedInput<bigint> ? 'int64' : T extends NestedInput<number> ? DefaultDType : DType;
+
 /** Nested plain values, like PyTorch's tolist(); int64 becomes number. */
-export type NestedArray = number | boolean | NestedArray[];
+export type NestedArray = Nested<number | boolean>;
 
 /** Every failure weft reports. `code` is the C status name. */
 export class WeftError extends Error {
@@ -71,7 +101,7 @@ export interface InitOptions {
    */
   variant?: Variant;
   /** Where the .wasm (and pthread worker) files are: a base URL/directory, or a URL per file name. */
-  wasmPaths?: string | URL | { [file: string]: string | URL };
+  wasmPaths?: string | URLLike | { [file: string]: string | URLLike };
   /** The .wasm bytes: for `variant`, or one entry per variant. Never cached. */
   wasmBinary?: ArrayBuffer | Uint8Array | { [V in Variant]?: ArrayBuffer | Uint8Array };
   /** Emscripten's locateFile, for the .wasm and worker files. */
@@ -97,6 +127,22 @@ export interface Backend {
 
 export interface DTypeOptions { dtype?: DTypeName; device?: Device }
 export interface EmptyOptions extends DTypeOptions { memoryFormat?: MemoryFormat }
+/** Options naming the dtype N: the result is a Tensor<DTypeOf<N>>. */
+export interface WithDType<N extends DTypeName> { dtype: N; device?: Device }
+/** A factory's arguments: a shape (as one array or as numbers), then options O. */
+export type FactoryArgs<O> = [...ShapeArgs, O] | [Shape, O];
+
+/** One tensor's entry in a safetensors header. */
+export interface SafetensorsInfo {
+  dtype: DType;
+  shape: number[];
+  /** [begin, end) in the data that follows the header. */
+  dataOffsets: [number, number];
+}
+/** The tensors of a safetensors file by name (an object without a prototype). */
+export type TensorMap = { [name: string]: Tensor };
+/** A safetensors file's `__metadata__`: strings by string (null when the file has none). */
+export type SafetensorsMetadata = { [key: string]: string };
 export interface FormatOptions { memoryFormat?: MemoryFormat }
 
 export interface MemoryStats {
@@ -123,12 +169,36 @@ export interface MemoryStats {
  * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time. The
  * reductions are declared by hand (js/reduce.d.ts: keepdim and dtype as options, the JS calling form).
  */
-export interface Tensor extends TensorCore, ReduceTensorOps, Omit<OpMethods, keyof TensorCore | keyof ReduceTensorOps> {}
+export interface Tensor<D extends DType = DType>
+  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps,
+  Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps> {}
+
+/** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
+export interface TensorShortcuts<D extends DType = DType> {
+  /** The dims reversed (permute(n - 1, ..., 0)): a view. */
+  readonly T: Tensor<D>;
+  /** The last two dims swapped (a batch of matrices transposed): a view. */
+  readonly mT: Tensor<D>;
+  /** The number of dims (dim()). */
+  readonly ndim: number;
+  float(): Tensor<'float32'>;
+  double(): Tensor<'float64'>;
+  half(): Tensor<'float16'>;
+  bfloat16(): Tensor<'bfloat16'>;
+  int(): Tensor<'int32'>;
+  long(): Tensor<'int64'>;
+  bool(): Tensor<'bool'>;
+  byte(): Tensor<'uint8'>;
+  /** toArray() under PyTorch's name. */
+  tolist<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
+  /** The op table's to(dtype), typed by the dtype: a copy (the same data when the dtype is already D, unless copy). */
+  to<N extends DTypeName>(dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+}
 
 /** The methods js/core.js writes by hand. */
-export interface TensorCore {
+export interface TensorCore<D extends DType = DType> {
   readonly shape: number[];
-  readonly dtype: DType;
+  readonly dtype: D;
   readonly device: Device;
   readonly isDisposed: boolean;
   size(): number[];
@@ -157,8 +227,13 @@ export interface TensorCore {
   data(options?: { bits?: boolean }): TensorValues;
   /** NumPy .npy bytes (format 1.0, C order, little-endian). bfloat16 has no NumPy dtype. */
   toNpy(): Uint8Array;
-  toArray(): NestedArray;
-  item(): number | boolean;
+  /**
+   * Nested arrays of numbers (booleans for bool); a 0-dim tensor gives its value. The nesting can
+   * be stated: t.toArray<number[][]>().
+   */
+  toArray<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
+  /** The value of a one-element tensor: a boolean for bool, else a number. */
+  item(): Item<D>;
   /** PyTorch's printing: tensor([[0.1000, 0.2000]]). */
   toString(): string;
   /** Releases this handle's reference (idempotent). Views keep their storage alive. */
@@ -192,22 +267,59 @@ export interface WeftCore extends OpsApi {
   keep<T extends Tensor>(t: T): T;
   /** Reads a NumPy .npy file (v1/v2/v3; C or Fortran order; big-endian converted). */
   fromNpy(bytes: ArrayBufferLike | ArrayBufferView): Tensor;
-  empty(...args: [...ShapeArgs, EmptyOptions?] | [Shape, EmptyOptions?]): Tensor;
-  emptyStrided(size: Shape, stride: Shape, options?: DTypeOptions): Tensor;
-  emptyLike(t: Tensor, options?: { dtype?: DTypeName; memoryFormat?: MemoryFormat }): Tensor;
-  zeros(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
-  ones(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
-  /** dtype follows the value when not given: boolean → bool, integer → int64, else float32. */
+  /**
+   * Reads a safetensors file: its tensors by name (every weft dtype; U16, U32, U64 and the 8-bit
+   * floats are refused). The header is validated before any tensor is made. With
+   * { metadata: true }: { tensors, metadata }.
+   */
+  loadSafetensors(bytes: ArrayBufferLike | ArrayBufferView, options?: { metadata?: false }): TensorMap;
+  loadSafetensors(bytes: ArrayBufferLike | ArrayBufferView, options: { metadata: true }):
+    { tensors: TensorMap; metadata: SafetensorsMetadata | null };
+  /** A safetensors file's header, validated, without loading its tensors. */
+  readSafetensorsHeader(bytes: ArrayBufferLike | ArrayBufferView):
+    { tensors: { [name: string]: SafetensorsInfo }; metadata: SafetensorsMetadata | null };
+  /**
+   * A safetensors file: the tensors (contiguous copies) sorted by element size, largest first, then
+   * name, so each is aligned to its element size; metadata becomes `__metadata__`.
+   */
+  saveSafetensors(tensors: { readonly [name: string]: Tensor }, options?: { metadata?: SafetensorsMetadata | null }): Uint8Array;
+  empty<N extends DTypeName>(...args: FactoryArgs<WithDType<N> & { memoryFormat?: MemoryFormat }>): Tensor<DTypeOf<N>>;
+  empty(...args: [...ShapeArgs, EmptyOptions?] | [Shape, EmptyOptions?]): Tensor<DefaultDType>;
+  emptyStrided<N extends DTypeName>(size: Shape, stride: Shape, options: WithDType<N>): Tensor<DTypeOf<N>>;
+  emptyStrided(size: Shape, stride: Shape, options?: DTypeOptions): Tensor<DefaultDType>;
+  emptyLike<N extends DTypeName>(t: Tensor, options: { dtype: N; memoryFormat?: MemoryFormat }): Tensor<DTypeOf<N>>;
+  emptyLike<D extends DType>(t: Tensor<D>, options?: { memoryFormat?: MemoryFormat }): Tensor<D>;
+  zeros<N extends DTypeName>(...args: FactoryArgs<WithDType<N>>): Tensor<DTypeOf<N>>;
+  zeros(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor<DefaultDType>;
+  ones<N extends DTypeName>(...args: FactoryArgs<WithDType<N>>): Tensor<DTypeOf<N>>;
+  ones(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor<DefaultDType>;
+  /** dtype follows the value when not given: boolean → bool, bigint → int64, number → the default dtype. */
+  full<N extends DTypeName>(size: Shape | number, value: number | boolean | bigint, options: WithDType<N>): Tensor<DTypeOf<N>>;
+  full(size: Shape | number, value: boolean, options?: { device?: Device }): Tensor<'bool'>;
+  full(size: Shape | number, value: bigint, options?: { device?: Device }): Tensor<'int64'>;
   full(size: Shape | number, value: number | boolean | bigint, options?: DTypeOptions): Tensor;
-  /** Integer arguments give int64, any fractional one float32. */
-  arange(end: number, options?: DTypeOptions): Tensor;
-  arange(start: number, end: number, step?: number, options?: DTypeOptions): Tensor;
-  /** Integers give int64, booleans bool, anything fractional float32; a TypedArray keeps its type. */
-  tensor(data: TensorData, options?: DTypeOptions): Tensor;
+  /** Integer arguments give int64 (PyTorch's rule), any fractional one the default dtype. */
+  arange<N extends DTypeName>(end: number, options: WithDType<N>): Tensor<DTypeOf<N>>;
+  arange<N extends DTypeName>(start: number, end: number, options: WithDType<N>): Tensor<DTypeOf<N>>;
+  arange<N extends DTypeName>(start: number, end: number, step: number, options: WithDType<N>): Tensor<DTypeOf<N>>;
+  arange(end: number, options?: DTypeOptions): Tensor<'int64' | DefaultDType>;
+  arange(start: number, end: number, step?: number, options?: DTypeOptions): Tensor<'int64' | DefaultDType>;
   /** Raw float16/bfloat16 bits. */
-  tensor(data: Uint16Array, options: { dtype: 'float16' | 'bfloat16' | 'half'; bits: true; device?: Device }): Tensor;
-  rand(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
-  randn(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor;
+  tensor<N extends 'float16' | 'bfloat16' | 'half' | 'torch.float16' | 'torch.bfloat16' | 'torch.half'>(
+    data: Uint16Array, options: { dtype: N; bits: true; device?: Device }): Tensor<DTypeOf<N>>;
+  tensor<N extends DTypeName>(data: TensorData, options: WithDType<N>): Tensor<DTypeOf<N>>;
+  /**
+   * Numbers give the default dtype (float32), booleans bool, bigints int64; a TypedArray keeps its
+   * type (DataDType).
+   */
+  tensor<T extends TensorData>(data: T, options?: DTypeOptions): Tensor<DataDType<T>>;
+  rand<N extends DTypeName>(...args: FactoryArgs<WithDType<N>>): Tensor<DTypeOf<N>>;
+  rand(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor<DefaultDType>;
+  randn<N extends DTypeName>(...args: FactoryArgs<WithDType<N>>): Tensor<DTypeOf<N>>;
+  randn(...args: [...ShapeArgs, DTypeOptions?] | [Shape, DTypeOptions?]): Tensor<DefaultDType>;
+  /** The dtype JS numbers become in factories (float32 until changed), as torch.set_default_dtype. */
+  setDefaultDtype(dtype: DefaultDType): void;
+  getDefaultDtype(): DefaultDType;
   manualSeed(seed: number | bigint): void;
   memory(): MemoryStats;
   /** torch.promote_types */
@@ -223,8 +335,11 @@ export function init(options?: InitOptions): Promise<Weft>;
 
 // ---- worker mode ----
 
-/** An argument as worker mode takes it: tensors are WorkerTensors. */
-type WorkerArg<T> = T extends Tensor ? WorkerTensor : T;
+/** An argument as worker mode takes it: tensors are WorkerTensors, in arrays and objects too. */
+type WorkerArg<T> = T extends Tensor ? WorkerTensor
+  : T extends ArrayBufferLike | ArrayBufferView | string | number | boolean | bigint | null | undefined |
+    ((...args: never[]) => unknown) ? T
+  : { [K in keyof T]: WorkerArg<T[K]> };
 type WorkerArgs<A extends unknown[]> = { [I in keyof A]: WorkerArg<A[I]> };
 /** A result as worker mode gives it: tensors at once, values through promises. */
 type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Promise<WorkerTensor[]> : Promise<R>;
@@ -237,7 +352,7 @@ type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Pr
 export type WorkerTensor = {
   readonly [K in Exclude<keyof Tensor, 'dispose' | 'handle'>]: Tensor[K] extends (...args: infer A) => infer R
     ? (...args: WorkerArgs<A>) => WorkerResult<R>
-    : Promise<Tensor[K]>;
+    : Tensor[K] extends Tensor ? WorkerTensor : Promise<Tensor[K]>;
 } & {
   /** Sends the dispose; never throws. */
   dispose(): void;
@@ -246,7 +361,8 @@ export type WorkerTensor = {
   readonly id: number;
 };
 
-type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor'>;
+type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
+  'loadSafetensors'>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {
@@ -259,6 +375,11 @@ export type WorkerWeft = {
    * TypedArray data are transferred instead (and detached here).
    */
   tensor(data: TensorData, options?: { dtype?: DTypeName; bits?: boolean; transfer?: boolean }): WorkerTensor;
+  /** The file's tensors, made in the worker (the bytes are copied there, or transferred with { transfer: true }). */
+  loadSafetensors(bytes: ArrayBufferLike | ArrayBufferView, options?: { metadata?: false; transfer?: boolean }):
+    Promise<{ [name: string]: WorkerTensor }>;
+  loadSafetensors(bytes: ArrayBufferLike | ArrayBufferView, options: { metadata: true; transfer?: boolean }):
+    Promise<{ tensors: { [name: string]: WorkerTensor }; metadata: SafetensorsMetadata | null }>;
   /** Disposes the WorkerTensors made while fn ran, except those in its result. */
   tidy<T>(fn: (wt: WorkerWeft) => T): T;
   keep(t: WorkerTensor): WorkerTensor;

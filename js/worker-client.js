@@ -19,11 +19,13 @@ const TENSOR_VALUES = new Set([
   'suggestMemoryFormat', 'handle', 'explain', 'tolist', 'equal', 'allclose',
 ]);
 const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed', 'ndim']);
-// Getters that make a tensor: a WorkerTensor at once, like a method call.
+// Properties whose value is a tensor (views: t.T, t.mT).
 const TENSOR_GETTERS = new Set(['T', 'mT']);
 const API_VALUES = new Set([
   'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
-  'explain', 'trace', 'ops', 'schema', 'getDefaultDtype', 'setDefaultDtype',
+  'explain', 'trace', 'ops', 'schema', 'readSafetensorsHeader', 'saveSafetensors',
+  // an object of tensors (adopted as WorkerTensors)
+  'loadSafetensors', 'getDefaultDtype', 'setDefaultDtype',
 ]);
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
@@ -113,7 +115,9 @@ export async function createWorkerApi(endpoint, options) {
       t.ready = Promise.resolve(v.meta);
       return t;
     }
-    return Array.isArray(v) ? v.map(adopt) : v;
+    if (Array.isArray(v)) return v.map(adopt);
+    if (isPlainOptions(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, adopt(x)]));
+    return v;
   }
 
   function makeTensor(id) {
@@ -128,7 +132,7 @@ export async function createWorkerApi(endpoint, options) {
         if (prop === 'isDisposed' && target.disposed) return Promise.resolve(true);
         if (typeof prop === 'symbol') return target[prop];
         if (TENSOR_PROPS.has(prop)) return send({ kind: 'get', target: id, prop }).then((m) => m.value);
-        if (TENSOR_GETTERS.has(prop)) return call(id, prop, []);
+        if (TENSOR_GETTERS.has(prop)) return tensorFrom({ kind: 'get', target: id, prop }, []);
         return (...args) => call(id, prop, args);
       },
     });
@@ -150,9 +154,14 @@ export async function createWorkerApi(endpoint, options) {
     if (valueCall || TENSOR_LISTS.has(method)) {
       return send({ kind: 'call', target, method, args, out: null }, transfer).then((m) => adopt(m.value));
     }
+    return tensorFrom({ kind: 'call', target, method, args }, transfer);
+  }
+
+  // A WorkerTensor for the tensor msg makes (its id chosen here: no round trip).
+  function tensorFrom(msg, transfer) {
     const out = nextTensor++;
     const t = makeTensor(out);
-    const ready = send({ kind: 'call', target, method, args, out }, transfer).then((m) => m.meta);
+    const ready = send({ ...msg, out }, transfer).then((m) => m.meta);
     ready.catch(() => {}); // surfaced by the first read of t
     Object.defineProperty(t, 'ready', { value: ready });
     return t;

@@ -5,12 +5,11 @@
 //
 // Messages in:  { id, kind: 'init', options }
 //               { id, kind: 'call', target: tensorId | null, method, args, out: tensorId | null }
-//               { id, kind: 'get', target, prop }          (shape, dtype, device, isDisposed)
+//               { id, kind: 'get', target, prop, out? }    (shape, dtype, device, isDisposed, ndim;
+//                                                            T and mT into the tensor id out)
 //               { id, kind: 'dispose', target }
 // Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
 // Arguments and values encode tensors as { $t: id }.
-const TENSOR_GETTERS = new Set(['T', 'mT']);
-
 export function serve(endpoint, init) {
   let wt = null;
   const tensors = new Map(); // id -> Tensor
@@ -53,7 +52,8 @@ export function serve(endpoint, init) {
   const meta = (t) => ({ shape: t.shape, dtype: t.dtype, device: t.device });
 
   // A value for postMessage: tensors the client did not name yet get fresh
-  // negative ids it adopts (lists of tensors from split-like ops).
+  // negative ids it adopts (lists of tensors from split-like ops, objects of
+  // them from loadSafetensors).
   let fresh = -1;
   function encode(v) {
     if (isTensor(v)) {
@@ -62,7 +62,22 @@ export function serve(endpoint, init) {
       return { $t: id, meta: meta(v) };
     }
     if (Array.isArray(v)) return v.map(encode);
+    if (isPlainObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x)]));
     return v;
+  }
+
+  const isPlainObject = (v) => v !== null && typeof v === 'object' && !ArrayBuffer.isView(v) &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(v));
+  const hasTensor = (v) => isTensor(v) || (Array.isArray(v) ? v.some(hasTensor) :
+    isPlainObject(v) && Object.values(v).some(hasTensor));
+
+  // A tensor the client named in advance (msg.out).
+  function bindResult(msg, r) {
+    if (!isTensor(r)) {
+      throw Object.assign(new Error(`${msg.method ?? msg.prop}: did not return a tensor`), { code: 'TypeError' });
+    }
+    bind(msg.out, r);
+    return { value: null, meta: meta(r) };
   }
 
   async function handle(msg) {
@@ -80,28 +95,21 @@ export function serve(endpoint, init) {
           throw Object.assign(new Error(`${msg.prop}: not a weft property`), { code: 'TypeError' });
         }
         const v = obj[msg.prop];
+        if (msg.out !== undefined) return bindResult(msg, v);
         return { value: v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v } : v };
       }
       case 'call': {
         const self = msg.target === null ? wt : tensorOf(msg.target);
-        // a Tensor getter that makes a tensor (t.T, t.mT) is read, not called
-        const getter = msg.target !== null && TENSOR_GETTERS.has(msg.method);
-        const fn = getter ? function get() { return this[msg.method]; } : self[msg.method];
+        const fn = self[msg.method];
         if (typeof fn !== 'function') {
           throw Object.assign(new Error(`${msg.method}: not a weft ${msg.target === null ? 'function' : 'Tensor method'}`),
             { code: 'TypeError' });
         }
         let r = fn.apply(self, decode(msg.args));
         if (r && typeof r.then === 'function') r = await r;
-        if (msg.out !== null) {
-          if (!isTensor(r)) {
-            throw Object.assign(new Error(`${msg.method}: did not return a tensor`), { code: 'TypeError' });
-          }
-          bind(msg.out, r);
-          return { value: null, meta: meta(r) };
-        }
+        if (msg.out !== null) return bindResult(msg, r);
         if (typeof r === 'function') return { value: null };
-        if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r)) {
+        if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r) && !hasTensor(r)) {
           return { value: JSON.parse(JSON.stringify(r)) };
         }
         return { value: encode(r) };
@@ -122,7 +130,7 @@ export function serve(endpoint, init) {
         endpoint.post({ id: msg.id, ok: true, value: r.value, meta: r.meta });
       } catch (e) {
         const error = { code: e.code ?? 'InternalError', message: e.message ?? String(e), name: e.name };
-        if (msg.kind === 'call' && msg.out !== null) failed.set(msg.out, e);
+        if (msg.out !== null && msg.out !== undefined) failed.set(msg.out, e);
         endpoint.post({ id: msg.id, ok: false, error });
       }
     });

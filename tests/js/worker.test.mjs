@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initWorker } from 'weft';
-import { WeftError } from './helpers.mjs';
+import { init, WeftError } from './helpers.mjs';
 
 test('initWorker: chains without awaiting, reads through promises', async () => {
   const ww = await initWorker({ variant: 'simd' });
@@ -113,6 +113,29 @@ test('initWorker: the main thread stays responsive while the worker computes', a
     clearInterval(timer);
     assert.ok(ticks > 0, 'timers ran while the worker worked');
     big.dispose();
+  } finally {
+    await ww.terminate();
+  }
+});
+
+// t.T and t.mT are tensor-valued properties (views made in the worker), t.ndim a value.
+test('worker mode: t.T, t.mT, t.ndim', async () => {
+  const ww = await initWorker();
+  try {
+    const x = ww.arange(6, { dtype: 'float32' }).view(1, 2, 3);
+    assert.deepEqual(await x.T.shape, [3, 2, 1]);
+    assert.deepEqual(await x.mT.contiguous().toArray(), [[[0, 3], [1, 4], [2, 5]]]);
+    assert.equal(await x.ndim, 3);
+  } finally {
+    await ww.terminate();
+  }
+});
+
+test('worker mode: t.T of a failed tensor rejects with its error', async () => {
+  const ww = await initWorker();
+  try {
+    const bad = ww.zeros(-1);
+    await assert.rejects(bad.T.ready, (e) => e instanceof WeftError && /zeros|negative/.test(e.message));
   } finally {
     await ww.terminate();
   }
