@@ -194,6 +194,10 @@ export interface OpFunctions {
   stdMean(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
   stdMean(self: Operand, unbiased?: boolean): [Tensor, Tensor];
   stdMean(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: readonly [Tensor, Tensor]; out0?: Tensor; out1?: Tensor }): [Tensor, Tensor];
+  /** cumsum, cumsum.out */
+  cumsum(self: Operand, dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  /** cumprod, cumprod.out */
+  cumprod(self: Operand, dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
   /** mm, mm.out */
   mm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -483,6 +487,14 @@ export interface OpMethods {
   stdMean(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
   stdMean(unbiased?: boolean): [Tensor, Tensor];
   stdMean(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: readonly [Tensor, Tensor]; out0?: Tensor; out1?: Tensor }): [Tensor, Tensor];
+  /** cumsum, cumsum.out */
+  cumsum(dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  /** cumsum_ */
+  cumsum_(dim: number, options?: { dtype?: DTypeName | null }): Tensor;
+  /** cumprod, cumprod.out */
+  cumprod(dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  /** cumprod_ */
+  cumprod_(dim: number, options?: { dtype?: DTypeName | null }): Tensor;
   /** mm, mm.out */
   mm(mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -541,7 +553,7 @@ type Name =
   | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
   | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'max.dim' | 'max.dim_max' | 'min.dim' | 'min.dim_min'
   | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out'
-  | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
-  | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
-  | 'linear' | 'linear.out';
+  | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'mm' | 'mm.out'
+  | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out'
+  | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
 export type OpName = Name | `aten::${Name}`;

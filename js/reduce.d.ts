@@ -49,6 +49,13 @@ export interface VarMeanOptions extends VarOptions {
   out?: readonly [Tensor, Tensor];
 }
 
+/** cumsum / cumprod. */
+export interface ScanOptions {
+  /** The result dtype (the input is converted first); integral and bool inputs give int64 without it. */
+  dtype?: DTypeName;
+  out?: Tensor;
+}
+
 export interface ReduceFunctions {
   sum(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
   sum(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
@@ -84,6 +91,9 @@ export interface ReduceFunctions {
   /** [std, mean] */
   stdMean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor];
   stdMean(self: Tensor, dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
+  /** Running sums (products) along dim, accumulated in float64 for float32 (PyTorch's CPU kernel). */
+  cumsum(self: Tensor, dim: number, options?: ScanOptions): Tensor;
+  cumprod(self: Tensor, dim: number, options?: ScanOptions): Tensor;
 }
 
 export interface ReduceTensorOps {
@@ -111,4 +121,9 @@ export interface ReduceTensorOps {
   varMean(dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
   stdMean(options?: { unbiased?: boolean }): [Tensor, Tensor];
   stdMean(dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
+  cumsum(dim: number, options?: ScanOptions): Tensor;
+  cumprod(dim: number, options?: ScanOptions): Tensor;
+  /** In place: self keeps its dtype (a different dtype= is refused). */
+  cumsum_(dim: number, options?: { dtype?: DTypeName }): Tensor;
+  cumprod_(dim: number, options?: { dtype?: DTypeName }): Tensor;
 }

@@ -3,7 +3,7 @@
 import type { OpFunctions, OpMethods, OpsApi, Returns } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
-export type { MinMaxDimOptions, VarMeanOptions } from './reduce.js';
+export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
 export type { Returns, ValuesIndices } from './ops.js';
 
 export type {

@@ -92,6 +92,15 @@ weft_tensor2 weft_std_mean_correction(const weft_tensor* self, const int64_t* di
 weft_tensor2 weft_std_mean_correction_out(const weft_tensor* self, const int64_t* dim, int64_t dim_len,
                                           int64_t correction, bool keepdim, weft_tensor* out0, weft_tensor* out1);
 
+/* ---- scans: cumsum / cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor ----
+ * integral and bool inputs give int64 (dtype=None); the in-place forms keep self's dtype (dtype= must match) */
+weft_tensor* weft_cumsum(const weft_tensor* self, int64_t dim, weft_dtype dtype);
+weft_status weft_cumsum_(weft_tensor* self, int64_t dim, weft_dtype dtype);
+weft_tensor* weft_cumsum_out(const weft_tensor* self, int64_t dim, weft_dtype dtype, weft_tensor* out);
+weft_tensor* weft_cumprod(const weft_tensor* self, int64_t dim, weft_dtype dtype);
+weft_status weft_cumprod_(weft_tensor* self, int64_t dim, weft_dtype dtype);
+weft_tensor* weft_cumprod_out(const weft_tensor* self, int64_t dim, weft_dtype dtype, weft_tensor* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,9 +14,14 @@ async function tuples() {
   const all: Tensor = wt.max(x);
   const [var_, mean] = wt.varMean(x, [0, 1], { correction: 0, keepdim: true });
   const [sd, m2]: [Tensor, Tensor] = x.stdMean();
-  console.log(v2, i2, first, out.indices, all, var_, mean, sd, m2);
+  const c: Tensor = wt.cumsum(x, 1, { dtype: 'float64' });
+  const p: Tensor = x.cumprod(-1);
+  const ip: Tensor = x.cumsum_(0);
+  console.log(v2, i2, first, out.indices, all, var_, mean, sd, m2, c, p, ip);
   // @ts-expect-error a tuple has no dtype
   console.log(r.dtype);
+  // @ts-expect-error cumsum needs a dim
+  wt.cumsum(x);
   // @ts-expect-error out takes two tensors
   wt.max(x, 1, { out: v });
   const ww = await initWorker();
