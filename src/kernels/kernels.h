@@ -46,6 +46,10 @@ typedef void weft_f32_vunary_fn(size_t n, const float* x, float* y, const struct
 typedef float weft_f32_rsum_fn(size_t n, const float* x);
 /* y[j] += sum_i x[i * row_stride bytes + j], j < cols (reduce.c) */
 typedef void weft_f32_vsum_rows_fn(size_t rows, size_t cols, const float* x, size_t row_stride, float* y);
+/* scans (scan.c), accumulated in double: y[i*ys] = x[0] op ... op x[i*xs] (bytes) */
+typedef void weft_f32_scan_fn(size_t n, const float* x, size_t xs, float* y, size_t ys);
+/* the scan down rows, per column: y[i][j] = x[0][j] op ... op x[i][j], j < cols; row strides in bytes */
+typedef void weft_f32_vscan_rows_fn(size_t rows, size_t cols, const float* x, size_t xs, float* y, size_t ys);
 /* GEMM micro-kernels (gemm.c): an mr x nc (<= MR x NR) tile of C, row stride
  * cs elements, from a packed A panel (kc x MR) and B panel (kc x NR):
  * C = alpha * A B, or C += alpha * A B when accumulate. */

@@ -10,7 +10,7 @@
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "dispatch/opgen.h"
-#include "fixture_util.h"
+#include "reduce_replay.h"
 #include "test.h"
 #include "weft/explain.h"
 #include "weft/parallel.h"
@@ -20,136 +20,11 @@
 #include "ops/reduce.def"
 #undef WEFT_OP
 
-enum {
-  W_BOOL = WEFT_BOOL, W_UINT8 = WEFT_UINT8, W_INT8 = WEFT_INT8, W_INT16 = WEFT_INT16, W_INT32 = WEFT_INT32,
-  W_INT64 = WEFT_INT64, W_FLOAT16 = WEFT_FLOAT16, W_BFLOAT16 = WEFT_BFLOAT16, W_FLOAT32 = WEFT_FLOAT32,
-  W_FLOAT64 = WEFT_FLOAT64
-};
-
-typedef struct {
-  char kind; /* 't' tensor, 'L' int list, 'i' int, 'b' bool, 'y' dtype, 'n' None */
-  int dtype;
-  int ndim; /* tensor: dims; 'L': list length */
-  int64_t size[6], stride[6];
-  int64_t offset;
-  int vals, nvals;
-  int64_t scalar;
-  int64_t list[6];
-} rd_arg;
-
-typedef struct {
-  const char* op;
-  int arg0, nargs;
-  int dtype; /* -1: error */
-  int ndim;
-  int64_t size[6], stride[6];
-  int vals, nvals;
-  const char* error;
-} rd_case;
-
 #include "reduce_cases.inc"
 
-static weft_tensor* make_tensor(const rd_arg* a) {
-  return fx_make_tensor(&rd_vals[a->vals], a->nvals, (weft_dtype)a->dtype, a->size, a->stride, a->ndim, a->offset);
-}
+static const rd_tables tables = {rd_cases, rd_args, rd_vals};
+#define NROWS ((int)(sizeof rd_cases / sizeof rd_cases[0]))
 
-static double case_tol(const rd_case* c) {
-  double e = fx_tol((weft_dtype)c->dtype);
-  for (int k = 0; k < c->nargs; k++) {
-    const rd_arg* a = &rd_args[c->arg0 + k];
-    if ((a->kind == 't' || a->kind == 'y') && fx_tol((weft_dtype)a->dtype) > e) e = fx_tol((weft_dtype)a->dtype);
-  }
-  return e;
-}
-
-static int failures_shown;
-
-static void fail(int ci, const char* what) {
-  test__failed++;
-  if (failures_shown++ < 40) {
-    fprintf(stderr, "case %d %s: %s (last error: %s)\n", ci, rd_cases[ci].op, what, weft_last_error());
-  }
-}
-
-/* pushes the case's arguments; *out: the out= tensor (borrowed from the stack) */
-static bool push_args(weft_stack* st, const rd_case* c, weft_tensor** out) {
-  *out = NULL;
-  for (int k = 0; k < c->nargs; k++) {
-    const rd_arg* a = &rd_args[c->arg0 + k];
-    weft_status s = WEFT_OK;
-    switch (a->kind) {
-      case 't': {
-        weft_tensor* t = make_tensor(a);
-        if (!t) return false;
-        if (k > 0) *out = t;
-        s = weft_stack_push_tensor_owned(st, t);
-        break;
-      }
-      case 'L': s = weft_stack_push_int_list(st, a->list, a->ndim); break;
-      case 'i': s = weft_stack_push_int(st, a->scalar); break;
-      case 'b': s = weft_stack_push_bool(st, a->scalar != 0); break;
-      case 'y': s = weft_stack_push_dtype(st, (weft_dtype)a->dtype); break;
-      case 'n': s = weft_stack_push_none(st); break;
-    }
-    if (s != WEFT_OK) return false;
-  }
-  return true;
-}
-
-static void check_result(int ci, const weft_tensor* r) {
-  const rd_case* c = &rd_cases[ci];
-  char msg[256];
-  if (fx_check(r, (weft_dtype)c->dtype, c->ndim, c->size, c->stride, &rd_vals[c->vals], c->nvals, case_tol(c), msg,
-               sizeof msg))
-    test__passed++;
-  else
-    fail(ci, msg);
-}
-
-static void replay_case(int ci) {
-  const rd_case* c = &rd_cases[ci];
-  weft_op* op = weft_op_find(c->op);
-  if (!op) {
-    fail(ci, "op not found");
-    return;
-  }
-  int64_t before = weft_memory().tensors;
-  weft_stack st;
-  weft_stack_init(&st);
-  weft_tensor* out;
-  if (!push_args(&st, c, &out)) {
-    fail(ci, "arguments");
-    weft_stack_clear(&st);
-    return;
-  }
-  weft_clear_error();
-  weft_status s = weft_op_call_boxed(op, &st);
-  if (c->dtype < 0) {
-    if (s == WEFT_OK) fail(ci, "expected an error");
-    else if (!strstr(weft_last_error(), c->error)) {
-      char msg[512];
-      snprintf(msg, sizeof msg, "error lacks \"%s\"", c->error);
-      fail(ci, msg);
-    } else {
-      test__passed++;
-    }
-  } else if (s != WEFT_OK) {
-    fail(ci, "unexpected error");
-  } else {
-    const weft_tensor* r = weft_stack_peek(&st, 0)->u.t;
-    if (out && r != out) fail(ci, "out= returns another tensor");
-    check_result(ci, r);
-  }
-  weft_stack_clear(&st);
-  if (weft_memory().tensors != before) fail(ci, "tensors left behind");
-}
-
-static void replay_all(const char* label) {
-  int before = test__failed;
-  int n = (int)(sizeof rd_cases / sizeof rd_cases[0]);
-  for (int i = 0; i < n; i++) replay_case(i);
-  printf("%s: %d cases, %d failed\n", label, n, test__failed - before);
-}
 
 /* ---- property test against a float64 reference ---- */
 
@@ -377,10 +252,10 @@ static void test_explain(void) {
 
 int main(void) {
   weft_set_num_threads(1);
-  replay_all("1 thread");
+  rd_replay_all(&tables, NROWS, "1 thread");
   if (weft_max_threads() > 1) {
     weft_set_num_threads(3);
-    replay_all("3 threads");
+    rd_replay_all(&tables, NROWS, "3 threads");
     weft_set_num_threads(1);
   }
   test_property();

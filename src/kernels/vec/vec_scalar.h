@@ -16,6 +16,7 @@ typedef struct {
     int8_t i8[16];
     uint8_t u8[16];
     int64_t i64[2];
+    double f64[2];
   };
 } wv128;
 
@@ -120,6 +121,14 @@ static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) {
   WV__MAP(int, 2, (r.u32[2 * i] = a.u32[i + 2], r.u32[2 * i + 1] = b.u32[i + 2]));
 }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { wv128 r; r.i64[0] = a.i64[0]; r.i64[1] = b.i64[0]; return r; }
+/* f64x2 (the scans' double accumulators) */
+static inline wv128 wv_f64x2_add(wv128 a, wv128 b) { WV__MAP(double, 2, r.f64[i] = a.f64[i] + b.f64[i]); }
+static inline wv128 wv_f64x2_mul(wv128 a, wv128 b) { WV__MAP(double, 2, r.f64[i] = a.f64[i] * b.f64[i]); }
+static inline wv128 wv_f64x2_splat(double x) { WV__MAP(double, 2, r.f64[i] = x); }
+static inline wv128 wv_f64x2_promote_low_f32x4(wv128 a) { WV__MAP(double, 2, r.f64[i] = (double)a.f32[i]); }
+static inline wv128 wv_f32x4_demote_f64x2_zero(wv128 a) {
+  WV__MAP(float, 4, r.f32[i] = i < 2 ? (float)a.f64[i] : 0.0f);
+}
 static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { wv128 r; r.i64[0] = a.i64[1]; r.i64[1] = b.i64[1]; return r; }
 static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) {
   WV__MAP(int, 4, (r.u16[2 * i] = a.u16[i], r.u16[2 * i + 1] = b.u16[i]));

@@ -122,6 +122,12 @@ static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) { return _mm_unpack
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi32(a, b); }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi64(a, b); }
 static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi64(a, b); }
+/* f64x2 (the scans' double accumulators) */
+static inline wv128 wv_f64x2_add(wv128 a, wv128 b) { return _mm_castpd_si128(_mm_add_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b))); }
+static inline wv128 wv_f64x2_mul(wv128 a, wv128 b) { return _mm_castpd_si128(_mm_mul_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b))); }
+static inline wv128 wv_f64x2_splat(double x) { return _mm_castpd_si128(_mm_set1_pd(x)); }
+static inline wv128 wv_f64x2_promote_low_f32x4(wv128 a) { return _mm_castpd_si128(_mm_cvtps_pd(_mm_castsi128_ps(a))); }
+static inline wv128 wv_f32x4_demote_f64x2_zero(wv128 a) { return _mm_castps_si128(_mm_cvtpd_ps(_mm_castsi128_pd(a))); }
 static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi16(a, b); }
 static inline wv128 wv_i16x8_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi16(a, b); }
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi8(a, b); }

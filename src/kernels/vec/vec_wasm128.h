@@ -76,6 +76,12 @@ static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) { return wasm_i32x4
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { return wasm_i64x2_shuffle(a, b, 0, 2); }
 static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { return wasm_i64x2_shuffle(a, b, 1, 3); }
+/* f64x2 (the scans' double accumulators) */
+static inline wv128 wv_f64x2_add(wv128 a, wv128 b) { return wasm_f64x2_add(a, b); }
+static inline wv128 wv_f64x2_mul(wv128 a, wv128 b) { return wasm_f64x2_mul(a, b); }
+static inline wv128 wv_f64x2_splat(double x) { return wasm_f64x2_splat(x); }
+static inline wv128 wv_f64x2_promote_low_f32x4(wv128 a) { return wasm_f64x2_promote_low_f32x4(a); }
+static inline wv128 wv_f32x4_demote_f64x2_zero(wv128 a) { return wasm_f32x4_demote_f64x2_zero(a); }
 static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) {
   return wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11);
 }
