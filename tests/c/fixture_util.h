@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/scalar.h"
 #include "weft/weft.h"
@@ -91,6 +92,26 @@ static inline bool fx_check(const weft_tensor* r, weft_dtype dtype, int ndim, co
     }
   }
   return true;
+}
+
+/* Each schema's op is registered with a CPU or CompositeImplicitAutograd
+ * kernel and has at least one case (cases(name) counts them, name without
+ * "aten::"); returns the number of ops that fail either. */
+static inline int fx_check_ops(const char* const* schemas, size_t n, int (*cases)(const char* name)) {
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    char name[64] = "aten::";
+    size_t len = strcspn(schemas[i], "(");
+    if (len > sizeof name - 7) len = sizeof name - 7;
+    memcpy(name + 6, schemas[i], len);
+    name[6 + len] = '\0';
+    weft_op* op = weft_op_find(name);
+    bool ok = op && (weft_op_has_kernel(op, WEFT_KEY_CPU) || weft_op_has_kernel(op, WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD));
+    if (!ok) fprintf(stderr, "%s: not registered with a CPU or composite kernel\n", name);
+    if (!cases(name + 6)) fprintf(stderr, "%s: no case\n", name);
+    bad += !ok || !cases(name + 6);
+  }
+  return bad;
 }
 
 #endif
