@@ -12,7 +12,8 @@
  *         contiguous, so the kernel vectorizes across them.
  *
  * Tasks are spread over the pool with weft_parallel_for. float64, int64
- * (avg) and max with indices in NCHW take the plain reference loop. */
+ * (avg) and max with indices in NCHW take the plain reference loop,
+ * parallel over planes. */
 #include <math.h>
 
 #include "base/error.h"
@@ -83,11 +84,11 @@ static void interior(const weft_pool2d* g, int64_t* a, int64_t* b) {
   const int64_t yn = C * OH * OW, yc = g->channels_last ? 1 : OH * OW;                           \
   const int64_t yh = g->channels_last ? OW * C : OW, yw = g->channels_last ? C : 1;
 
+/* planes [p0, p1) (plane = n * C + c) */
 #define DEF_REF_MAX(T, name)                                                                     \
-  static void name(const weft_pool2d* g, const T* x, T* y, int64_t* idx) {                       \
+  static void name(const weft_pool2d* g, const T* x, T* y, int64_t* idx, int64_t p0, int64_t p1) { \
     REF_STRIDES                                                                                  \
-    for (int64_t n = 0; n < g->n; n++)                                                           \
-      for (int64_t c = 0; c < C; c++)                                                            \
+    for (int64_t pl = p0, n = p0 / C, c = p0 % C; pl < p1; pl++, n = pl / C, c = pl % C)          \
         for (int64_t oh = 0; oh < OH; oh++) {                                                    \
           win r = window(g, true, oh);                                                           \
           for (int64_t ow = 0; ow < OW; ow++) {                                                  \
@@ -110,10 +111,9 @@ DEF_REF_MAX(double, ref_max_f64)
 
 /* avg and adaptive avg: the sum in T (int64 divides with truncation, as C++) */
 #define DEF_REF_AVG(T, name)                                                                     \
-  static void name(const weft_pool2d* g, const T* x, T* y) {                                     \
+  static void name(const weft_pool2d* g, const T* x, T* y, int64_t p0, int64_t p1) {             \
     REF_STRIDES                                                                                  \
-    for (int64_t n = 0; n < g->n; n++)                                                           \
-      for (int64_t c = 0; c < C; c++)                                                            \
+    for (int64_t pl = p0, n = p0 / C, c = p0 % C; pl < p1; pl++, n = pl / C, c = pl % C)          \
         for (int64_t oh = 0; oh < OH; oh++) {                                                    \
           win r = window(g, true, oh);                                                           \
           for (int64_t ow = 0; ow < OW; ow++) {                                                  \
@@ -129,23 +129,43 @@ DEF_REF_AVG(float, ref_avg_f32)
 DEF_REF_AVG(double, ref_avg_f64)
 DEF_REF_AVG(int64_t, ref_avg_i64)
 
-void weft__pool2d_reference(const weft_pool2d* g, weft_dtype dtype, const void* x, void* y, int64_t* idx) {
+static void reference_planes(const weft_pool2d* g, weft_dtype dtype, const void* x, void* y, int64_t* idx, int64_t p0,
+                             int64_t p1) {
   bool max = g->kind == WEFT_POOL_MAX;
+  if (p0 >= p1) return; /* also: no channels, no division */
   switch (dtype) {
     case WEFT_FLOAT32:
-      if (max) ref_max_f32(g, x, y, idx);
-      else ref_avg_f32(g, x, y);
+      if (max) ref_max_f32(g, x, y, idx, p0, p1);
+      else ref_avg_f32(g, x, y, p0, p1);
       break;
     case WEFT_FLOAT64:
-      if (max) ref_max_f64(g, x, y, idx);
-      else ref_avg_f64(g, x, y);
+      if (max) ref_max_f64(g, x, y, idx, p0, p1);
+      else ref_avg_f64(g, x, y, p0, p1);
       break;
     case WEFT_INT64:
-      if (!max) ref_avg_i64(g, x, y);
+      if (!max) ref_avg_i64(g, x, y, p0, p1);
       break;
     default:
       break;
   }
+}
+
+void weft__pool2d_reference(const weft_pool2d* g, weft_dtype dtype, const void* x, void* y, int64_t* idx) {
+  reference_planes(g, dtype, x, y, idx, 0, g->n * g->c);
+}
+
+typedef struct {
+  const weft_pool2d* g;
+  weft_dtype dtype;
+  const void* x;
+  void* y;
+  int64_t* idx;
+} ref_job;
+
+static weft_status reference_range(void* ctx, int64_t begin, int64_t end) {
+  const ref_job* r = ctx;
+  reference_planes(r->g, r->dtype, r->x, r->y, r->idx, begin, end);
+  return WEFT_OK;
 }
 
 /* ---- float32 over the kernels ---- */
@@ -264,9 +284,10 @@ weft_status weft__pool2d_run(const weft_kernels* kt, const weft_pool2d* g, weft_
                              int64_t* idx, const char** path) {
   *path = weft__pool2d_path(g, dtype, idx != NULL);
   if (g->n * g->c * g->oh * g->ow == 0) return WEFT_OK;
-  if (dtype != WEFT_FLOAT32 || (idx && !g->channels_last)) {
-    weft__pool2d_reference(g, dtype, x, y, idx);
-    return WEFT_OK;
+  if (dtype != WEFT_FLOAT32 || (idx && !g->channels_last)) { /* the plain loop, parallel over planes */
+    ref_job r = {g, dtype, x, y, idx};
+    int64_t per = g->oh * g->ow * (g->kind == WEFT_POOL_ADAPTIVE_AVG ? 4 : g->kh * g->kw);
+    return weft_parallel_for(0, g->n * g->c, MAX(TASK_WORK / MAX(per, 1), 1), reference_range, &r);
   }
   job jb = {kt, g, x, y, idx, nchw_kernel(kt, g), 0, 0};
   interior(g, &jb.a, &jb.b);
