@@ -3,6 +3,8 @@
 import type { OpFunctions, OpMethods, OpsApi } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
+import type { PoolFunctions, PoolTensorOps } from './pool.js';
+export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 
 export type {
   AlphaOptions, ExplainPlan, OpArg, OpFunctions, OpMethods, OpName, OpResult, Operand, OpsApi, OpsFunctions,
@@ -121,9 +123,10 @@ export interface MemoryStats {
 /**
  * A tensor: the methods of js/core.js (TensorCore) and those of the op table (OpMethods, generated in
  * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time. The
- * reductions are declared by hand (js/reduce.d.ts: keepdim and dtype as options, the JS calling form).
+ * reductions and pools are declared by hand (js/reduce.d.ts, js/pool.d.ts: options objects, the JS calling form).
  */
-export interface Tensor extends TensorCore, ReduceTensorOps, Omit<OpMethods, keyof TensorCore | keyof ReduceTensorOps> {}
+export interface Tensor extends TensorCore, ReduceTensorOps, PoolTensorOps,
+  Omit<OpMethods, keyof TensorCore | keyof ReduceTensorOps | keyof PoolTensorOps> {}
 
 /** The methods js/core.js writes by hand. */
 export interface TensorCore {
@@ -172,7 +175,8 @@ export interface TensorCore {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions> {}
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions,
+  Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -25,6 +25,8 @@ const API_VALUES = new Set([
 ]);
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
+// ... and those that return a list only with an option: maxPool2d(x, k, { returnIndices: true })
+const LIST_WHEN = { maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true) };
 
 function isPlainOptions(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) &&
@@ -144,7 +146,7 @@ export async function createWorkerApi(endpoint, options) {
   function call(target, method, rawArgs) {
     const { args, transfer } = encodeArgs(rawArgs);
     const valueCall = target === null ? API_VALUES.has(method) : TENSOR_VALUES.has(method);
-    if (valueCall || TENSOR_LISTS.has(method)) {
+    if (valueCall || TENSOR_LISTS.has(method) || LIST_WHEN[method]?.(rawArgs)) {
       return send({ kind: 'call', target, method, args, out: null }, transfer).then((m) => adopt(m.value));
     }
     const out = nextTensor++;

@@ -57,14 +57,23 @@ void WEFT_UKERNEL(f32_avgpool_cw, u1)(size_t n, const float* x, float* y, const 
 
 static inline wv128 nan_mask(wv128 v) { return wv_f32x4_ne(v, v); }
 
+/* An empty window (kh or kw 0: every row stepped out by the dilation) is -inf. */
+static int empty_window(size_t n, float* y, const struct weft_f32_pool_params* p) {
+  if (p->kh && p->kw) return 0;
+  for (size_t j = 0; j < n; j++) y[j] = -INFINITY;
+  return 1;
+}
+
+/* The running max starts from the window's first element (one pmax fewer). */
 void WEFT_UKERNEL(f32_maxpool_cw_s1, u8)(size_t n, const float* x, float* y, const struct weft_f32_pool_params* p) {
-  const wv128 ninf = wv_f32x4_splat(-INFINITY);
+  if (empty_window(n, y, p)) return;
   size_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    wv128 a0 = ninf, a1 = ninf, n0 = wv_v128_zero(), n1 = n0;
+    wv128 a0 = wv_v128_load(x + j), a1 = wv_v128_load(x + j + 4);
+    wv128 n0 = nan_mask(a0), n1 = nan_mask(a1);
     for (size_t r = 0; r < p->kh; r++) {
       const float* row = ROW(x, r, p->rs) + j;
-      for (size_t q = 0; q < p->kw; q++) {
+      for (size_t q = r ? 0 : 1; q < p->kw; q++) {
         const wv128 v0 = wv_v128_load(row + q * p->dw), v1 = wv_v128_load(row + q * p->dw + 4);
         a0 = wv_f32x4_pmax(a0, v0);
         a1 = wv_f32x4_pmax(a1, v1);
@@ -76,10 +85,10 @@ void WEFT_UKERNEL(f32_maxpool_cw_s1, u8)(size_t n, const float* x, float* y, con
     wv_v128_store(y + j + 4, wv_v128_or(a1, n1));
   }
   for (; j + 4 <= n; j += 4) {
-    wv128 a = ninf, m = wv_v128_zero();
+    wv128 a = wv_v128_load(x + j), m = nan_mask(a);
     for (size_t r = 0; r < p->kh; r++) {
       const float* row = ROW(x, r, p->rs) + j;
-      for (size_t q = 0; q < p->kw; q++) {
+      for (size_t q = r ? 0 : 1; q < p->kw; q++) {
         const wv128 v = wv_v128_load(row + q * p->dw);
         a = wv_f32x4_pmax(a, v);
         m = wv_v128_or(m, nan_mask(v));
@@ -95,22 +104,24 @@ void WEFT_UKERNEL(f32_maxpool_cw_s1, u8)(size_t n, const float* x, float* y, con
  * past output j+3's window, so that block needs an output j+4 after it
  * (the read stays inside the row). */
 void WEFT_UKERNEL(f32_maxpool_cw_s2, u4)(size_t n, const float* x, float* y, const struct weft_f32_pool_params* p) {
-  const wv128 ninf = wv_f32x4_splat(-INFINITY);
+  if (empty_window(n, y, p)) return;
   const size_t kw = p->kw, need = 4 + (kw & 1);
   size_t j = 0;
   for (; j + need <= n; j += 4) {
-    wv128 acc = ninf, nan = wv_v128_zero();
+    wv128 acc = wv_v128_zero(), nan = acc;
     for (size_t q = 0; q < kw; q += 2) {
-      wv128 a = ninf, b = ninf, na = wv_v128_zero(), nb = na;
-      for (size_t r = 0; r < p->kh; r++) {
-        const float* row = ROW(x, r, p->rs) + 2 * j + q;
+      const float* top = x + 2 * j + q;
+      wv128 a = wv_v128_load(top), b = wv_v128_load(top + 4), na = nan_mask(a), nb = nan_mask(b);
+      for (size_t r = 1; r < p->kh; r++) {
+        const float* row = ROW(top, r, p->rs);
         const wv128 va = wv_v128_load(row), vb = wv_v128_load(row + 4);
         a = wv_f32x4_pmax(a, va);
         b = wv_f32x4_pmax(b, vb);
         na = wv_v128_or(na, nan_mask(va));
         nb = wv_v128_or(nb, nan_mask(vb));
       }
-      acc = wv_f32x4_pmax(acc, wv_i32x4_even(a, b));
+      const wv128 e = wv_i32x4_even(a, b);
+      acc = q ? wv_f32x4_pmax(acc, e) : e;
       nan = wv_v128_or(nan, wv_i32x4_even(na, nb));
       if (q + 1 < kw) {
         acc = wv_f32x4_pmax(acc, wv_i32x4_odd(a, b));
@@ -177,9 +188,13 @@ void WEFT_UKERNEL(f32_avgpool_cw_s2, u4)(size_t n, const float* x, float* y, con
 static inline void max_c_block(const float* x, float* y, size_t c0, int nv, size_t tail,
                                const struct weft_f32_pool_params* p) {
   wv128 a[4], m[4];
-  for (int v = 0; v < nv; v++) a[v] = wv_f32x4_splat(-INFINITY), m[v] = wv_v128_zero();
+  for (int v = 0; v < nv; v++) {
+    const float* px = x + c0 + 4 * v;
+    a[v] = tail ? wv_v128_load_partial(px, tail) : wv_v128_load(px);
+    m[v] = nan_mask(a[v]);
+  }
   for (size_t r = 0; r < p->kh; r++)
-    for (size_t q = 0; q < p->kw; q++) {
+    for (size_t q = r ? 0 : 1; q < p->kw; q++) {
       const float* px = PIX(x, r, q, p) + c0;
       for (int v = 0; v < nv; v++) {
         const wv128 val = tail ? wv_v128_load_partial(px, tail) : wv_v128_load(px + 4 * v);
@@ -225,6 +240,10 @@ static inline void avg_c_block(const float* x, float* y, size_t c0, int nv, size
 
 void WEFT_UKERNEL(f32_maxpool_c, u16)(size_t n, size_t c, const float* x, float* y,
                                       const struct weft_f32_pool_params* p) {
+  if (!p->kh || !p->kw) {
+    for (size_t j = 0; j < n; j++) empty_window(c, (float*)((char*)y + j * p->ys), p);
+    return;
+  }
   C_LOOP(max_c_block)
 }
 
