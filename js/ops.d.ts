@@ -60,7 +60,19 @@ export interface ExplainPlan {
 export type OpArg =
   | Tensor | number | boolean | bigint | string | null | undefined
   | readonly number[] | readonly (Tensor | null)[] | { [keyword: string]: unknown };
-export type OpResult = Tensor | number | boolean | string | null | undefined | OpResult[];
+export type OpResult = Tensor | number | boolean | string | null | undefined | OpResult[] | Returns<string>;
+
+/**
+ * The tensors of an op with named returns, as PyTorch's torch.return_types: by name
+ * (`wt.max(x, 1).indices`), by position (`r[0]`) and iterable (`const [values, indices] = wt.max(x, 1)`).
+ * Unnamed returns (var_mean) come as an array instead: `const [v, m] = wt.varMean(x)`.
+ */
+export type Returns<K extends string, T = Tensor> = { readonly [P in K]: T } & Iterable<T> & {
+  readonly [i: number]: T;
+  readonly length: number;
+};
+/** max / min along a dim: PyTorch's (values, indices). */
+export type ValuesIndices = Returns<'values' | 'indices'>;
 
 export interface OpsNamespace {
   /** A boxed call by name: 'aten::add.Tensor', 'add.Tensor', or 'add' (overload chosen by the arguments). */

@@ -117,6 +117,30 @@ export function readOpRegistry(M, k) {
   return { infos, entries, entry };
 }
 
+// The result of an op with several returns, from its values in order: named
+// returns make an object with those names, also iterable and indexable (as
+// torch.return_types); unnamed ones an array. One prototype per set of names.
+const tupleProtos = new Map();
+export function tupleMaker(names) {
+  if (!names.every((n) => n)) return (vals) => vals;
+  const keys = names.map(camel);
+  const key = keys.join(',');
+  let proto = tupleProtos.get(key);
+  if (!proto) {
+    proto = {
+      * [Symbol.iterator]() { for (const n of keys) yield this[n]; },
+    };
+    keys.forEach((n, i) => Object.defineProperty(proto, i, { get() { return this[n]; } }));
+    Object.defineProperty(proto, 'length', { value: keys.length });
+    tupleProtos.set(key, proto);
+  }
+  return (vals) => {
+    const o = Object.create(proto);
+    keys.forEach((n, i) => { o[n] = vals[i]; });
+    return o;
+  };
+}
+
 export function installOps(api, k) {
   const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, refreshMeta, registry } = k;
 
@@ -128,7 +152,6 @@ export function installOps(api, k) {
       index: i,
       handle: M._weft_wasm_op_at(i),
       positional: info.args.filter((a) => !a.kwargOnly),
-      isOut: info.args.some((a) => a.kwargOnly && a.write && a.name === 'out'),
       selfIndex: info.args.findIndex((a) => a.name === 'self' && a.type === 'Tensor' && !a.list),
       // the returned tensor is this argument (in-place and out=)
       returnsArg: -1,
@@ -139,6 +162,11 @@ export function installOps(api, k) {
     if (info.returns.length === 1 && r0 && r0.alias) {
       op.returnsArg = info.args.findIndex((a) => a.write && a.alias === r0.alias);
     }
+    // several returns: each one's out= argument (-1: a new tensor), and the result's shape
+    op.returnsArgs = info.returns.map((r) => (r.alias ? info.args.findIndex((a) => a.write && a.alias === r.alias) : -1));
+    op.outArgs = info.args.flatMap((a, j) => (a.kwargOnly && a.write && a.type === 'Tensor' && !a.list ? [j] : []));
+    op.isOut = op.outArgs.length > 0;
+    op.tuple = info.tupleReturn ? tupleMaker(info.returns.map((r) => r.name)) : null;
     op.defaults = info.args.map((a) => (a.default ? convertDefault(op, a) : undefined));
     op.typed = typedInvoker(op);
     return op;
@@ -276,6 +304,10 @@ export function installOps(api, k) {
     if (kw) {
       for (const key of Object.keys(kw)) {
         const name = snake(key);
+        if (name === 'out' && op.outArgs.length > 1 && !args.some((a) => a.name === 'out')) {
+          if (!bindOuts(op, kw.out, vals, given)) return DENY;
+          continue;
+        }
         const i = args.findIndex((a) => a.name === name);
         if (i < 0 || given[i]) {
           why = i < 0 ? () => `${op.base}() got an unexpected keyword argument '${key}'`
@@ -299,6 +331,25 @@ export function installOps(api, k) {
       }
     }
     return vals;
+  }
+
+  // { out: [a, b] } for an op whose out= tensors have their own names (max.dim_max: max, max_values)
+  function bindOuts(op, out, vals, given) {
+    const n = op.outArgs.length;
+    if (!Array.isArray(out) || out.length !== n || !out.every(isTensor)) {
+      why = () => `${op.base}(): argument 'out' must be an array of ${n} Tensors, not ${typeName(out)}`;
+      return false;
+    }
+    for (let j = 0; j < n; j++) {
+      const i = op.outArgs[j];
+      if (given[i]) {
+        why = () => `${op.base}() got multiple values for argument '${op.args[i].name}'`;
+        return false;
+      }
+      vals[i] = out[j];
+      given[i] = true;
+    }
+    return true;
   }
 
   function splitKw(args) {
@@ -390,6 +441,11 @@ export function installOps(api, k) {
         if (r !== 0) fail(op.base);
         return vals[op.returnsArg >= 0 ? op.returnsArg : 0];
       }
+      if (op.ret === 'TENSOR2') {
+        const r1 = M._weft_wasm_op_second();
+        if (!r) fail(op.base);
+        return tupleResult(op, vals, [r, r1]);
+      }
       if (!r) fail(op.base);
       if (op.returnsArg >= 0) {
         M._weft_tensor_release(r);
@@ -397,6 +453,19 @@ export function installOps(api, k) {
       }
       return wrap(r, op.base);
     };
+  }
+
+  // Several returned handles (new references) as the op's result: out= ones
+  // give back their argument's Tensor, the others become Tensors.
+  function tupleResult(op, vals, handles) {
+    return op.tuple(handles.map((h, i) => {
+      const a = op.returnsArgs[i];
+      if (a >= 0 && isTensor(vals[a])) {
+        M._weft_tensor_release(h);
+        return vals[a];
+      }
+      return wrap(h, op.base);
+    }));
   }
 
   // Any failure while pushing (a C error, or a disposed tensor found after
@@ -467,6 +536,9 @@ export function installOps(api, k) {
     }
     try {
       const n = M._weft_wasm_stack_size();
+      if (op.tuple && n === op.returns.length && op.returns.every((r) => r.type === 'Tensor' && !r.list)) {
+        return tupleResult(op, vals, Array.from({ length: n }, (_, i) => M._weft_wasm_ret_tensor(i)));
+      }
       const out = [];
       for (let i = 0; i < n; i++) out.push(readReturn(op, i));
       if (op.returnsArg >= 0 && n === 1 && isTensor(out[0])) {
@@ -621,7 +693,10 @@ export function installOps(api, k) {
   function byOut(cands) {
     const plain = cands.filter((op) => !op.isOut);
     const out = cands.filter((op) => op.isOut);
-    return (kw) => (kw && kw.out != null ? (out.length ? out : cands) : (plain.length ? plain : cands));
+    // the out= tensors' own names select too ({ max, maxValues } of max.dim_max)
+    const names = new Set(out.flatMap((op) => op.outArgs.flatMap((i) => [op.args[i].name, camel(op.args[i].name)])));
+    const wantsOut = (kw) => kw.out != null || Object.keys(kw).some((key) => names.has(key) && kw[key] != null);
+    return (kw) => (kw && wantsOut(kw) ? (out.length ? out : cands) : (plain.length ? plain : cands));
   }
 
   function methodFor(base, cands) {
@@ -642,10 +717,12 @@ export function installOps(api, k) {
     };
   }
 
-  const generated = { functions: [], methods: [] };
+  // tuples: the names with an overload returning several tensors (worker mode reads them)
+  const generated = { functions: [], methods: [], tuples: [] };
   for (const [base, cands] of byBase) {
     const name = camel(base);
     const inplace = base.endsWith('_');
+    if (cands.some((op) => op.tuple)) generated.tuples.push(name);
     if (!inplace && !(name in api)) {
       api[name] = functionFor(base, cands);
       generated.functions.push(name);

@@ -2,7 +2,7 @@
 // elementwise.def it includes, made from src/ops/elementwise_table.h); do not edit.
 // js/ops.js makes these functions and methods at init from the same registry;
 // where js/core.js has one of the name, it wins (js/weft.d.ts: Weft, Tensor).
-import type { Operand, Scalar } from './ops.js';
+import type { Operand, Returns, Scalar } from './ops.js';
 import type { Device, DTypeName, MemoryFormat, Shape, ShapeArgs, Tensor } from './weft.js';
 
 /** wt.<name>(...): every operator without a trailing _ (JSDoc: its overloads). */
@@ -164,9 +164,11 @@ export interface OpFunctions {
   amax(self: Operand, dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
   /** amin, amin.out */
   amin(self: Operand, dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
-  /** max */
+  /** max, max.dim, max.dim_max */
+  max(self: Operand, dim: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; max?: Tensor; maxValues?: Tensor }): Returns<'values' | 'indices'>;
   max(self: Operand): Tensor;
-  /** min */
+  /** min, min.dim, min.dim_min */
+  min(self: Operand, dim: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; min?: Tensor; minIndices?: Tensor }): Returns<'values' | 'indices'>;
   min(self: Operand): Tensor;
   /** argmax, argmax.out */
   argmax(self: Operand, dim?: number | null, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
@@ -184,6 +186,14 @@ export interface OpFunctions {
   std(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(self: Operand, unbiased?: boolean): Tensor;
   std(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** var_mean, var_mean.dim, var_mean.correction, var_mean.correction_out */
+  varMean(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
+  varMean(self: Operand, unbiased?: boolean): [Tensor, Tensor];
+  varMean(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: readonly [Tensor, Tensor]; out0?: Tensor; out1?: Tensor }): [Tensor, Tensor];
+  /** std_mean, std_mean.dim, std_mean.correction, std_mean.correction_out */
+  stdMean(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
+  stdMean(self: Operand, unbiased?: boolean): [Tensor, Tensor];
+  stdMean(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: readonly [Tensor, Tensor]; out0?: Tensor; out1?: Tensor }): [Tensor, Tensor];
   /** mm, mm.out */
   mm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -451,9 +461,11 @@ export interface OpMethods {
   amax(dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
   /** amin, amin.out */
   amin(dim?: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
-  /** max */
+  /** max, max.dim, max.dim_max */
+  max(dim: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; max?: Tensor; maxValues?: Tensor }): Returns<'values' | 'indices'>;
   max(): Tensor;
-  /** min */
+  /** min, min.dim, min.dim_min */
+  min(dim: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; min?: Tensor; minIndices?: Tensor }): Returns<'values' | 'indices'>;
   min(): Tensor;
   /** argmax, argmax.out */
   argmax(dim?: number | null, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
@@ -471,6 +483,14 @@ export interface OpMethods {
   std(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(unbiased?: boolean): Tensor;
   std(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** var_mean, var_mean.dim, var_mean.correction, var_mean.correction_out */
+  varMean(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
+  varMean(unbiased?: boolean): [Tensor, Tensor];
+  varMean(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: readonly [Tensor, Tensor]; out0?: Tensor; out1?: Tensor }): [Tensor, Tensor];
+  /** std_mean, std_mean.dim, std_mean.correction, std_mean.correction_out */
+  stdMean(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
+  stdMean(unbiased?: boolean): [Tensor, Tensor];
+  stdMean(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: readonly [Tensor, Tensor]; out0?: Tensor; out1?: Tensor }): [Tensor, Tensor];
   /** mm, mm.out */
   mm(mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -535,8 +555,9 @@ type Name =
   | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out'
   | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax' | 'argmax.out'
   | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
-  | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out'
-  | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out'
-  | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'avg_pool2d'
-  | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d';
+  | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'max.dim' | 'max.dim_max' | 'min.dim' | 'min.dim_min'
+  | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out'
+  | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
+  | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
+  | 'linear' | 'linear.out' | 'max_pool2d' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d';
 export type OpName = Name | `aten::${Name}`;

@@ -2,6 +2,7 @@
 // positional order, options last. A dim is a number or a list; none (or [])
 // reduces every dim.
 import type { DTypeName, Tensor } from './weft.js';
+import type { ValuesIndices } from './ops.js';
 
 export type Dims = number | readonly number[];
 export interface ReduceOptions {
@@ -37,6 +38,17 @@ export interface ReductionPlan {
   accDtype: string;
 }
 
+/** max / min along a dim. */
+export interface MinMaxDimOptions {
+  keepdim?: boolean;
+  /** [values, indices] to write into (PyTorch's out=(v, i)). */
+  out?: readonly [Tensor, Tensor];
+}
+/** varMean / stdMean: var's options, and [var, mean] out tensors. */
+export interface VarMeanOptions extends VarOptions {
+  out?: readonly [Tensor, Tensor];
+}
+
 export interface ReduceFunctions {
   sum(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
   sum(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
@@ -60,6 +72,18 @@ export interface ReduceFunctions {
   var(self: Tensor, dim: Dims | null, options?: VarOptions): Tensor;
   std(self: Tensor, options?: { unbiased?: boolean }): Tensor;
   std(self: Tensor, dim: Dims | null, options?: VarOptions): Tensor;
+  /**
+   * Along a dim: { values, indices } (also `const [values, indices] = ...`); indices int64, the first of ties;
+   * NaN wins. Without a dim: the largest element (worker mode: both through a promise).
+   */
+  max(self: Tensor, dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  min(self: Tensor, dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  /** [var, mean] in one call, var's overloads and options; floating inputs. */
+  varMean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor];
+  varMean(self: Tensor, dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
+  /** [std, mean] */
+  stdMean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor];
+  stdMean(self: Tensor, dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
 }
 
 export interface ReduceTensorOps {
@@ -81,4 +105,10 @@ export interface ReduceTensorOps {
   var(dim: Dims | null, options?: VarOptions): Tensor;
   std(options?: { unbiased?: boolean }): Tensor;
   std(dim: Dims | null, options?: VarOptions): Tensor;
+  max(dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  min(dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  varMean(options?: { unbiased?: boolean }): [Tensor, Tensor];
+  varMean(dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
+  stdMean(options?: { unbiased?: boolean }): [Tensor, Tensor];
+  stdMean(dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
 }

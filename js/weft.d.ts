@@ -1,10 +1,12 @@
 // weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
 // API (checked by tsc --noEmit over tests/types/example.ts).
-import type { OpFunctions, OpMethods, OpsApi } from './ops.js';
+import type { OpFunctions, OpMethods, OpsApi, Returns } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
+export type { MinMaxDimOptions, VarMeanOptions } from './reduce.js';
+export type { Returns, ValuesIndices } from './ops.js';
 
 export type {
   AlphaOptions, ExplainPlan, OpArg, OpFunctions, OpMethods, OpName, OpResult, Operand, OpsApi, OpsFunctions,
@@ -231,7 +233,8 @@ export function init(options?: InitOptions): Promise<Weft>;
 type WorkerArg<T> = T extends Tensor ? WorkerTensor : T;
 type WorkerArgs<A extends unknown[]> = { [I in keyof A]: WorkerArg<A[I]> };
 /** A result as worker mode gives it: tensors at once, values through promises. */
-type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Promise<WorkerTensor[]> : Promise<R>;
+type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Promise<WorkerTensor[]>
+  : R extends Returns<infer K> ? Promise<Returns<K, WorkerTensor>> : Promise<R>;
 
 /**
  * A tensor that lives in the worker. Calls returning tensors return WorkerTensors at once (chain

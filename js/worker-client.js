@@ -7,10 +7,15 @@
 // handled in order, so a failed call surfaces as the rejection of the first
 // value read from its tensor, with the original WeftError message.
 //
+// Ops that can return several tensors (wt.max(x, 1), varMean) go as value
+// calls: `const { values, indices } = await ww.max(x, 1)` (the names come from
+// the worker at init; ww.max(x) then resolves to a WorkerTensor).
+//
 // Inputs are copied (structured clone). With { transfer: true } in a call's
 // options, the ArrayBuffers of its TypedArray arguments are transferred
 // instead: faster, and they become detached (length 0) on the caller's side.
 import { WeftError } from './core.js';
+import { tupleMaker } from './ops.js';
 
 // Methods whose result is a value (a promise here), not a tensor.
 const TENSOR_VALUES = new Set([
@@ -42,6 +47,7 @@ export async function createWorkerApi(endpoint, options) {
   const scopes = [];
   let closed = false;
   let dead = null; // the WeftError every call gets once the worker has died
+  let tuples = new Set(); // methods that may return several tensors (from init)
 
   // A dead worker (an uncaught error, an exit) fails every pending call and
   // every later one, so nothing waits forever.
@@ -113,6 +119,7 @@ export async function createWorkerApi(endpoint, options) {
       t.ready = Promise.resolve(v.meta);
       return t;
     }
+    if (v !== null && typeof v === 'object' && Array.isArray(v.$tuple)) return tupleMaker(v.$tuple)(v.items.map(adopt));
     return Array.isArray(v) ? v.map(adopt) : v;
   }
 
@@ -146,7 +153,7 @@ export async function createWorkerApi(endpoint, options) {
   function call(target, method, rawArgs) {
     const { args, transfer } = encodeArgs(rawArgs);
     const valueCall = target === null ? API_VALUES.has(method) : TENSOR_VALUES.has(method);
-    if (valueCall || TENSOR_LISTS.has(method) || LIST_WHEN[method]?.(rawArgs)) {
+    if (valueCall || TENSOR_LISTS.has(method) || tuples.has(method) || LIST_WHEN[method]?.(rawArgs)) {
       return send({ kind: 'call', target, method, args, out: null }, transfer).then((m) => adopt(m.value));
     }
     const out = nextTensor++;
@@ -208,6 +215,7 @@ export async function createWorkerApi(endpoint, options) {
     },
   });
 
-  await send({ kind: 'init', options: options ?? {} });
+  const ready = await send({ kind: 'init', options: options ?? {} });
+  tuples = new Set(ready.value?.tuples ?? []);
   return api;
 }

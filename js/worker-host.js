@@ -8,7 +8,8 @@
 //               { id, kind: 'get', target, prop }          (shape, dtype, device, isDisposed)
 //               { id, kind: 'dispose', target }
 // Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
-// Arguments and values encode tensors as { $t: id }.
+// Arguments and values encode tensors as { $t: id }; a named tuple result
+// ({ values, indices }) as { $tuple: names, items }. init answers { tuples }.
 export function serve(endpoint, init) {
   let wt = null;
   const tensors = new Map(); // id -> Tensor
@@ -49,6 +50,9 @@ export function serve(endpoint, init) {
   }
 
   const meta = (t) => ({ shape: t.shape, dtype: t.dtype, device: t.device });
+  // { values, indices } of an op with named returns (js/ops.js tupleMaker)
+  const isTuple = (r) => r !== null && typeof r === 'object' && !Array.isArray(r) &&
+    typeof r[Symbol.iterator] === 'function' && Object.values(r).some(isTensor);
 
   // A value for postMessage: tensors the client did not name yet get fresh
   // negative ids it adopts (lists of tensors from split-like ops).
@@ -67,7 +71,8 @@ export function serve(endpoint, init) {
     switch (msg.kind) {
       case 'init': {
         wt = await init(msg.options);
-        return { value: null };
+        // the names whose calls may return several tensors: the client waits for those
+        return { value: { tuples: wt.ops.generated.tuples } };
       }
       case 'dispose':
         release(msg.target);
@@ -97,6 +102,8 @@ export function serve(endpoint, init) {
           return { value: null, meta: meta(r) };
         }
         if (typeof r === 'function') return { value: null };
+        if (isTuple(r)) return { value: { $tuple: Object.keys(r), items: [...r].map(encode) } };
+        if (isTensor(r)) return { value: encode(r) }; // a value call that made one tensor (ww.max(x))
         if (r !== null && typeof r === 'object' && !Array.isArray(r) && !ArrayBuffer.isView(r)) {
           return { value: JSON.parse(JSON.stringify(r)) };
         }

@@ -66,6 +66,32 @@ weft_tensor* weft_std_dim(const weft_tensor* self, const int64_t* dim, int64_t d
 weft_tensor* weft_std_correction(const weft_tensor* self, const int64_t* dim, int64_t dim_len, int64_t correction,
                                  bool keepdim);
 
+/* ---- two results (weft_tensor2: both new references, both NULL on error) ---- */
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices): t[0] the values
+ * (self's dtype), t[1] int64 indices; ties: the first index; NaN wins (and its index) */
+weft_tensor2 weft_max_dim(const weft_tensor* self, int64_t dim, bool keepdim);
+/* max.dim_max(..., *, Tensor(a!) max, Tensor(b!) max_values): into max (values) and max_values (indices) */
+weft_tensor2 weft_max_dim_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* max,
+                              weft_tensor* max_values);
+weft_tensor2 weft_min_dim(const weft_tensor* self, int64_t dim, bool keepdim);
+weft_tensor2 weft_min_dim_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* min,
+                              weft_tensor* min_indices);
+/* var_mean / std_mean -> (var or std, mean), overloads as var's; the out forms copy into out0/out1 */
+weft_tensor2 weft_var_mean(const weft_tensor* self, bool unbiased);
+weft_tensor2 weft_var_mean_dim(const weft_tensor* self, const int64_t* dim, int64_t dim_len, bool unbiased,
+                               bool keepdim);
+weft_tensor2 weft_var_mean_correction(const weft_tensor* self, const int64_t* dim, int64_t dim_len,
+                                      int64_t correction, bool keepdim);
+weft_tensor2 weft_var_mean_correction_out(const weft_tensor* self, const int64_t* dim, int64_t dim_len,
+                                          int64_t correction, bool keepdim, weft_tensor* out0, weft_tensor* out1);
+weft_tensor2 weft_std_mean(const weft_tensor* self, bool unbiased);
+weft_tensor2 weft_std_mean_dim(const weft_tensor* self, const int64_t* dim, int64_t dim_len, bool unbiased,
+                               bool keepdim);
+weft_tensor2 weft_std_mean_correction(const weft_tensor* self, const int64_t* dim, int64_t dim_len,
+                                      int64_t correction, bool keepdim);
+weft_tensor2 weft_std_mean_correction_out(const weft_tensor* self, const int64_t* dim, int64_t dim_len,
+                                          int64_t correction, bool keepdim, weft_tensor* out0, weft_tensor* out1);
+
 #ifdef __cplusplus
 }
 #endif

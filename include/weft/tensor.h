@@ -23,6 +23,13 @@ extern "C" {
 
 typedef struct weft_tensor weft_tensor;
 
+/* Two tensors from one call (an op returning `(Tensor, Tensor)`, PyTorch's
+ * std::tuple): t[0] the first return (max.dim: values), t[1] the second
+ * (indices). Both are new references, or both NULL on error. */
+typedef struct weft_tensor2 {
+  weft_tensor* t[2];
+} weft_tensor2;
+
 typedef enum {
   WEFT_CONTIGUOUS_FORMAT = 0,
   WEFT_CHANNELS_LAST = 1,    /* 4-D, NHWC order in memory */
@@ -37,6 +44,7 @@ int weft_memory_format_from_name(const char* name, weft_memory_format* out); /* 
 /* ---- lifetime ---- */
 weft_tensor* weft_tensor_retain(weft_tensor* t);
 void weft_tensor_release(weft_tensor* t); /* NULL is a no-op */
+void weft_tensor2_release(weft_tensor2 r); /* both; NULLs are no-ops */
 int32_t weft_tensor_refcount(const weft_tensor* t);
 
 /* ---- metadata (never fail on a valid handle) ---- */

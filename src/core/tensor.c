@@ -147,6 +147,11 @@ void weft_tensor_release(weft_tensor* t) {
   t->allocator->free(t->allocator->ctx, t, sizeof *t);
 }
 
+void weft_tensor2_release(weft_tensor2 r) {
+  weft_tensor_release(r.t[0]);
+  weft_tensor_release(r.t[1]);
+}
+
 int32_t weft_tensor_refcount(const weft_tensor* t) { return atomic_load(&((weft_tensor*)t)->refcount); }
 
 /* ---- accessors ---- */

@@ -117,9 +117,10 @@ static inline void weft__trace_leave(int depth) { weft__dtls.depth = depth; }
  * dispatcher knows no operator: a library registers its own (src/ops/ops.c). */
 void weft__dispatch_init(void);
 /* def for generated ops: the unbox adapter and a check of the C parameter
- * kinds against the schema. NULL + error on failure. */
+ * kinds and of the number of returns the C return carries (nret, opgen.h's
+ * WEFT__RN_) against the schema. NULL + error on failure. */
 weft_op* weft__op_def_generated(const char* schema, weft__unbox_fn unbox, const uint8_t* kinds,
-                                int nkinds);
+                                int nkinds, int nret);
 /* Resolves a generated op slot on first use: runs init, the registration
  * function of the library the op belongs to (NULL: the slot must already be
  * set), then aborts if the slot is still empty (a call before registration

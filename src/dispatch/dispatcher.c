@@ -227,8 +227,18 @@ static bool kind_matches(int kind, const weft_arg* a) {
   }
 }
 
+/* nret 1: one return (or none, written without parentheses: in-place ops
+ * of private tests); more: that many Tensor returns. */
+static bool returns_match(const weft_schema* s, int nret) {
+  if (nret == 1) return s->nreturns == 1 || (s->nreturns == 0 && !s->tuple_return);
+  if (s->nreturns != nret) return false;
+  for (int i = 0; i < nret; i++)
+    if (s->returns[i].type != WEFT_TYPE_TENSOR || s->returns[i].is_list) return false;
+  return true;
+}
+
 weft_op* weft__op_def_generated(const char* schema, weft__unbox_fn unbox, const uint8_t* kinds,
-                                int nkinds) {
+                                int nkinds, int nret) {
   weft__dispatch_init();
   weft_op* op = op_new(schema, unbox);
   if (!op) return NULL;
@@ -236,14 +246,15 @@ weft_op* weft__op_def_generated(const char* schema, weft__unbox_fn unbox, const 
   int bad = s->nargs != nkinds ? -1 : 0;
   for (int i = 0; !bad && i < nkinds; i++)
     if (!kind_matches(kinds[i], &s->args[i])) bad = i + 1;
-  if (!bad && s->nreturns != 1 && !(s->nreturns == 0 && !s->tuple_return)) bad = -2;
+  if (!bad && !returns_match(s, nret)) bad = -2;
   if (bad) {
     if (bad > 0)
       weft__error(WEFT_INTERNAL, "def: C parameter kind of argument '%s' of %s does not match its schema type",
                   s->args[bad - 1].name, op->name);
     else
-      weft__error(WEFT_INTERNAL, "def: %s: the C parameter list does not match the schema (%d vs %d)",
-                  op->name, nkinds, s->nargs);
+      weft__error(WEFT_INTERNAL, bad == -1 ? "def: %s: the C parameter list does not match the schema (%d vs %d)"
+                                           : "def: %s: the C return does not match the schema's returns (%d vs %d)",
+                  op->name, bad == -1 ? nkinds : nret, bad == -1 ? s->nargs : s->nreturns);
     op_free(op);
     return NULL;
   }

@@ -3,9 +3,18 @@
  *
  *   WEFT_OP(cname, "schema", RET, (KIND, name), (KIND, name), ...)
  *
- * one (KIND, name) per schema argument, in schema order. RET is TENSOR (the
- * C function returns a new weft_tensor*, NULL on error) or STATUS (returns
- * weft_status; the schema returns the mutated first argument). From a line,
+ * one (KIND, name) per schema argument, in schema order. RET is how the C
+ * function returns the schema's returns:
+ *   TENSOR   `-> Tensor`: a new weft_tensor*, NULL on error
+ *   STATUS   `-> Tensor(a!)` of an in-place op: weft_status (the schema
+ *            returns the mutated first argument)
+ *   TENSOR2  `-> (Tensor, Tensor)` (named or not): a weft_tensor2 holding two
+ *            new references, t[0] the first return; both NULL on error (out=
+ *            forms return new references to their out tensors). Boxed, the
+ *            two are pushed in order (t[1] on top).
+ * A return kind is five macros below (WEFT__RT_, _RN_, _RERR_, _RPUSH_,
+ * _RPOP_) and its JS reader (src/wasm/exports_dispatch.c, js/ops.js); a
+ * list return (`-> Tensor[]`) would be one more such kind. From a line,
  *
  *   WEFT_OP_DECLARE  declares  weft_<cname>(...)            the dispatching entry point
  *                              weft_redispatch_<cname>(ks, ...)
@@ -204,14 +213,24 @@ weft_dtype weft__unbox_dtype(const weft_ivalue* v, int* bad);
 weft_memory_format weft__unbox_memory_format(const weft_ivalue* v, int* bad);
 weft_device weft__unbox_device(const weft_ivalue* v, int* bad);
 const char* weft__unbox_string(const weft_ivalue* v, int* bad);
+/* TENSOR2 returns on a stack: pushes both (takes the references, releases
+ * them on failure); pops both (t[1] is on top), or both NULL with an error. */
+weft_status weft__stack_push_tensor2(weft_stack* s, weft_tensor2 r);
+weft_tensor2 weft__stack_pop_tensor2(weft_stack* s);
 /* Error for a failed unbox of op's arguments; drops them. */
 weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nargs);
 
 /* ---- per return kind ---- */
 #define WEFT__RT_TENSOR weft_tensor*
 #define WEFT__RT_STATUS weft_status
+#define WEFT__RT_TENSOR2 weft_tensor2
+/* how many schema returns the C return carries (checked when the op is defined) */
+#define WEFT__RN_TENSOR 1
+#define WEFT__RN_STATUS 1
+#define WEFT__RN_TENSOR2 2
 #define WEFT__RERR_TENSOR NULL
 #define WEFT__RERR_STATUS weft_last_status()
+#define WEFT__RERR_TENSOR2 ((weft_tensor2){{NULL, NULL}})
 /* unbox: push the result r_ after dropping the nargs arguments (a_ still valid until the drop) */
 #define WEFT__RPUSH_TENSOR                                        \
   weft_stack_drop(stack, n_);                                     \
@@ -225,6 +244,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   weft_tensor* self_ = weft_tensor_retain(a_[0].u.t);             \
   weft_stack_drop(stack, n_);                                     \
   return weft_stack_push_tensor_owned(stack, self_);
+#define WEFT__RPUSH_TENSOR2                                       \
+  weft_stack_drop(stack, n_);                                     \
+  if (!r_.t[0]) return weft_last_status();                        \
+  return weft__stack_push_tensor2(stack, r_);
 /* box: the boxed kernel's result back to the C return */
 #define WEFT__RPOP_TENSOR                                         \
   weft_tensor* r_ = s_ ? NULL : weft_stack_pop_tensor(&st_);      \
@@ -233,6 +256,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
 #define WEFT__RPOP_STATUS                                         \
   weft_stack_clear(&st_);                                         \
   return s_;
+#define WEFT__RPOP_TENSOR2                                        \
+  weft_tensor2 r_ = s_ ? WEFT__RERR_TENSOR2 : weft__stack_pop_tensor2(&st_); \
+  weft_stack_clear(&st_);                                         \
+  return r_;
 
 #define WEFT__PARAMS(...) WEFT__FOR_EACH(WEFT__P, __VA_ARGS__)
 #define WEFT__ARGS(...) WEFT__FOR_EACH(WEFT__A, __VA_ARGS__)
@@ -329,7 +356,7 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   weft_op* weft__op_##c(void) { return (weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT); } \
   static weft_status weft__register_##c(void) {                                                 \
     weft_op* op = weft__op_def_generated(schema, weft__unbox_##c, weft__kinds_##c,              \
-                                         (int)sizeof weft__kinds_##c);                          \
+                                         (int)sizeof weft__kinds_##c, WEFT__RN_##R);            \
     if (!op) return weft_last_status();                                                         \
     atomic_store_explicit(&weft__slot_##c, op, memory_order_release);                           \
     if (weft__op_has_device_arg(op)) {                                                          \

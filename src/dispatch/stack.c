@@ -226,6 +226,26 @@ weft_tensor* weft_stack_pop_tensor(weft_stack* s) {
   return weft_stack_pop(s).u.t;
 }
 
+weft_status weft__stack_push_tensor2(weft_stack* s, weft_tensor2 r) {
+  weft_status st = weft_stack_push_tensor_owned(s, r.t[0]);
+  if (st != WEFT_OK) {
+    weft_tensor_release(r.t[1]);
+    return st;
+  }
+  return weft_stack_push_tensor_owned(s, r.t[1]);
+}
+
+weft_tensor2 weft__stack_pop_tensor2(weft_stack* s) {
+  weft_tensor2 r = {{NULL, NULL}};
+  if (s->size < 2 || s->v[s->size - 1].tag != WEFT_IV_TENSOR || s->v[s->size - 2].tag != WEFT_IV_TENSOR) {
+    weft__error(WEFT_INTERNAL, "boxed kernel did not return two Tensors");
+    return r;
+  }
+  r.t[1] = weft_stack_pop(s).u.t;
+  r.t[0] = weft_stack_pop(s).u.t;
+  return r;
+}
+
 /* ---- unbox helpers ---- */
 weft_tensor* weft__unbox_tensor(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_TENSOR) return v->u.t;

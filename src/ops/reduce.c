@@ -24,7 +24,7 @@
 #include "core/scalar.h"
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
-#include "ops/ops.h"
+#include "ops/reduce_internal.h"
 #include "weft/iter.h"
 
 typedef enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN, R_ARGMAX, R_ARGMIN } rop;
@@ -37,6 +37,7 @@ static const char* meta_name(weft_dtype t) {
                                                   "long int", "c10::Half", "c10::BFloat16", "float", "double"};
   return (int)t >= 0 && (int)t < WEFT_DTYPE_COUNT ? n[t] : "?";
 }
+const char* weft__type_meta_name(weft_dtype t) { return meta_name(t); }
 
 /* ---- meta ---- */
 
@@ -50,6 +51,8 @@ typedef struct {
   int64_t count;     /* input elements per result element */
   weft_tensor* result;
   weft_tensor* values; /* argmax/argmin: the best values so far (self's dtype) */
+  bool keep_values;    /* max.dim/min.dim: values is a result too */
+  weft_tensor* values_out; /* their values out= tensor (NULL: a new one) */
   weft_tensor* index;  /* argmax/argmin: each element's index along the reduced dims */
   weft_iter it;
 } reduction;
@@ -111,6 +114,10 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
     case R_ARGMAX:
     case R_ARGMIN:
       r->dtype = WEFT_INT64;
+      if (r->values_out && r->values_out->dtype != in) {
+        return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", r->name,
+                           meta_name(in), meta_name(r->values_out->dtype));
+      }
       break;
     case R_AMAX:
     case R_AMIN:
@@ -127,7 +134,7 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
     return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", r->name,
                        meta_name(r->dtype), meta_name(out->dtype));
   }
-  if (is_arg(r->op) && r->self->numel > 0 && in == WEFT_BOOL) {
+  if (is_arg(r->op) && !r->keep_values && r->self->numel > 0 && in == WEFT_BOOL) {
     return weft__error(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for 'Bool'", r->name, r->name);
   }
   /* the kernel's dtype check: an empty input never reaches the kernel */
@@ -155,9 +162,9 @@ static weft_status check_empty(const reduction* r, bool dims_given) {
   return WEFT_OK;
 }
 
-/* The result: out resized to the reduced shape (its strides kept when the
- * shape already fits), or a new contiguous tensor. */
-static weft_status make_result(reduction* r, weft_tensor* out) {
+/* *dst: out resized to the reduced shape (its strides kept when the shape
+ * already fits), or a new contiguous tensor of dtype. */
+static weft_status make_reduced(reduction* r, weft_tensor* out, weft_dtype dtype, weft_tensor** dst) {
   const weft_tensor* s = r->self;
   int64_t sizes[WEFT_MAX_DIMS] = {0}, strides[WEFT_MAX_DIMS] = {0};
   int n = 0;
@@ -172,8 +179,8 @@ static weft_status make_result(reduction* r, weft_tensor* out) {
   }
   weft__strides_for_format(sizes, n, WEFT_CONTIGUOUS_FORMAT, strides);
   if (!out) {
-    r->result = weft__tensor_alloc(r->name, sizes, strides, n, r->dtype, s->device);
-    return r->result ? WEFT_OK : weft_last_status();
+    *dst = weft__tensor_alloc(r->name, sizes, strides, n, dtype, s->device);
+    return *dst ? WEFT_OK : weft_last_status();
   }
   bool same = out->ndim == n;
   for (int d = 0; same && d < n; d++) same = out->sizes[d] == sizes[d];
@@ -181,8 +188,12 @@ static weft_status make_result(reduction* r, weft_tensor* out) {
     weft_status st = weft__tensor_resize_(out, sizes, strides, n, r->name);
     if (st != WEFT_OK) return st;
   }
-  r->result = weft_tensor_retain(out);
+  *dst = weft_tensor_retain(out);
   return WEFT_OK;
+}
+
+static weft_status make_result(reduction* r, weft_tensor* out) {
+  return make_reduced(r, out, r->dtype, &r->result);
 }
 
 /* review_reduce_result: the result seen with self's shape, stride 0 on the reduced dims. */
@@ -210,7 +221,12 @@ static weft_status make_arg_operands(reduction* r) {
   const weft_tensor* res = r->result;
   int64_t strides[WEFT_MAX_DIMS] = {0};
   weft__strides_for_format(res->sizes, res->ndim, WEFT_CONTIGUOUS_FORMAT, strides);
-  r->values = weft__tensor_alloc(r->name, res->sizes, strides, res->ndim, s->dtype, s->device);
+  if (r->keep_values) {
+    weft_status st = make_reduced(r, r->values_out, s->dtype, &r->values);
+    if (st != WEFT_OK) return st;
+  } else {
+    r->values = weft__tensor_alloc(r->name, res->sizes, strides, res->ndim, s->dtype, s->device);
+  }
   if (!r->values) return weft_last_status();
   int64_t n = r->count, one = 1;
   r->index = weft__tensor_alloc(r->name, &n, &one, 1, WEFT_INT64, s->device);
@@ -232,9 +248,9 @@ static weft_tensor* index_view(const reduction* r) {
   return weft__tensor_new(r->index->storage, s->sizes, strides, s->ndim, 0, WEFT_INT64);
 }
 
+/* r: zeroed by the caller, or keep_values / values_out set */
 static weft_status meta(reduction* r, rop op, const char* name, const weft_tensor* self, const int64_t* dims,
                         int64_t ndims, bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
-  memset(r, 0, sizeof *r);
   r->op = op;
   r->name = name;
   r->self = self;
@@ -595,10 +611,12 @@ static void divide(weft_tensor* res, int64_t count) {
   }
 }
 
-static weft_tensor* run(rop op, const char* name, const weft_tensor* self, const int64_t* dims, int64_t ndims,
-                        bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
-  reduction r;
-  if (meta(&r, op, name, self, dims, ndims, dims_given, keepdim, opt_dtype, out) != WEFT_OK) return NULL;
+/* r: zeroed, or with keep_values (max.dim) */
+static weft_status run_reduction(reduction* rp, rop op, const char* name, const weft_tensor* self,
+                                 const int64_t* dims, int64_t ndims, bool dims_given, bool keepdim,
+                                 weft_dtype opt_dtype, weft_tensor* out) {
+  reduction r = *rp;
+  if (meta(&r, op, name, self, dims, ndims, dims_given, keepdim, opt_dtype, out) != WEFT_OK) return weft_last_status();
   weft_status s = WEFT_OK;
   if (!r.it.is_meta) {
     bool fill = !weft_explaining() && r.result->numel > 0;
@@ -618,13 +636,37 @@ static weft_tensor* run(rop op, const char* name, const weft_tensor* self, const
     if (s == WEFT_OK && op == R_MEAN && !weft_explaining()) divide(r.result, r.count);
   }
   weft_iter_destroy(&r.it);
+  if (s != WEFT_OK) {
+    release_all(&r);
+    return s;
+  }
+  *rp = r;
+  return WEFT_OK;
+}
+
+static weft_tensor* run(rop op, const char* name, const weft_tensor* self, const int64_t* dims, int64_t ndims,
+                        bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
+  reduction r = {0};
+  if (run_reduction(&r, op, name, self, dims, ndims, dims_given, keepdim, opt_dtype, out) != WEFT_OK) return NULL;
   weft_tensor* result = weft_tensor_retain(r.result);
   release_all(&r);
-  if (s != WEFT_OK) {
-    weft_tensor_release(result);
-    return NULL;
-  }
   return result;
+}
+
+weft_tensor2 weft__reduce_minmax_dim(bool is_max, const weft_tensor* self, int64_t dim, bool keepdim,
+                                     weft_tensor* values_out, weft_tensor* indices_out) {
+  reduction r = {0};
+  r.keep_values = true;
+  r.values_out = values_out;
+  weft_tensor2 res = {{NULL, NULL}};
+  if (run_reduction(&r, is_max ? R_ARGMAX : R_ARGMIN, is_max ? "max" : "min", self, &dim, 1, true, keepdim,
+                    (weft_dtype)-1, indices_out) != WEFT_OK) {
+    return res;
+  }
+  res.t[0] = weft_tensor_retain(r.values);
+  res.t[1] = weft_tensor_retain(r.result);
+  release_all(&r);
+  return res;
 }
 
 /* ---- kernels (CPU and Meta) ---- */

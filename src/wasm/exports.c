@@ -21,11 +21,14 @@
  *       DEVICE                       i32
  *       STRING                       char*
  *   TENSOR lines return a new reference (0 on error), STATUS lines a status.
+ *   TENSOR2 lines (two Tensor returns) return the first new reference (0 on
+ *   error); JS then takes the second from weft_wasm_op_second().
  *   One parameter per argument: JS builds each caller from one converter per
  *   argument (js/ops.js).
  *   The same ops are callable boxed, by name: weft_wasm_push_* then
  *   weft_wasm_call (exports_dispatch.c); an int list pushed there has the
- *   same layout, of any length.
+ *   same layout, of any length. The returns are then on the stack, one value
+ *   per schema return (two tensors for TENSOR2), read by position.
  * - Integers that are int64_t in C (dims, indices, offsets, sizes) arrive as
  *   f64. JS has already checked they are integers; C converts with
  *   saturation, so 2**63 and Infinity become INT64_MAX (slice's "to the end").

@@ -247,12 +247,34 @@ __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
 #define WJ_C_STRING WJ_NOCONV
 #define WJ_A_STRING WJ_SAME
 
+/* Return kinds: TENSOR a handle (0 on error), STATUS a status. TENSOR2
+ * returns the first handle (0 on error) and keeps the second for
+ * weft_wasm_op_second(), which JS calls right after (one JS thread calls
+ * in; a wasm function cannot return two values to JS here). */
+static weft_tensor* second_ret;
+
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_op_second(void) {
+  weft_tensor* t = second_ret;
+  second_ret = NULL;
+  return t;
+}
+
+__attribute__((unused)) static weft_tensor* wj_first(weft_tensor2 r) {
+  weft_tensor_release(second_ret); /* never taken: an earlier call's JS threw first */
+  second_ret = r.t[1];
+  return r.t[0];
+}
+
 #define WJ_RT_TENSOR weft_tensor*
 #define WJ_RT_STATUS int
+#define WJ_RT_TENSOR2 weft_tensor*
+#define WJ_RET_TENSOR(x) x
+#define WJ_RET_STATUS(x) (int)x
+#define WJ_RET_TENSOR2(x) wj_first(x)
 #define WJ_TYPED(c, schema, R, ...)                                                    \
   EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
     WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \
-    return (WJ_RT_##R)weft_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_A, __VA_ARGS__)));       \
+    return WJ_RET_##R(weft_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_A, __VA_ARGS__))));      \
   }
 #define WEFT_OP WJ_TYPED
 #include "ops/ops.def"

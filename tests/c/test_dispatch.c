@@ -28,7 +28,9 @@ static weft_status fill_f32(weft_tensor* t, double v) {
     (SCALAR, value))                                                                                 \
   X(tst_opt, "test::opt(Tensor? a, Tensor b, float x=0.5, bool flag=True, str s='hi', "            \
              "MemoryFormat? mf=None) -> Tensor",                                                     \
-    TENSOR, (OPT_TENSOR, a), (TENSOR, b), (DOUBLE, x), (BOOL, flag), (STRING, s), (MEMORY_FORMAT, mf))
+    TENSOR, (OPT_TENSOR, a), (TENSOR, b), (DOUBLE, x), (BOOL, flag), (STRING, s), (MEMORY_FORMAT, mf)) \
+  X(tst_pair, "test::pair(Tensor self, int k=1) -> (Tensor values, Tensor indices)", TENSOR2,           \
+    (TENSOR, self), (INT, k))
 
 TEST_OPS(WEFT_OP_DECLARE)
 TEST_OPS(WEFT_OP_DEFINE)
@@ -142,6 +144,34 @@ static weft_tensor* opt_cpu(const weft_tensor* a, const weft_tensor* b, double x
   snprintf(buf, sizeof buf, "opt a=%s x=%g flag=%d s=%s mf=%d", a ? "T" : "None", x, flag, s, (int)mf);
   note(buf);
   return weft_tensor_retain((weft_tensor*)b);
+}
+
+/* k < 0 fails; else (self, a new [k] tensor) */
+static weft_tensor2 pair_cpu(const weft_tensor* self, int64_t k) {
+  note("pair_cpu");
+  weft_tensor2 r = {{NULL, NULL}};
+  if (k < 0) {
+    weft__error(WEFT_INVALID_ARGUMENT, "pair: k must be >= 0");
+    return r;
+  }
+  r.t[0] = weft_tensor_retain((weft_tensor*)self);
+  r.t[1] = weft__tensor_alloc("pair", &k, (const int64_t[]){1}, 1, WEFT_INT64, WEFT_DEVICE_CPU);
+  return r;
+}
+/* the boxed form: pops k, leaves (self, a [k+1] tensor) */
+static weft_status pair_boxed(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
+  (void)op;
+  (void)ks;
+  (void)ctx;
+  note("pair_boxed");
+  weft_ivalue k = weft_stack_pop(stack);
+  int64_t n = k.u.i + 1;
+  if (k.u.i < 0) {
+    weft_stack_drop(stack, 1);
+    return weft__error(WEFT_INVALID_ARGUMENT, "pair: k must be >= 0");
+  }
+  return weft_stack_push_tensor_owned(stack, weft__tensor_alloc("pair", &n, (const int64_t[]){1}, 1, WEFT_INT64,
+                                                                WEFT_DEVICE_CPU));
 }
 
 static weft_tensor *cpu_t, *meta_t;
@@ -459,6 +489,56 @@ static void test_status_op(void) {
   weft_tensor_release(t);
 }
 
+/* TENSOR2: the typed entry, the unbox adapter (boxed call of an unboxed
+ * kernel), the box adapter (typed call of a boxed kernel), errors, trace. */
+static void test_tuple_op(void) {
+  weft_op* op = weft_op_find("test::pair");
+  CHECK(op != NULL && weft_op_schema(op)->nreturns == 2);
+  weft_registration* r = weft_impl_tst_pair(WEFT_KEY_CPU, pair_cpu, "pair_cpu");
+  int64_t before = weft_memory().tensors;
+  weft_trace_start();
+  weft_tensor2 p = weft_tst_pair(cpu_t, 3);
+  weft_trace_stop();
+  CHECK(p.t[0] == cpu_t && p.t[1] && weft_tensor_numel(p.t[1]) == 3);
+  CHECK_EQ_I64(weft_trace_count(), 1);
+  CHECK_LOG("pair_cpu");
+  weft_tensor2_release(p);
+  p = weft_tst_pair(cpu_t, -1);
+  CHECK(p.t[0] == NULL && p.t[1] == NULL);
+  CHECK_ERROR_HAS("pair: k must be >= 0");
+  CHECK_LOG("pair_cpu");
+
+  /* boxed: both returns on the stack, in order; k's default filled */
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_tensor(&st, cpu_t);
+  CHECK(weft_op_prepare_args(op, &st, 1) == WEFT_OK);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_OK);
+  CHECK_LOG("pair_cpu");
+  CHECK(st.size == 2 && st.v[0].u.t == cpu_t && st.v[1].tag == WEFT_IV_TENSOR && weft_tensor_numel(st.v[1].u.t) == 1);
+  weft_stack_clear(&st);
+  weft_stack_push_tensor(&st, cpu_t);
+  weft_stack_push_int(&st, -2);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_INVALID_ARGUMENT);
+  CHECK_EQ_I64(st.size, 0);
+  CHECK_LOG("pair_cpu");
+
+  /* a boxed kernel behind the typed entry */
+  weft_registration* b = weft_op_impl_boxed(op, WEFT_KEY_CPU, pair_boxed, NULL, "pair_boxed");
+  p = weft_tst_pair(cpu_t, 4);
+  CHECK(p.t[0] == cpu_t && p.t[1] && weft_tensor_numel(p.t[1]) == 5);
+  CHECK_LOG("pair_boxed");
+  weft_tensor2_release(p);
+  p = weft_tst_pair(cpu_t, -1);
+  CHECK(p.t[0] == NULL && p.t[1] == NULL);
+  CHECK_ERROR_HAS("pair: k must be >= 0");
+  CHECK_LOG("pair_boxed");
+  weft_registration_release(b);
+  weft_registration_release(r);
+  CHECK_EQ_I64(weft_memory().tensors, before);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
+}
+
 /* A library's own registration (WEFT_KERNEL): a second kernel for the same
  * key is refused, where weft_op_impl (an override) stacks. */
 static weft_status register_opt_twice(void) {
@@ -489,8 +569,15 @@ static void test_registry_errors(void) {
   CHECK(weft_op_find("test::nope") == NULL);
   CHECK_ERROR_HAS("unknown operator 'test::nope'");
   static const uint8_t kinds[] = {WEFT__K_INT};
-  CHECK(weft__op_def_generated("test::mismatch(Tensor a) -> Tensor", NULL, kinds, 1) == NULL);
+  CHECK(weft__op_def_generated("test::mismatch(Tensor a) -> Tensor", NULL, kinds, 1, 1) == NULL);
   CHECK_ERROR_HAS("does not match its schema type");
+  CHECK(weft_op_find("test::mismatch") == NULL);
+  /* the C return kind must carry the schema's returns */
+  CHECK(weft__op_def_generated("test::mismatch(int a) -> (Tensor, Tensor)", NULL, kinds, 1, 1) == NULL);
+  CHECK_ERROR_HAS("the C return does not match the schema's returns (1 vs 2)");
+  CHECK(weft__op_def_generated("test::mismatch(int a) -> Tensor", NULL, kinds, 1, 2) == NULL);
+  CHECK_ERROR_HAS("the C return does not match the schema's returns (2 vs 1)");
+  CHECK(weft__op_def_generated("test::mismatch(int a) -> (Tensor, int)", NULL, kinds, 1, 2) == NULL);
   CHECK(weft_op_find("test::mismatch") == NULL);
 
   /* a boxed-only op (as JS would define one) */
@@ -520,6 +607,7 @@ int main(void) {
   test_boxed_calls();
   test_factory_backend_select();
   test_status_op();
+  test_tuple_op();
   test_registry_errors();
   test_library_registers_once();
   CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
