@@ -214,6 +214,8 @@ export interface OpFunctions {
   linear(input: Operand, weight: Operand, bias?: Operand | null, options?: { out?: Tensor }): Tensor;
   /** max_pool2d */
   maxPool2d(self: Operand, kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean): Tensor;
+  /** max_pool2d_with_indices, max_pool2d_with_indices.out */
+  maxPool2dWithIndices(self: Operand, kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean, options?: { out?: Tensor; indices?: Tensor }): [Tensor, Tensor];
   /** avg_pool2d, avg_pool2d.out */
   avgPool2d(self: Operand, kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, ceilMode?: boolean, countIncludePad?: boolean, divisorOverride?: number | null, options?: { out?: Tensor }): Tensor;
   /** adaptive_avg_pool2d, adaptive_avg_pool2d.out */
@@ -509,6 +511,8 @@ export interface OpMethods {
   matmul(other: Operand, options?: { out?: Tensor }): Tensor;
   /** max_pool2d */
   maxPool2d(kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean): Tensor;
+  /** max_pool2d_with_indices, max_pool2d_with_indices.out */
+  maxPool2dWithIndices(kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean, options?: { out?: Tensor; indices?: Tensor }): [Tensor, Tensor];
   /** avg_pool2d, avg_pool2d.out */
   avgPool2d(kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, ceilMode?: boolean, countIncludePad?: boolean, divisorOverride?: number | null, options?: { out?: Tensor }): Tensor;
   /** adaptive_avg_pool2d, adaptive_avg_pool2d.out */
@@ -559,5 +563,6 @@ type Name =
   | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out'
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
-  | 'linear' | 'linear.out' | 'max_pool2d' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d';
+  | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d';
 export type OpName = Name | `aten::${Name}`;

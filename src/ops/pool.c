@@ -21,7 +21,6 @@
 #include "kernels/kernels.h"
 #include "ops/cpu/pool.h"
 #include "ops/ops.h"
-#include "ops/pool.h"
 #include "weft/parallel.h"
 
 /* A PyTorch message, prefixed with the op's name unless it starts with it. */
@@ -217,21 +216,29 @@ static weft_tensor* new_result(const weft_tensor* self, const weft_pool2d* g, we
  * reference. idx: max's indices, or NULL. */
 typedef weft_status out_check_fn(const char* op, const weft_tensor* self, const weft_tensor* out);
 
+/* out= takes r's shape (restrided to r's format when it differs, or always:
+ * restride) and r's values. */
+static weft_status into_out(const char* op, const weft_tensor* r, weft_tensor* out, bool restride, bool run) {
+  weft_status s = WEFT_OK;
+  if (restride || out->ndim != r->ndim || memcmp(out->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim) != 0)
+    s = weft__tensor_resize_(out, r->sizes, r->strides, r->ndim, op);
+  if (s == WEFT_OK && run && !weft_explaining()) s = weft_copy_(out, r);
+  return s;
+}
+
 static weft_tensor* finish(const char* op, const weft_pool2d* g, const weft_tensor* self, weft_tensor* out,
                            out_check_fn* check, weft_tensor** idx) {
-  if (out && check(op, self, out) != WEFT_OK) return NULL;
+  if (out && check && check(op, self, out) != WEFT_OK) return NULL;
   weft_tensor* r = new_result(self, g, self->dtype);
   weft_tensor* ix = r && idx ? new_result(self, g, WEFT_INT64) : NULL;
   weft_status s = r && (ix || !idx) ? WEFT_OK : weft_last_status();
-  if (s == WEFT_OK && self->device != WEFT_DEVICE_META && !dtype_ok(g->kind, self->dtype))
+  bool run = self->device != WEFT_DEVICE_META;
+  if (s == WEFT_OK && run && !dtype_ok(g->kind, self->dtype))
     s = fail(WEFT_TYPE_ERROR, op, "\"%s\" not implemented for '%s'", kind_name(g->kind),
              weft__torch_scalar_name(self->dtype));
-  if (s == WEFT_OK && self->device != WEFT_DEVICE_META) s = compute(op, g, self, r, ix);
+  if (s == WEFT_OK && run) s = compute(op, g, self, r, ix);
   if (s == WEFT_OK && out) {
-    if (out->ndim != r->ndim || memcmp(out->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim) != 0 ||
-        (r->ndim == 4 && g->kind == WEFT_POOL_ADAPTIVE_AVG))
-      s = weft__tensor_resize_(out, r->sizes, r->strides, r->ndim, op);
-    if (s == WEFT_OK && self->device != WEFT_DEVICE_META && !weft_explaining()) s = weft_copy_(out, r);
+    s = into_out(op, r, out, r->ndim == 4 && g->kind == WEFT_POOL_ADAPTIVE_AVG, run);
     weft_tensor_release(r);
     r = s == WEFT_OK ? weft_tensor_retain(out) : NULL;
   }
@@ -266,13 +273,47 @@ static weft_tensor* max_pool2d_kernel(const weft_tensor* self, const int64_t* k,
   return finish("max_pool2d", &g, self, NULL, NULL, NULL);
 }
 
-weft_tensor* weft__max_pool2d_with_indices(const weft_tensor* self, const int64_t* k, int64_t kn, const int64_t* s,
-                                           int64_t sn, const int64_t* p, int64_t pn, const int64_t* d, int64_t dn,
-                                           bool ceil_mode, weft_tensor** indices) {
+static weft_status same_dtype_out(const char* op, const weft_tensor* self, const weft_tensor* out);
+
+/* max_pool2d_with_indices(.out): values and int64 indices; out= tensors are
+ * checked (dtype: self's, and int64) before anything runs. */
+static weft_tensor2 with_indices(const weft_tensor* self, const int64_t* k, int64_t kn, const int64_t* s, int64_t sn,
+                                 const int64_t* p, int64_t pn, const int64_t* d, int64_t dn, bool ceil_mode,
+                                 weft_tensor* out, weft_tensor* indices) {
+  const char* op = "max_pool2d_with_indices";
+  weft_tensor2 r = {{NULL, NULL}};
   weft_pool2d g;
-  *indices = NULL;
-  if (max_meta("max_pool2d_with_indices", self, k, kn, s, sn, p, pn, d, dn, ceil_mode, &g) != WEFT_OK) return NULL;
-  return finish("max_pool2d_with_indices", &g, self, NULL, NULL, indices);
+  if (max_meta(op, self, k, kn, s, sn, p, pn, d, dn, ceil_mode, &g) != WEFT_OK) return r;
+  if (out && same_dtype_out(op, self, out) != WEFT_OK) return r;
+  if (indices && indices->dtype != WEFT_INT64) {
+    fail(WEFT_INVALID_ARGUMENT, op, "Expected out tensor to have dtype long int, but got %s instead",
+         type_meta_name(indices->dtype));
+    return r;
+  }
+  r.t[0] = finish(op, &g, self, out, NULL, &r.t[1]);
+  if (r.t[0] && indices) {
+    weft_status st = into_out(op, r.t[1], indices, false, self->device != WEFT_DEVICE_META);
+    weft_tensor_release(r.t[1]);
+    r.t[1] = st == WEFT_OK ? weft_tensor_retain(indices) : NULL;
+    if (!r.t[1]) {
+      weft_tensor_release(r.t[0]);
+      r.t[0] = NULL;
+    }
+  }
+  return r;
+}
+
+static weft_tensor2 max_pool2d_with_indices_kernel(const weft_tensor* self, const int64_t* k, int64_t kn,
+                                                   const int64_t* s, int64_t sn, const int64_t* p, int64_t pn,
+                                                   const int64_t* d, int64_t dn, bool ceil_mode) {
+  return with_indices(self, k, kn, s, sn, p, pn, d, dn, ceil_mode, NULL, NULL);
+}
+
+static weft_tensor2 max_pool2d_with_indices_out_kernel(const weft_tensor* self, const int64_t* k, int64_t kn,
+                                                       const int64_t* s, int64_t sn, const int64_t* p, int64_t pn,
+                                                       const int64_t* d, int64_t dn, bool ceil_mode, weft_tensor* out,
+                                                       weft_tensor* indices) {
+  return with_indices(self, k, kn, s, sn, p, pn, d, dn, ceil_mode, out, indices);
 }
 
 /* ---- avg_pool2d ---- */
@@ -394,6 +435,10 @@ static weft_tensor* adaptive_avg_pool2d_kernel(const weft_tensor* self, const in
 weft_status weft__pool_register(void) {
   WEFT_KERNEL(max_pool2d, CPU, max_pool2d_kernel);
   WEFT_KERNEL(max_pool2d, META, max_pool2d_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices, CPU, max_pool2d_with_indices_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices, META, max_pool2d_with_indices_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices_out, CPU, max_pool2d_with_indices_out_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices_out, META, max_pool2d_with_indices_out_kernel);
   WEFT_KERNEL(avg_pool2d, CPU, avg_pool2d_kernel);
   WEFT_KERNEL(avg_pool2d, META, avg_pool2d_kernel);
   WEFT_KERNEL(avg_pool2d_out, CPU, avg_pool2d_out_kernel);

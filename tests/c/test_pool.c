@@ -1,7 +1,7 @@
 /* 2-D pooling (issue 12): the PyTorch 1.13 cases of pool_cases.inc
  * (tests/fixtures/gen_pool_fixtures.py; the same cases as
  * tests/fixtures/pool.json) through the boxed dispatcher at 1 and 3 threads,
- * max pooling's indices through weft__max_pool2d_with_indices; registration;
+ * max_pool2d's cases also through max_pool2d_with_indices; registration;
  * Meta tensors; explain's path; then the driver on random geometries, both
  * formats, with the SIMD and the scalar kernels at 1 and 3 threads against
  * the plain reference loop (bit for bit, NaN as NaN, indices equal). */
@@ -12,7 +12,6 @@
 #include "fixture_util.h"
 #include "ops/cpu/pool.h"
 #include "ops/ops.h"
-#include "ops/pool.h"
 #include "test.h"
 #include "weft/explain.h"
 #include "weft/parallel.h"
@@ -45,6 +44,7 @@ typedef struct {
   int ceil_mode, count_include_pad;
   int64_t divisor_override; /* INT64_MIN: None */
   int out;                  /* out= dtype, -1: none */
+  int indices_out;          /* max_pool2d_with_indices.out's indices= dtype, -1: none */
   int dtype;                /* -1: PyTorch raised `error` */
   int ndim;
   int64_t size[5], stride_r[5];
@@ -77,9 +77,11 @@ static weft_status push_args(const pool_case* c, weft_stack* st) {
   if (!s && avg)
     s = c->divisor_override == INT64_MIN ? weft_stack_push_none(st) : weft_stack_push_int(st, c->divisor_override);
   if (!s) s = push_list(st, c->output_size, c->noutput_size);
-  if (!s && c->out >= 0) {
+  const int outs[2] = {c->out, c->indices_out};
+  for (int i = 0; i < 2 && !s; i++) {
+    if (outs[i] < 0) continue;
     int64_t zero = 0;
-    weft_tensor* o = weft_empty(&zero, 1, (weft_dtype)c->out, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+    weft_tensor* o = weft_empty(&zero, 1, (weft_dtype)outs[i], WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
     s = o ? weft_stack_push_tensor_owned(st, o) : weft_last_status();
   }
   return s;
@@ -92,20 +94,22 @@ static const char* check_result(const pool_case* c, const weft_tensor* r, char* 
              : buf;
 }
 
-/* max cases: values and indices through the C entry point */
+static const char* check_idx(const pool_case* c, const weft_tensor* idx, char* buf, size_t cap) {
+  return fx_check(idx, WEFT_INT64, c->ndim, c->size, c->stride_r, pool_vals + c->indices, c->nvals, 0, buf, cap)
+             ? NULL
+             : buf;
+}
+
+/* max_pool2d cases: the indices max_pool2d_with_indices gives, through its C entry point */
 static const char* check_indices(const pool_case* c, char* buf, size_t cap) {
   weft_tensor* x = input_of(&c->in);
-  weft_tensor* idx = NULL;
-  weft_tensor* v = x ? weft__max_pool2d_with_indices(x, c->kernel, c->nkernel, c->stride, c->nstride, c->padding,
-                                                     c->npadding, c->dilation, c->ndilation, c->ceil_mode, &idx)
-                     : NULL;
-  const char* bad = NULL;
-  if (!v) bad = "with_indices failed";
-  else if (!fx_check(idx, WEFT_INT64, c->ndim, c->size, c->stride_r, pool_vals + c->indices, c->nvals, 0, buf, cap))
-    bad = buf;
+  weft_tensor2 r = {{NULL, NULL}};
+  if (x)
+    r = weft_max_pool2d_with_indices(x, c->kernel, c->nkernel, c->stride, c->nstride, c->padding, c->npadding,
+                                     c->dilation, c->ndilation, c->ceil_mode);
+  const char* bad = !r.t[0] ? "with_indices failed" : check_idx(c, r.t[1], buf, cap);
   weft_tensor_release(x);
-  weft_tensor_release(v);
-  weft_tensor_release(idx);
+  weft_tensor2_release(r);
   return bad;
 }
 
@@ -120,9 +124,15 @@ static int replay(int ci) {
   if (!bad) {
     weft_status s = weft_op_call_boxed(op, &st);
     if (c->dtype < 0) bad = s == WEFT_OK ? "expected an error" : strstr(weft_last_error(), c->error) ? NULL : "message";
-    else bad = s != WEFT_OK ? "unexpected error" : check_result(c, weft_stack_peek(&st, 0)->u.t, buf, sizeof buf);
+    else if (s != WEFT_OK) bad = "unexpected error";
+    else if (strncmp(c->op, "max_pool2d_with_indices", 23) == 0) { /* (values, indices) on the stack */
+      bad = check_result(c, weft_stack_peek(&st, 1)->u.t, buf, sizeof buf);
+      if (!bad) bad = check_idx(c, weft_stack_peek(&st, 0)->u.t, buf, sizeof buf);
+    } else {
+      bad = check_result(c, weft_stack_peek(&st, 0)->u.t, buf, sizeof buf);
+    }
   }
-  if (!bad && c->indices >= 0) bad = check_indices(c, buf, sizeof buf);
+  if (!bad && c->indices >= 0 && strcmp(c->op, "max_pool2d") == 0) bad = check_indices(c, buf, sizeof buf);
   if (bad)
     fprintf(stderr, "case %d %s: %s (last error: %s; want %s)\n", ci, c->op, bad, weft_last_error(),
             c->error ? c->error : "a result");

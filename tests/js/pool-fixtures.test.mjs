@@ -1,7 +1,8 @@
 // 2-D pooling (issue 12): every case of tests/fixtures/pool.json (PyTorch 1.13,
 // made by tests/fixtures/gen_pool_fixtures.py; the native replay is
 // tests/c/test_pool.c) through the JS calling forms on each wasm variant:
-// wt.maxPool2d(x, k, { stride, padding, dilation, ceilMode }),
+// wt.maxPool2d(x, k, { stride, padding, dilation, ceilMode, returnIndices }),
+// wt.maxPool2dWithIndices(x, k, { ..., out, indices }),
 // wt.avgPool2d(x, k, { stride, padding, ceilMode, countIncludePad,
 // divisorOverride, out }), wt.adaptiveAvgPool2d(x, size, { out }) and
 // wt.ops.call('_adaptive_avg_pool2d', ...). dtype, shape, the strides of dims
@@ -25,12 +26,16 @@ function close(got, want, tol) {
   return Math.abs(got - want) <= tol * (1 + Math.abs(want));
 }
 
-function call(wt, c, x, out) {
+// The result: a tensor, or [values, indices] for max pooling with indices.
+function call(wt, c, x, out, indices) {
   const opt = out ? { out } : {};
+  const max = { stride: c.stride, padding: c.padding, dilation: c.dilation, ceilMode: c.ceil_mode };
   switch (c.op.split('.')[0]) {
     case 'max_pool2d':
-      return wt.maxPool2d(x, c.kernel_size, { stride: c.stride, padding: c.padding, dilation: c.dilation,
-        ceilMode: c.ceil_mode });
+      return c.expect.indices ? wt.maxPool2d(x, c.kernel_size, { ...max, returnIndices: true })
+        : wt.maxPool2d(x, c.kernel_size, max);
+    case 'max_pool2d_with_indices':
+      return wt.maxPool2dWithIndices(x, c.kernel_size, { ...max, ...(out ? { out, indices } : {}) });
     case 'avg_pool2d':
       return wt.avgPool2d(x, c.kernel_size, { stride: c.stride, padding: c.padding, ceilMode: c.ceil_mode,
         countIncludePad: c.count_include_pad, divisorOverride: c.divisor_override, ...opt });
@@ -53,15 +58,26 @@ function problems(wt, c) {
     const x = base.asStrided(a.size, a.stride, a.offset);
     made.push(x);
     const out = c.out ? wt.empty([0], { dtype: c.out }) : null;
-    if (out) made.push(out);
+    const indices = c.indices_out ? wt.empty([0], { dtype: c.indices_out }) : null;
+    for (const t of [out, indices]) if (t) made.push(t);
     try {
-      r = call(wt, c, x, out);
+      r = call(wt, c, x, out, indices);
     } catch (e) {
       if (c.expect.error === undefined) bad.push(`unexpected ${e.name}: ${e.message}`);
       else if (!(e instanceof WeftError)) bad.push(`threw ${e.name}, not a WeftError`);
       else if (!e.message.includes(c.expect.error)) bad.push(`message "${e.message}" lacks "${c.expect.error}"`);
     }
     if (r && c.expect.error !== undefined) bad.push(`expected "${c.expect.error}", got a result`);
+    let idx = null;
+    if (Array.isArray(r)) {
+      [r, idx] = r;
+      if (!made.includes(idx)) made.push(idx);
+      if (indices && idx !== indices) bad.push('did not return its indices tensor');
+      if (idx.dtype !== 'int64') bad.push(`indices dtype ${idx.dtype}`);
+      else if (c.expect.indices && JSON.stringify(Array.from(idx.data(), Number)) !== JSON.stringify(c.expect.indices)) {
+        bad.push('indices differ');
+      }
+    }
     if (r && c.expect.error === undefined) {
       const w = c.expect;
       if (out && r !== out) bad.push('did not return its out tensor');
@@ -121,6 +137,13 @@ for (const variant of VARIANTS) {
     assert.equal(f.suggestMemoryFormat(), 'channels_last');
     assert.deepEqual(f.toArray(), a.toArray());
     assert.throws(() => wt.maxPool2d(x, 2, { returnIndices: 1 }), (err) => err instanceof WeftError);
+    // returnIndices: what max_pool2d_with_indices returns, [values, indices]
+    const [v, i] = x.maxPool2d(2, { returnIndices: true });
+    assert.deepEqual(v.toArray(), a.toArray());
+    assert.equal(i.dtype, 'int64');
+    assert.deepEqual(Array.from(i.data(), Number), [5, 7, 13, 15, 5, 7, 13, 15]);
+    v.dispose();
+    i.dispose();
     assert.throws(() => wt.maxPool2d(x, 5), (err) => err instanceof WeftError &&
       /Given input size: \(2x4x4\)\. Calculated output size: \(2x0x0\)\. Output size is too small/.test(err.message));
     for (const t of [base, x, a, b, c, d, e, xc, f]) t.dispose();
