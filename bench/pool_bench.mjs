@@ -10,17 +10,10 @@
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms.
 import { createRequire } from 'node:module';
-import { medianTimes, onnxModel } from './peer_util.mjs';
+import { libArgs, medianTimes, onnxModel } from './peer_util.mjs';
 
-const args = process.argv.slice(2);
-const lib = args[0];
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
-const reps = Math.max(1, Number(opt('--reps', '15')));
-let threads = Number(opt('--threads', '1'));
-const idleMs = Number(opt('--idle-ms', '2500'));
+const { lib, reps, idleMs } = libArgs();
+let { threads } = libArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 const N = 8, C = 64, H = 56, W = 56, NX = N * C * H * W;

@@ -94,6 +94,23 @@ static inline bool fx_check(const weft_tensor* r, weft_dtype dtype, int ndim, co
   return true;
 }
 
+/* In a test file with a table `cases` of rows with an `op` name and a
+ * `static int replay(int i)` (1: case i failed): replay_all(label) runs every
+ * case (CHECK from test.h), cases_of(name) counts an op's cases. */
+#define FX_REPLAY_HELPERS(cases)                                                  \
+  static int cases_of(const char* name) {                                         \
+    int n_ = 0;                                                                   \
+    for (size_t c_ = 0; c_ < sizeof cases / sizeof cases[0]; c_++)                \
+      n_ += strcmp(cases[c_].op, name) == 0;                                      \
+    return n_;                                                                    \
+  }                                                                               \
+  static void replay_all(const char* label) {                                     \
+    int n_ = (int)(sizeof cases / sizeof cases[0]), failed_ = 0;                  \
+    for (int i_ = 0; i_ < n_; i_++) failed_ += replay(i_);                        \
+    printf("%s: %d cases, %d failed\n", label, n_, failed_);                      \
+    CHECK(failed_ == 0);                                                          \
+  }
+
 /* Each schema's op is registered with a CPU or CompositeImplicitAutograd
  * kernel and has at least one case (cases(name) counts them, name without
  * "aten::"); returns the number of ops that fail either. */

@@ -113,18 +113,7 @@ static int replay(int ci) {
   return bad != NULL;
 }
 
-static void replay_all(const char* label) {
-  int n = (int)(sizeof lin_cases / sizeof lin_cases[0]), failed = 0;
-  for (int i = 0; i < n; i++) failed += replay(i);
-  printf("%s: %d cases, %d failed\n", label, n, failed);
-  CHECK(failed == 0);
-}
-
-static int cases_of(const char* name) {
-  int n = 0;
-  for (size_t c = 0; c < sizeof lin_cases / sizeof lin_cases[0]; c++) n += strcmp(lin_cases[c].op, name) == 0;
-  return n;
-}
+FX_REPLAY_HELPERS(lin_cases)
 
 static void test_registration(void) {
 #define WEFT_OP(cname, schema, ...) schema,

@@ -10,10 +10,11 @@
 // float32 within 2e-6, bfloat16 within 1.6e-2 relative); errors are
 // WeftErrors with PyTorch's message; out= returns the out tensor; nothing
 // leaks. Then the JS-only forms: stride null, null output sizes, methods,
-// explain's path.
+// explain's path, worker mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { initWorker } from 'weft';
 import { init, WeftError, counts, VARIANTS } from './helpers.mjs';
 
 const { cases } = JSON.parse(readFileSync(new URL('../fixtures/pool.json', import.meta.url), 'utf8'));
@@ -167,3 +168,22 @@ for (const variant of VARIANTS) {
     xc.dispose();
   });
 }
+
+test('worker mode: the pools, returnIndices as a promise of [values, indices]', async () => {
+  const ww = await initWorker({ variant: 'simd' });
+  try {
+    const x = ww.arange(32, { dtype: 'float32' }).view(1, 2, 4, 4);
+    const y = ww.maxPool2d(x, 2, { stride: null });
+    assert.deepEqual(await y.toArray(), [[[[5, 7], [13, 15]], [[21, 23], [29, 31]]]]);
+    const [v, i] = await ww.maxPool2d(x, 2, { returnIndices: true });
+    assert.deepEqual(await v.shape, [1, 2, 2, 2]);
+    assert.deepEqual(Array.from(await i.data(), Number), [5, 7, 13, 15, 5, 7, 13, 15]);
+    const g = x.adaptiveAvgPool2d([null, 1]);
+    assert.deepEqual(await g.shape, [1, 2, 4, 1]);
+    const a = ww.avgPool2d(x, 2);
+    assert.deepEqual(await a.toArray(), [[[[2.5, 4.5], [10.5, 12.5]], [[18.5, 20.5], [26.5, 28.5]]]]);
+    await assert.rejects(ww.maxPool2d(x, 5).toArray(), (e) => e instanceof WeftError && /Output size is too small/.test(e.message));
+  } finally {
+    await ww.terminate();
+  }
+});
