@@ -7,17 +7,10 @@
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms, GFLOP/s = 2 M N K / time.
 import { createRequire } from 'node:module';
-import { medianTimes, onnxModel } from './peer_util.mjs';
+import { libArgs, medianTimes, onnxModel } from './peer_util.mjs';
 
-const args = process.argv.slice(2);
-const lib = args[0];
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
-const reps = Math.max(1, Number(opt('--reps', '15')));
-let threads = Number(opt('--threads', '1'));
-const idleMs = Number(opt('--idle-ms', '2500'));
+const { lib, reps, idleMs } = libArgs();
+let { threads } = libArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 // name: [M, N, K, w transposed]

@@ -3,6 +3,17 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+// The command line of a one-library benchmark script:
+//   <lib> [--threads N] [--reps N] [--idle-ms N]
+export function libArgs(argv = process.argv.slice(2)) {
+  const opt = (name, dflt) => {
+    const i = argv.indexOf(name);
+    return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+  };
+  return { lib: argv[0], reps: Math.max(1, Number(opt('--reps', '15'))), threads: Number(opt('--threads', '1')),
+    idleMs: Number(opt('--idle-ms', '2500')) };
+}
+
 // Warms every workload up (3 rounds and at least a second), waits idleMs for
 // V8's background tier-up, then runs reps rounds over the workloads; returns
 // each workload's median ms. A workload may be async (awaited).

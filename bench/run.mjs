@@ -1,4 +1,5 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
+//               [--no-pool] [--only native|wasm|peers|gemm|pool]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -17,6 +18,10 @@
 // Then the GEMM rows (issue 12, bench/gemm_bench.mjs; --no-gemm skips them):
 // weft wasm-simd-threads, tfjs-wasm and onnxruntime-web at 1 and 2 threads,
 // GFLOP/s = 2 M N K / median time, ratio to tfjs-wasm at the same threads.
+// Then the pooling rows (bench/pool_bench.mjs; --no-pool skips them): weft
+// wasm-simd-threads at 1 and 2 threads beside tfjs-wasm and onnxruntime-web,
+// ms and each peer's time / weft's at the same thread count (> 1: weft ahead).
+// --only <section> runs that section alone (e.g. --only pool).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +36,8 @@ const opt = (name, dflt) => {
 const json = has('--json');
 const reps = opt('--reps', '15');
 const log = (s) => process.stderr.write(`${s}\n`);
+const only = opt('--only', null);
+const section = (name) => (only ? only === name : !has(`--no-${name}`));
 
 function run(cmd, cmdArgs, what) {
   const r = spawnSync(cmd, cmdArgs, { cwd: root, encoding: 'utf8', maxBuffer: 1 << 24 });
@@ -55,7 +62,7 @@ function emit(rows) {
   }
 }
 
-if (!has('--no-native')) {
+if (section('native')) {
   const dir = 'build/bench-native';
   log('bench: building the native release benchmark');
   run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', '-DWEFT_BUILD_TESTS=ON', '-DWEFT_SANITIZE=OFF'],
@@ -66,7 +73,7 @@ if (!has('--no-native')) {
   emit(parseLines(out).map(({ isa, ...r }) => r));
 }
 
-if (!has('--no-wasm')) {
+if (section('wasm')) {
   if (!has('--no-build')) {
     log('bench: building dist/ (scripts/build.sh)');
     execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -79,7 +86,18 @@ if (!has('--no-wasm')) {
   }
 }
 
-if (!has('--no-peers')) {
+// the peers' own package (bench/peers), installed from its lock on first use
+function ensurePeers() {
+  if (existsSync(`${root}/bench/peers/node_modules`) || has('--no-peers')) return;
+  log('bench: installing the peers (bench/peers: npm install from its lock)');
+  try {
+    run('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm install');
+  } catch (e) {
+    log(`bench: peers not installed (${e.message.split('\n')[0]})`);
+  }
+}
+
+if (section('peers')) {
   const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
     ['ndarray-ops', 'ndarray-ops', [1]], ['js-loop', null, [1]]];
   const ceilingOf = (name, threads) => {
@@ -87,14 +105,7 @@ if (!has('--no-peers')) {
     return c.length ? Math.max(...c.map((r) => r['GB/s'])) : NaN;
   };
   const ceilingName = { add: 'add3_simd_ceiling', cast_f32_f16: 'memcpy_4M' };
-  if (!existsSync(`${root}/bench/peers/node_modules`)) {
-    log('bench: installing the peers (bench/peers: npm install from its lock)');
-    try {
-      run('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm install');
-    } catch (e) {
-      log(`bench: peers not installed (${e.message.split('\n')[0]})`);
-    }
-  }
+  ensurePeers();
   for (const [peer, pkg, threadList] of peers) {
     if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
       log(`bench: ${peer} skipped (bench/peers/node_modules/${pkg} is missing)`);
@@ -117,26 +128,35 @@ if (!has('--no-peers')) {
   }
 }
 
-const gemmRows = [];
-if (!has('--no-gemm')) {
+// weft wasm-simd-threads, tfjs-wasm and onnxruntime-web at 1 and 2 threads,
+// each in its own process of `script` (gemm_bench.mjs, pool_bench.mjs)
+function libRows(script, label) {
+  ensurePeers();
+  const rows = [];
   const libs = [['weft-simd-threads', null], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm'],
     ['onnxruntime-web', 'onnxruntime-web']];
   for (const [lib, pkg] of libs) {
     if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
     if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
-      log(`bench: gemm ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      log(`bench: ${label} ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
       continue;
     }
     for (const t of [1, 2]) {
-      log(`bench: gemm ${lib} threads=${t}`);
+      log(`bench: ${label} ${lib} threads=${t}`);
       try {
-        gemmRows.push(...parseLines(run(process.execPath, ['bench/gemm_bench.mjs', lib, '--threads', String(t),
-          '--reps', reps], `gemm ${lib}`)));
+        rows.push(...parseLines(run(process.execPath, [script, lib, '--threads', String(t), '--reps', reps],
+          `${label} ${lib}`)));
       } catch (e) {
         log(e.message);
       }
     }
   }
+  return rows;
+}
+
+const gemmRows = [];
+if (section('gemm')) {
+  gemmRows.push(...libRows('bench/gemm_bench.mjs', 'gemm'));
   for (const r of gemmRows) {
     const tf = gemmRows.find((p) => p.build === 'tfjs-wasm' && p.name === r.name && p.threads === r.threads);
     r.ratio = tf ? +(r['GFLOP/s'] / tf['GFLOP/s']).toFixed(3) : null;
@@ -144,7 +164,21 @@ if (!has('--no-gemm')) {
   }
 }
 
-if (!json) {
+const poolRows = [];
+if (section('pool')) {
+  poolRows.push(...libRows('bench/pool_bench.mjs', 'pool'));
+  // each peer's time over weft's at the same thread count
+  for (const r of poolRows) {
+    if (!r.build.startsWith('wasm-')) continue;
+    for (const peer of ['tfjs-wasm', 'onnxruntime-web']) {
+      const p = poolRows.find((x) => x.build === peer && x.name === r.name && x.threads === r.threads);
+      r[`vs ${peer}`] = p ? +(p.ms / r.ms).toFixed(3) : null;
+    }
+  }
+  if (json) for (const r of poolRows) console.log(JSON.stringify(r));
+}
+
+if (!json && results.length) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
   const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '-');
@@ -175,5 +209,20 @@ if (!json && gemmRows.length) {
       return (r ? `${r['GFLOP/s'].toFixed(2).padStart(7)} ${r.ratio === null ? '-' : r.ratio.toFixed(2)}x` : '').padEnd(24);
     };
     console.log(`${n.padEnd(20)}${cols.map(cell).join('')}`);
+  }
+}
+if (!json && poolRows.length) {
+  const cols = [...new Set(poolRows.map((r) => `${r.build} t${r.threads}`))];
+  console.log('\nPooling, x [8, 64, 56, 56] float32: median ms; weft rows: (tfjs-wasm ms / weft ms, onnxruntime-web ms / weft ms)');
+  console.log(`${''.padEnd(18)}${cols.map((c) => c.padEnd(28)).join('')}`);
+  const f = (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`);
+  for (const n of [...new Set(poolRows.map((r) => r.name))]) {
+    const cell = (c) => {
+      const r = poolRows.find((x) => x.name === n && `${x.build} t${x.threads}` === c);
+      if (!r) return ''.padEnd(28);
+      const vs = r.build.startsWith('wasm-') ? ` (${f(r['vs tfjs-wasm'])}, ${f(r['vs onnxruntime-web'])})` : '';
+      return `${r.ms.toFixed(3).padStart(8)}${vs}`.padEnd(28);
+    };
+    console.log(`${n.padEnd(18)}${cols.map(cell).join('')}`);
   }
 }

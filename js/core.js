@@ -2,6 +2,7 @@
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
 import { installOps, readOpRegistry } from './ops.js';
+import { installPool } from './pool.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1145,5 +1146,7 @@ export function createApi(M, info) {
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
+  // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
+  installPool(api, { Tensor, WeftError, isOptions });
   return api;
 }

@@ -217,6 +217,16 @@ export interface OpFunctions {
   matmul(self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
   /** linear, linear.out */
   linear(input: Operand, weight: Operand, bias?: Operand | null, options?: { out?: Tensor }): Tensor;
+  /** max_pool2d */
+  maxPool2d(self: Operand, kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean): Tensor;
+  /** max_pool2d_with_indices, max_pool2d_with_indices.out */
+  maxPool2dWithIndices(self: Operand, kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean, options?: { out?: Tensor; indices?: Tensor }): [Tensor, Tensor];
+  /** avg_pool2d, avg_pool2d.out */
+  avgPool2d(self: Operand, kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, ceilMode?: boolean, countIncludePad?: boolean, divisorOverride?: number | null, options?: { out?: Tensor }): Tensor;
+  /** adaptive_avg_pool2d, adaptive_avg_pool2d.out */
+  adaptiveAvgPool2d(self: Operand, outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
+  /** _adaptive_avg_pool2d */
+  AdaptiveAvgPool2d(self: Operand, outputSize: number | Shape): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -513,6 +523,16 @@ export interface OpMethods {
   outer(vec2: Operand, options?: { out?: Tensor }): Tensor;
   /** matmul, matmul.out */
   matmul(other: Operand, options?: { out?: Tensor }): Tensor;
+  /** max_pool2d */
+  maxPool2d(kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean): Tensor;
+  /** max_pool2d_with_indices, max_pool2d_with_indices.out */
+  maxPool2dWithIndices(kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, ceilMode?: boolean, options?: { out?: Tensor; indices?: Tensor }): [Tensor, Tensor];
+  /** avg_pool2d, avg_pool2d.out */
+  avgPool2d(kernelSize: number | Shape, stride?: number | Shape, padding?: number | Shape, ceilMode?: boolean, countIncludePad?: boolean, divisorOverride?: number | null, options?: { out?: Tensor }): Tensor;
+  /** adaptive_avg_pool2d, adaptive_avg_pool2d.out */
+  adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
+  /** _adaptive_avg_pool2d */
+  AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -558,5 +578,6 @@ type Name =
   | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'mm'
   | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot'
   | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear'
-  | 'linear.out';
+  | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out'
+  | '_adaptive_avg_pool2d';
 export type OpName = Name | `aten::${Name}`;

@@ -3,6 +3,8 @@
 import type { OpFunctions, OpMethods, OpsApi, Returns } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
+import type { PoolFunctions, PoolTensorOps } from './pool.js';
+export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
 export type { Returns, ValuesIndices } from './ops.js';
 
@@ -169,11 +171,11 @@ export interface MemoryStats {
 /**
  * A tensor: the methods of js/core.js (TensorCore) and those of the op table (OpMethods, generated in
  * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time. The
- * reductions are declared by hand (js/reduce.d.ts: keepdim and dtype as options, the JS calling form).
+ * reductions and pools are declared by hand (js/reduce.d.ts, js/pool.d.ts: options objects, the JS calling form).
  */
 export interface Tensor<D extends DType = DType>
-  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps,
-  Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps> {}
+  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps,
+  Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps | keyof PoolTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
@@ -249,7 +251,8 @@ export interface TensorCore<D extends DType = DType> {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions> {}
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions,
+  Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -34,6 +34,8 @@ const API_VALUES = new Set([
 ]);
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
+// ... and those that return a list only with an option: maxPool2d(x, k, { returnIndices: true })
+const LIST_WHEN = { maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true) };
 
 function isPlainOptions(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) &&
@@ -158,7 +160,7 @@ export async function createWorkerApi(endpoint, options) {
   function call(target, method, rawArgs) {
     const { args, transfer } = encodeArgs(rawArgs);
     const valueCall = target === null ? API_VALUES.has(method) : TENSOR_VALUES.has(method);
-    if (valueCall || TENSOR_LISTS.has(method) || tuples.has(method)) {
+    if (valueCall || TENSOR_LISTS.has(method) || tuples.has(method) || LIST_WHEN[method]?.(rawArgs)) {
       return send({ kind: 'call', target, method, args, out: null }, transfer).then((m) => adopt(m.value));
     }
     return tensorFrom({ kind: 'call', target, method, args }, transfer);

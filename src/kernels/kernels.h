@@ -66,6 +66,31 @@ typedef void weft_f32_gemm_fn(size_t mr, size_t nc, size_t kc, const float* a, c
 typedef void weft_f64_gemm_fn(size_t mr, size_t nc, size_t kc, const double* a, const double* b, double* c,
                               size_t cs, const struct weft_f64_gemm_params* p);
 
+/* 2-D pooling (pool.c). Every window element a kernel is given lies inside
+ * the input (the driver clips windows at the borders).
+ *   NCHW, along one output row of one plane (f32_pool_fn): y[j], j < n, is
+ *   the max / average of the kh x kw window whose first element is
+ *   x[j * sw]; window row r is r * rs bytes on, column q q * dw elements on.
+ *   NHWC, across channels (f32_pool_c_fn): n outputs of c channels; output j
+ *   reads x + j * xs bytes, window row r + r * rs, column q + q * cs bytes,
+ *   and writes y + j * ys bytes (c values).
+ * max: NaN wins (PyTorch's `val > max || isnan(val)`); an empty window
+ * (kh or kw 0) gives -inf. avg: the window's sum divided by divisor. */
+struct weft_f32_pool_params {
+  size_t kh, kw, sw, dw;
+  size_t rs, cs, xs, ys;
+  float divisor;
+  /* max with indices (NHWC): output j's element (r, q) has index
+   * i0 + j * istep + r * irs + q * ics (flat h * W + w in its plane) */
+  int64_t i0, istep, irs, ics;
+};
+typedef void weft_f32_pool_fn(size_t n, const float* x, float* y, const struct weft_f32_pool_params* p);
+typedef void weft_f32_pool_c_fn(size_t n, size_t c, const float* x, float* y, const struct weft_f32_pool_params* p);
+/* ... and the int64 index of each maximum at idx + j * ys / 4 (elements: the
+ * layout of y, in int64) */
+typedef void weft_f32_pool_c_idx_fn(size_t n, size_t c, const float* x, float* y, int64_t* idx,
+                                    const struct weft_f32_pool_params* p);
+
 /* prototypes for every backend built */
 #define K(family, name, u)                                 \
   weft_##family##_fn WEFT__UK_NAME(name, sse2, u);         \

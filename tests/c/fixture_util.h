@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/scalar.h"
 #include "weft/weft.h"
@@ -91,6 +92,43 @@ static inline bool fx_check(const weft_tensor* r, weft_dtype dtype, int ndim, co
     }
   }
   return true;
+}
+
+/* In a test file with a table `cases` of rows with an `op` name and a
+ * `static int replay(int i)` (1: case i failed): replay_all(label) runs every
+ * case (CHECK from test.h), cases_of(name) counts an op's cases. */
+#define FX_REPLAY_HELPERS(cases)                                                  \
+  static int cases_of(const char* name) {                                         \
+    int n_ = 0;                                                                   \
+    for (size_t c_ = 0; c_ < sizeof cases / sizeof cases[0]; c_++)                \
+      n_ += strcmp(cases[c_].op, name) == 0;                                      \
+    return n_;                                                                    \
+  }                                                                               \
+  static void replay_all(const char* label) {                                     \
+    int n_ = (int)(sizeof cases / sizeof cases[0]), failed_ = 0;                  \
+    for (int i_ = 0; i_ < n_; i_++) failed_ += replay(i_);                        \
+    printf("%s: %d cases, %d failed\n", label, n_, failed_);                      \
+    CHECK(failed_ == 0);                                                          \
+  }
+
+/* Each schema's op is registered with a CPU or CompositeImplicitAutograd
+ * kernel and has at least one case (cases(name) counts them, name without
+ * "aten::"); returns the number of ops that fail either. */
+static inline int fx_check_ops(const char* const* schemas, size_t n, int (*cases)(const char* name)) {
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    char name[64] = "aten::";
+    size_t len = strcspn(schemas[i], "(");
+    if (len > sizeof name - 7) len = sizeof name - 7;
+    memcpy(name + 6, schemas[i], len);
+    name[6 + len] = '\0';
+    weft_op* op = weft_op_find(name);
+    bool ok = op && (weft_op_has_kernel(op, WEFT_KEY_CPU) || weft_op_has_kernel(op, WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD));
+    if (!ok) fprintf(stderr, "%s: not registered with a CPU or composite kernel\n", name);
+    if (!cases(name + 6)) fprintf(stderr, "%s: no case\n", name);
+    bad += !ok || !cases(name + 6);
+  }
+  return bad;
 }
 
 #endif

@@ -120,6 +120,12 @@ static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) {
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) {
   WV__MAP(int, 2, (r.u32[2 * i] = a.u32[i + 2], r.u32[2 * i + 1] = b.u32[i + 2]));
 }
+static inline wv128 wv_i32x4_even(wv128 a, wv128 b) {
+  WV__MAP(int, 2, (r.u32[i] = a.u32[2 * i], r.u32[i + 2] = b.u32[2 * i]));
+}
+static inline wv128 wv_i32x4_odd(wv128 a, wv128 b) {
+  WV__MAP(int, 2, (r.u32[i] = a.u32[2 * i + 1], r.u32[i + 2] = b.u32[2 * i + 1]));
+}
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { wv128 r; r.i64[0] = a.i64[0]; r.i64[1] = b.i64[0]; return r; }
 /* f64x2 (the scans' double accumulators) */
 static inline wv128 wv_f64x2_add(wv128 a, wv128 b) { WV__MAP(double, 2, r.f64[i] = a.f64[i] + b.f64[i]); }

@@ -119,6 +119,8 @@ static inline wv128 wv_u32x4_extend_low_u16x8(wv128 a) { return _mm_unpacklo_epi
 static inline wv128 wv_u32x4_extend_high_u16x8(wv128 a) { return _mm_unpackhi_epi16(a, _mm_setzero_si128()); }
 
 static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi32(a, b); }
+static inline wv128 wv_i32x4_even(wv128 a, wv128 b) { return WV__SI(_mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x88)); }
+static inline wv128 wv_i32x4_odd(wv128 a, wv128 b) { return WV__SI(_mm_shuffle_ps(WV__PS(a), WV__PS(b), 0xDD)); }
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi32(a, b); }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi64(a, b); }
 static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi64(a, b); }

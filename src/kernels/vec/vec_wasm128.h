@@ -88,6 +88,9 @@ static inline wv128 wv_i16x8_interleave_lo(wv128 a, wv128 b) {
 static inline wv128 wv_i16x8_interleave_hi(wv128 a, wv128 b) {
   return wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15);
 }
+/* The even / odd 32-bit lanes of the 8 lanes a:b (a stride-2 deinterleave). */
+static inline wv128 wv_i32x4_even(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 0, 2, 4, 6); }
+static inline wv128 wv_i32x4_odd(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 1, 3, 5, 7); }
 /* r[i] = idx[i] < 16 ? a[idx[i]] : 0 */
 static inline wv128 wv_i8x16_swizzle(wv128 a, wv128 idx) { return wasm_i8x16_swizzle(a, idx); }
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) {
