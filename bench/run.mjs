@@ -1,5 +1,5 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--only native|wasm|peers|gemm|pool]
+//               [--no-pool] [--only native|wasm|peers|gemm|pool|small]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -15,6 +15,9 @@
 // run and thread count.
 // --json prints one JSON object per line: name, build ('native' |
 // 'wasm-simd' | 'wasm-simd-threads' | a peer), threads, ms, GB/s, ratio, ceiling.
+// Then the small-op rows (issue 14, bench/small_ops_bench.mjs; --no-small skips
+// them): a 1-element add and a 4-element tensor() with dispose, beside PyTorch
+// native, and pointwise ops on a CHW view of an HWC image vs a contiguous copy.
 // Then the GEMM rows (issue 12, bench/gemm_bench.mjs; --no-gemm skips them):
 // weft wasm-simd-threads, tfjs-wasm and onnxruntime-web at 1 and 2 threads,
 // GFLOP/s = 2 M N K / median time, ratio to tfjs-wasm at the same threads.
@@ -225,4 +228,10 @@ if (!json && poolRows.length) {
     };
     console.log(`${n.padEnd(18)}${cols.map(cell).join('')}`);
   }
+}
+if (section('small')) {
+  log('bench: small ops');
+  const out = run(process.execPath, ['bench/small_ops_bench.mjs', '--reps', String(Math.min(Number(reps), 9)),
+    ...(json ? ['--json'] : [])], 'small ops');
+  process.stdout.write(json ? out : `\n${out}`);
 }

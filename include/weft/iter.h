@@ -63,6 +63,7 @@ typedef struct weft_iter_config {
   bool resize_outputs;                 /* default true */
   bool enforce_linear_iteration;       /* default false */
   bool is_reduction;                   /* default false; see "reductions" below */
+  bool widen_tiny_inner;               /* default false; see weft_iter_config_widen_tiny_inner */
 
   bool has_static_shape;
   int static_ndim;
@@ -101,6 +102,11 @@ void weft_iter_config_cast_common_dtype_to_outputs(weft_iter_config* c, bool v);
 void weft_iter_config_enforce_safe_casting_to_output(weft_iter_config* c, bool v);
 void weft_iter_config_resize_outputs(weft_iter_config* c, bool v);
 void weft_iter_config_enforce_linear_iteration(weft_iter_config* c, bool v);
+/* Pointwise ops whose element order does not matter: when the innermost dim
+ * left after coalescing is tiny (an HWC image viewed as CHW: 3) and another
+ * dim is long, that dim becomes the inner one, so loops run long (strided)
+ * rows instead of 3-element ones. */
+void weft_iter_config_widen_tiny_inner(weft_iter_config* c, bool v);
 /* A reduction (PyTorch's TensorIterator::reduce_op): outputs first, each a
  * view of its result with the input's shape and stride 0 along the reduced
  * dims; build then puts the reduced dims first (innermost) and coalesces as
@@ -166,6 +172,8 @@ typedef struct weft_iter {
   int reduced_ndim;                  /* reductions: the input's dims output 0 has stride 0 in */
   int reduced_dims[WEFT_MAX_DIMS];
   bool enforce_linear_iteration;
+  bool widen_tiny_inner;
+  bool widened_inner; /* build moved a longer dim inside a tiny one */
   bool has_coalesced_dimensions;
   bool is_meta;
   const char* op_name;

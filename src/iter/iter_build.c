@@ -557,6 +557,34 @@ static void coalesce_dimensions(weft_iter* it) {
   it->has_coalesced_dimensions = true;
 }
 
+/* ---- widen_tiny_inner ---- */
+
+/* After coalescing, an inner dim shorter than a vector (3 channels) makes
+ * every row a call for 3 elements. Any order is right for a pointwise op, so
+ * the longest dim goes inside: rows become long and strided, which the
+ * elementwise loop gathers into unit-stride chunks for the SIMD kernels. */
+#define TINY_INNER 4
+#define LONG_INNER 16
+static void widen_tiny_inner(weft_iter* it) {
+  if (!it->widen_tiny_inner || it->is_reduction || it->enforce_linear_iteration || it->ndim < 2) return;
+  if (it->shape[0] > TINY_INNER) return;
+  int best = -1;
+  for (int d = 1; d < it->ndim; d++) {
+    if (it->shape[d] >= LONG_INNER && (best < 0 || it->shape[d] > it->shape[best])) best = d;
+  }
+  if (best < 0) return;
+  int64_t t = it->shape[0];
+  it->shape[0] = it->shape[best];
+  it->shape[best] = t;
+  for (int i = 0; i < it->ntensors; i++) {
+    int64_t* st = it->ops[i].stride_bytes;
+    t = st[0];
+    st[0] = st[best];
+    st[best] = t;
+  }
+  it->widened_inner = true;
+}
+
 /* ---- reductions ---- */
 
 /* A reduction's outputs are given: views of the result with the input's
@@ -600,7 +628,10 @@ static weft_status build_steps(weft_iter* it, const weft_iter_config* c) {
     compute_strides(it, c);
     reorder_dimensions(it);
     if ((s = allocate_or_resize_outputs(it)) != WEFT_OK) return s;
-    if (!it->is_meta) coalesce_dimensions(it);
+    if (!it->is_meta) {
+      coalesce_dimensions(it);
+      widen_tiny_inner(it);
+    }
   }
   for (int i = 0; i < it->ntensors; i++) {
     it->ops[i].data = it->is_meta ? NULL : (char*)weft_tensor_data_ptr(it->ops[i].tensor);
@@ -613,6 +644,7 @@ weft_status weft_iter_build(weft_iter_config* c, weft_iter* it) {
   it->op_name = c->op_name ? c->op_name : "TensorIterator";
   it->is_reduction = c->is_reduction;
   it->enforce_linear_iteration = c->enforce_linear_iteration;
+  it->widen_tiny_inner = c->widen_tiny_inner;
   weft_status s = build_steps(it, c);
   weft_iter_config_destroy(c);
   if (s != WEFT_OK) weft_iter_destroy(it);

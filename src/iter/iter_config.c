@@ -115,6 +115,7 @@ void weft_iter_config_enforce_linear_iteration(weft_iter_config* c, bool v) {
   c->enforce_linear_iteration = v;
 }
 void weft_iter_config_is_reduction(weft_iter_config* c, bool v) { c->is_reduction = v; }
+void weft_iter_config_widen_tiny_inner(weft_iter_config* c, bool v) { c->widen_tiny_inner = v; }
 
 void weft_iter_config_declare_static_shape(weft_iter_config* c, const int64_t* shape, int ndim) {
   if (c->resize_outputs) {

@@ -102,7 +102,8 @@ char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64
   weft__strbuf_put(&b, "],\"commonDtype\":");
   if (it->has_common_dtype) weft__strbuf_put(&b, "\"%s\"", weft_dtype_name(it->common_dtype));
   else weft__strbuf_put(&b, "null");
-  weft__strbuf_put(&b, ",\"fastSetup\":\"%s\",\"loop\":\"%s\",\"chunks\":%lld}",
-      weft_iter_fast_setup_name(it->fast_setup), weft_loop_kind_name(loop), (long long)chunks);
+  weft__strbuf_put(&b, ",\"fastSetup\":\"%s\",\"loop\":\"%s\",\"widenedInner\":%s,\"chunks\":%lld}",
+      weft_iter_fast_setup_name(it->fast_setup), weft_loop_kind_name(loop), it->widened_inner ? "true" : "false",
+      (long long)chunks);
   return weft__strbuf_finish(&b, "explain");
 }

@@ -213,6 +213,8 @@ static void add_inputs(weft_iter_config* cfg, const ew_operands* o) {
 }
 
 static weft_status build(ew_call* c, weft_iter_config* cfg) {
+  /* pointwise: any element order, so a tiny inner dim may trade places */
+  weft_iter_config_widen_tiny_inner(cfg, true);
   weft_status s = weft_iter_build(cfg, &c->it);
   if (s == WEFT_OK) c->built = true;
   return s;
@@ -415,14 +417,59 @@ static bool simd_unary(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* c
   return true;
 }
 
-static void run_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
-  if (c->k && c->compute[1] == WEFT_FLOAT32 && n > 0) {
-    int nin = c->nt - 1;
-    if (nin == 2 && c->compute[0] == WEFT_FLOAT32 && simd_binary(c, n, y, ys, x, xs)) return;
-    if (nin == 2 && c->compute[0] == WEFT_BOOL && simd_compare(c, n, y, ys, x, xs)) return;
-    if (nin == 1 && c->compute[0] == WEFT_FLOAT32 && simd_unary(c, n, y, ys, x, xs)) return;
+/* A float32 row with unit or broadcast strides through the SIMD kernels. */
+static bool simd_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
+  int nin = c->nt - 1;
+  if (nin == 2 && c->compute[0] == WEFT_FLOAT32) return simd_binary(c, n, y, ys, x, xs);
+  if (nin == 2 && c->compute[0] == WEFT_BOOL) return simd_compare(c, n, y, ys, x, xs);
+  if (nin == 1 && c->compute[0] == WEFT_FLOAT32) return simd_unary(c, n, y, ys, x, xs);
+  return false;
+}
+
+/* A strided float32 row (a view whose rows step over channels: an HWC image
+ * seen as CHW): CHUNK elements at a time, strided operands gathered into
+ * unit-stride buffers and the result scattered back, so the SIMD kernel
+ * runs instead of the per-element loop. Same bits: the kernels match it. */
+static bool staged_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
+  int nin = c->nt - 1;
+  if (nin < 1 || nin > 2) return false;
+  for (int k = 1; k <= nin; k++)
+    if (c->compute[k] != WEFT_FLOAT32) return false;
+  ptrdiff_t es = c->compute[0] == WEFT_BOOL ? 1 : 4;
+  if (c->compute[0] != WEFT_FLOAT32 && c->compute[0] != WEFT_BOOL) return false;
+  bool gather = ys != es;
+  for (int k = 0; k < nin; k++) gather |= xs[k] != 0 && xs[k] != 4;
+  if (!gather) return false;
+  _Alignas(16) float buf[3][CHUNK];
+  weft_xcopy_strided_fn* f32 = weft__cast_strided_kernel(WEFT_FLOAT32, WEFT_FLOAT32);
+  weft_xcopy_strided_fn* out = weft__cast_strided_kernel(c->compute[0], c->compute[0]);
+  for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+    size_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+    char* xp[2];
+    ptrdiff_t xst[2];
+    for (int k = 0; k < nin; k++) {
+      char* src = x[k] + (ptrdiff_t)i0 * xs[k];
+      if (xs[k] == 0 || xs[k] == 4) {
+        xp[k] = src;
+        xst[k] = xs[k];
+      } else {
+        f32(m, src, xs[k], buf[k + 1], 4);
+        xp[k] = (char*)buf[k + 1];
+        xst[k] = 4;
+      }
+    }
+    char* yp = y + (ptrdiff_t)i0 * ys;
+    char* yb = ys == es ? yp : (char*)buf[0];
+    if (!simd_row(c, m, yb, es, xp, xst)) c->row(m, yb, es, xp, xst, &c->p);
+    if (yb != yp) out(m, yb, es, yp, ys);
   }
+  return true;
+}
+
+static void run_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs) {
+  if (c->k && c->compute[1] == WEFT_FLOAT32 && n > 0 && simd_row(c, n, y, ys, x, xs)) return;
   if (c->k && n > 0 && c->nt == 2 && staged_unary(c, n, y, ys, x, xs)) return;
+  if (c->k && n > 0 && staged_row(c, n, y, ys, x, xs)) return;
   c->row(n, y, ys, x, xs, &c->p);
 }
 

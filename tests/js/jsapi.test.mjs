@@ -161,6 +161,32 @@ for (const variant of VARIANTS) {
     });
   });
 
+  test(`${variant}: pointwise ops on a view with a tiny inner dim run long rows, same values`, async () => {
+    const wt = await init({ variant });
+    const track = tracker();
+    await noLeaks(wt, () => {
+      const x = track(wt.rand([5, 37, 3]));
+      const v = track(x.permute(2, 0, 1)); // an HWC image viewed as CHW
+      const c = track(v.contiguous());
+      const o = track(wt.rand([3, 5, 37]));
+      assert.equal(wt.explain('add', v, o).widenedInner, true);
+      assert.equal(wt.explain('add', c, o).widenedInner, false);
+      assert.deepEqual(track(v.add(o)).toArray(), track(c.add(o)).toArray());
+      assert.deepEqual(track(o.mul(v)).toArray(), track(o.mul(c)).toArray());
+      const nd = track(track(x.narrow(2, 0, 2)).permute(2, 0, 1)); // not dense
+      assert.deepEqual(track(nd.exp()).toArray(), track(track(nd.contiguous()).exp()).toArray());
+      // in place on the view writes through to the image
+      const y = track(x.clone());
+      const yv = track(y.permute(2, 0, 1));
+      yv.add_(o);
+      assert.deepEqual(y.toArray(), track(track(c.add(o)).permute(1, 2, 0)).toArray());
+      // broadcasting a per-channel value over the view
+      const ch = track(wt.tensor([[[1]], [[2]], [[3]]]));
+      assert.deepEqual(track(v.mul(ch)).toArray(), track(c.mul(ch)).toArray());
+      track.disposeAll();
+    });
+  });
+
   test(`${variant}: out of memory says what is live and how to free it`, async () => {
     const wt = await init({ variant });
     const keep = wt.rand([1000]);
