@@ -23,6 +23,8 @@ export async function medianTimes(work, reps, idleMs) {
 }
 
 // A one-node ONNX model, protobuf-encoded by hand (onnx.proto field numbers).
+// inputs: [name, elemType, shape] graph inputs, or [name, 1 (float), shape,
+// Float32Array] initializers (constant weights, which a runtime may prepack).
 export function onnxModel(opType, inputs, output, attrs) {
   const varint = (v) => {
     const out = [];
@@ -45,7 +47,11 @@ export function onnxModel(opType, inputs, output, attrs) {
     ...(a.ints ? [...a.ints.flatMap((v) => int(8, v)), ...int(20, 7)] : [...int(3, a.i), ...int(20, 2)])]);
   const node = bytes(1, [...inputs.flatMap(([n]) => str(1, n)), ...str(2, output[0]), ...str(4, opType),
     ...Object.entries(attrs).flatMap(([k, v]) => attr(k, v))]);
-  const graph = [...node, ...str(2, 'g'), ...inputs.flatMap(([n, t, s]) => bytes(11, valueInfo(n, t, s))),
+  const tensorProto = (name, t, shape, v) => [...shape.flatMap((d) => int(1, d)), ...int(2, t), ...str(8, name),
+    ...bytes(9, [...new Uint8Array(v.buffer, v.byteOffset, v.byteLength)])];
+  const graph = [...node, ...str(2, 'g'),
+    ...inputs.filter((i) => i[3]).flatMap(([n, t, s, v]) => bytes(5, tensorProto(n, t, s, v))),
+    ...inputs.filter((i) => !i[3]).flatMap(([n, t, s]) => bytes(11, valueInfo(n, t, s))),
     ...bytes(12, valueInfo(...output))];
   return Uint8Array.from([...int(1, 8), ...bytes(8, [...str(1, ''), ...int(2, 13)]), ...bytes(7, graph)]);
 }

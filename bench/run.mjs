@@ -1,4 +1,5 @@
-// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
+// npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm] [--no-conv]
+//                [--only <group>]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -17,6 +18,11 @@
 // Then the GEMM rows (issue 12, bench/gemm_bench.mjs; --no-gemm skips them):
 // weft wasm-simd-threads, tfjs-wasm and onnxruntime-web at 1 and 2 threads,
 // GFLOP/s = 2 M N K / median time, ratio to tfjs-wasm at the same threads.
+// Then the conv2d rows (bench/conv_bench.mjs; --no-conv skips them): weft
+// wasm-simd-threads in NCHW and channels_last at 1 and 2 threads, tfjs-wasm
+// (NHWC) and onnxruntime-web (NCHW) beside them, GFLOP/s and ratios to both.
+// --only <native|wasm|peers|gemm|conv> runs that group alone (and builds
+// dist/ only when it is missing): `node bench/run.mjs --only conv`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +35,8 @@ const opt = (name, dflt) => {
   return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
 };
 const json = has('--json');
+const only = opt('--only', null);
+const group = (g) => (only ? only === g : !has(`--no-${g}`));
 const reps = opt('--reps', '15');
 const log = (s) => process.stderr.write(`${s}\n`);
 
@@ -55,7 +63,7 @@ function emit(rows) {
   }
 }
 
-if (!has('--no-native')) {
+if (group('native')) {
   const dir = 'build/bench-native';
   log('bench: building the native release benchmark');
   run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', '-DWEFT_BUILD_TESTS=ON', '-DWEFT_SANITIZE=OFF'],
@@ -66,7 +74,7 @@ if (!has('--no-native')) {
   emit(parseLines(out).map(({ isa, ...r }) => r));
 }
 
-if (!has('--no-wasm')) {
+if (group('wasm')) {
   if (!has('--no-build')) {
     log('bench: building dist/ (scripts/build.sh)');
     execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -79,7 +87,7 @@ if (!has('--no-wasm')) {
   }
 }
 
-if (!has('--no-peers')) {
+if (group('peers')) {
   const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
     ['ndarray-ops', 'ndarray-ops', [1]], ['js-loop', null, [1]]];
   const ceilingOf = (name, threads) => {
@@ -118,7 +126,7 @@ if (!has('--no-peers')) {
 }
 
 const gemmRows = [];
-if (!has('--no-gemm')) {
+if (group('gemm')) {
   const libs = [['weft-simd-threads', null], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm'],
     ['onnxruntime-web', 'onnxruntime-web']];
   for (const [lib, pkg] of libs) {
@@ -144,7 +152,41 @@ if (!has('--no-gemm')) {
   }
 }
 
-if (!json) {
+const convRows = [];
+if (group('conv')) {
+  if (only && !existsSync(`${root}/dist/index.js`)) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const libs = [['weft-simd-threads', null, [1, 2]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]],
+    ['onnxruntime-web', 'onnxruntime-web', [1, 2]]];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') && !only : has('--no-peers') && !only) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: conv ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: conv ${lib} threads=${t}`);
+      try {
+        convRows.push(...parseLines(run(process.execPath, ['bench/conv_bench.mjs', lib, '--threads', String(t),
+          '--reps', reps], `conv ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  // ratios to tfjs-wasm at the same thread count (Node runs it on one) and to onnxruntime-web
+  for (const r of convRows) {
+    const peer = (b) => convRows.find((p) => p.build.startsWith(b) && p.name === r.name && p.threads === r.threads);
+    const tf = peer('tfjs-wasm'), ort = peer('onnxruntime-web');
+    r.ratio = tf ? +(r['GFLOP/s'] / tf['GFLOP/s']).toFixed(3) : null;
+    r.ratio_ort = ort ? +(r['GFLOP/s'] / ort['GFLOP/s']).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+}
+
+if (!json && results.length) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
   const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '-');
@@ -175,5 +217,14 @@ if (!json && gemmRows.length) {
       return (r ? `${r['GFLOP/s'].toFixed(2).padStart(7)} ${r.ratio === null ? '-' : r.ratio.toFixed(2)}x` : '').padEnd(24);
     };
     console.log(`${n.padEnd(20)}${cols.map(cell).join('')}`);
+  }
+}
+if (!json && convRows.length) {
+  const f = (v) => (v === null ? '   -' : `${v.toFixed(2)}x`);
+  console.log('\nconv2d GFLOP/s (2 N Ho Wo Cout C/groups kh kw / median time), ratio to tfjs-wasm and to onnxruntime-web');
+  console.log(`${'workload'.padEnd(14)}${'build'.padEnd(34)}threads  ${'ms'.padStart(9)} ${'GFLOP/s'.padStart(8)}  vs tfjs  vs ort`);
+  for (const r of convRows) {
+    console.log(`${r.name.padEnd(14)}${r.build.padEnd(34)}${String(r.threads).padEnd(9)}${r.ms.toFixed(2).padStart(9)} ` +
+      `${r['GFLOP/s'].toFixed(2).padStart(8)}  ${f(r.ratio).padStart(6)}  ${f(r.ratio_ort).padStart(6)}`);
   }
 }

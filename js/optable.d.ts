@@ -202,6 +202,9 @@ export interface OpFunctions {
   matmul(self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
   /** linear, linear.out */
   linear(input: Operand, weight: Operand, bias?: Operand | null, options?: { out?: Tensor }): Tensor;
+  /** conv2d, conv2d.padding */
+  conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
+  conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -521,5 +524,5 @@ type Name =
   | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
   | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out'
   | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out'
-  | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
+  | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'conv2d' | 'conv2d.padding';
 export type OpName = Name | `aten::${Name}`;

@@ -2,6 +2,8 @@
 // API (checked by tsc --noEmit over tests/types/example.ts).
 import type { OpFunctions, OpMethods, OpsApi } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
+import type { ConvFunctions } from './conv.js';
+export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 
 export type {
@@ -172,7 +174,8 @@ export interface TensorCore {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions> {}
+export interface Weft extends WeftCore, ReduceFunctions, ConvFunctions,
+  Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof ConvFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -1,0 +1,588 @@
+/* The conv2d drivers: packing, blocking and threading over the kernels of
+ * src/kernels (gemm.c's micro-kernels, conv.c's depthwise ones).
+ *
+ * implicit GEMM, NHWC (channels_last): per group, Y[M, Coutg] = A B with
+ *   M = N*Ho*Wo output pixels, K = kh*kw*Cg (k = (ky*kw + kx)*Cg + ci) and
+ *   B the weight, packed once into NR-column panels. A is never built:
+ *   each tile packs its MR-row panels straight from the NHWC input (a tap's
+ *   Cg channels are contiguous there), zeros where the tap falls in the
+ *   padding. Tiles: MC pixels x NS output channels, B's micro-panel in L1,
+ *   the tile's A block in L2 (src/ops/cpu/gemm.c's loop nest).
+ * im2col GEMM, NCHW: per image and group, Y[Coutg, Ho*Wo] = W X with the
+ *   weight packed once as MR-row panels (k = ci*kh*kw + ky*kw + kx) and
+ *   each tile packing its NR-column panels of the im2col matrix directly
+ *   from the input (a full panel on one output row at stride 1 is one
+ *   8-value copy per k); no im2col buffer of the whole image.
+ * 1x1, stride 1, no padding: the convolution is a matrix product, handed
+ *   to weft__gemm (NHWC: X[NHW, C] W^T; NCHW: W[Cout, C] X[n][C, HW]).
+ * depthwise: the dwconv kernels, over output rows (NCHW: one row of one
+ *   channel plane per step, vectorized over the width; NHWC: one pixel's
+ *   channels per kernel call).
+ * Bias: the output tile is filled with it first and the GEMM accumulates
+ * (the micro-kernels' accumulate flag), so no second pass. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "ops/cpu/conv.h"
+#include "ops/cpu/gemm.h"
+#include "weft/parallel.h"
+
+#define KC 256       /* depth of a K block (as the GEMM) */
+#define MC_NHWC 64   /* output pixels per NHWC tile (16 MR panels) */
+#define NS_NCHW 128  /* output pixels per NCHW tile (16 NR panels) */
+#define TILE_WORK 65536 /* multiply-adds per parallel chunk at least */
+
+const char* weft__conv2d_algo_name(weft_conv2d_algo a) {
+  static const char* const names[] = {"implicit_gemm_nhwc", "im2col_gemm_nchw", "gemm_1x1_nhwc",
+                                      "gemm_1x1_nchw",      "depthwise_nhwc",   "depthwise_nchw"};
+  return names[a];
+}
+
+weft_conv2d_algo weft__conv2d_pick(const weft_conv2d_geom* g, bool channels_last) {
+  bool depthwise = g->groups > 1 && g->groups == g->c;
+  bool one = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->ho == g->h &&
+             g->wo == g->w;
+  if (channels_last) {
+    if (depthwise && g->cout == g->c) return WEFT_CONV_DEPTHWISE_NHWC;
+    return one ? WEFT_CONV_GEMM_1X1_NHWC : WEFT_CONV_IMPLICIT_GEMM_NHWC;
+  }
+  if (depthwise) return WEFT_CONV_DEPTHWISE_NCHW;
+  return one ? WEFT_CONV_GEMM_1X1_NCHW : WEFT_CONV_IM2COL_GEMM_NCHW;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* K in equal blocks of at most KC (576 = 3 x 192, not 2 x 256 + 64) */
+static int64_t k_block(int64_t k) { return k > 0 ? cdiv(k, cdiv(k, KC)) : 1; }
+
+/* ---- bias fill: rows of y set to the bias (or 0) before accumulating ---- */
+
+struct fill_ctx {
+  size_t es;
+  char* y;
+  int64_t len;       /* values per row */
+  const char* bias;  /* NULL: zeros */
+  int64_t per_value; /* NCHW: rows per bias value (row r takes bias[r / per_value % cout]); 0: the row is the bias */
+  int64_t cout;
+};
+
+static weft_status run_fill(void* p, int64_t begin, int64_t end) {
+  const struct fill_ctx* f = p;
+  for (int64_t r = begin; r < end; r++) {
+    char* row = f->y + (size_t)(r * f->len) * f->es;
+    if (!f->bias) {
+      memset(row, 0, (size_t)f->len * f->es);
+    } else if (f->per_value == 0) {
+      memcpy(row, f->bias, (size_t)f->len * f->es);
+    } else {
+      const char* v = f->bias + (size_t)(r / f->per_value % f->cout) * f->es;
+      if (f->es == 8)
+        for (int64_t i = 0; i < f->len; i++) memcpy(row + 8 * i, v, 8);
+      else
+        for (int64_t i = 0; i < f->len; i++) memcpy(row + 4 * i, v, 4);
+    }
+  }
+  return WEFT_OK;
+}
+
+static weft_status fill_rows(size_t es, void* y, int64_t rows, int64_t len, const void* bias, int64_t per_value,
+                             int64_t cout) {
+  struct fill_ctx f = {es, y, len, bias, per_value, cout};
+  int64_t grain = 16384 / (len > 0 ? len : 1);
+  return weft_parallel_for(0, rows, grain < 1 ? 1 : grain, run_fill, &f);
+}
+
+/* ---- shared GEMM pieces ---- */
+
+typedef struct {
+  const weft_kernels* kt;
+  bool f64;
+  size_t es;
+  int mr, nr;
+} ukr;
+
+static ukr ukr_of(const weft_kernels* kt, weft_dtype dtype) {
+  ukr u = {kt, dtype == WEFT_FLOAT64, dtype == WEFT_FLOAT64 ? 8 : 4, 0, 0};
+  int kc;
+  weft__gemm_tile(dtype, &u.mr, &u.nr, &kc);
+  return u;
+}
+
+/* c (mr x nc, row stride cs) += a-panel b-panel over kc */
+static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, const char* b, char* c,
+                    size_t cs) {
+  if (u->f64) {
+    const struct weft_f64_gemm_params p = {1.0, 1};
+    u->kt->f64_gemm_4x4(mr, nc, kc, (const double*)a, (const double*)b, (double*)c, cs, &p);
+  } else {
+    const struct weft_f32_gemm_params p = {1.0f, 1};
+    u->kt->f32_gemm_4x8(mr, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
+  }
+}
+
+/* Weight offsets per k (elements): the GEMM's K order over (ci, ky, kx). */
+static ptrdiff_t* weight_koffsets(const weft_conv2d_geom* g, bool nhwc_order) {
+  int64_t cg = g->c / g->groups, k = cg * g->kh * g->kw;
+  ptrdiff_t* off = malloc(sizeof(ptrdiff_t) * (size_t)(k > 0 ? k : 1));
+  if (!off) return NULL;
+  for (int64_t ci = 0; ci < cg; ci++)
+    for (int64_t ky = 0; ky < g->kh; ky++)
+      for (int64_t kx = 0; kx < g->kw; kx++) {
+        int64_t idx = nhwc_order ? (ky * g->kw + kx) * cg + ci : (ci * g->kh + ky) * g->kw + kx;
+        off[idx] = ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3];
+      }
+  return off;
+}
+
+/* The weight of every group packed once, as panels of r output channels:
+ * group q, K block at pc (depth kc), panel p at
+ *   q * K * rpad + pc * rpad + p * kc * r    (elements; rpad = Coutg rounded up to r)
+ * holding d[k * r + i] = w[q * Coutg + p * r + i][k-th (ci, ky, kx)], zeros past Coutg. */
+#define DEF_PACK_W(T, name)                                                                            \
+  static void name(const weft_conv2d_geom* g, const T* w, const ptrdiff_t* koff, int r, T* dst) {      \
+    int64_t coutg = g->cout / g->groups, k = g->c / g->groups * g->kh * g->kw, kcb = k_block(k);     \
+    int64_t rpad = cdiv(coutg, r) * r;                                                               \
+    for (int64_t q = 0; q < g->groups; q++)                                                          \
+      for (int64_t pc = 0; pc < k; pc += kcb) {                                                      \
+        int64_t kc = min64(kcb, k - pc);                                                             \
+        for (int64_t p = 0; p < rpad / r; p++) {                                                     \
+          T* d = dst + q * k * rpad + pc * rpad + p * kc * r;                                        \
+          for (int64_t i = 0; i < r; i++) {                                                          \
+            int64_t co = p * r + i;                                                                  \
+            const T* wc = w + (q * coutg + co) * g->ws[0];                                           \
+            for (int64_t kk = 0; kk < kc; kk++) d[kk * r + i] = co < coutg ? wc[koff[pc + kk]] : 0;  \
+          }                                                                                          \
+        }                                                                                            \
+      }                                                                                              \
+  }
+DEF_PACK_W(float, pack_w_f32)
+DEF_PACK_W(double, pack_w_f64)
+
+/* Packs the weight for a GEMM algorithm (r: MR or NR); NULL on OOM. */
+static char* pack_weight(const ukr* u, const weft_conv2d_geom* g, const void* w, bool nhwc_order, int r) {
+  int64_t coutg = g->cout / g->groups, k = g->c / g->groups * g->kh * g->kw;
+  size_t bytes = (size_t)(g->groups * cdiv(coutg, r) * r * (k > 0 ? k : 1)) * u->es;
+  char* dst = malloc(bytes);
+  ptrdiff_t* koff = weight_koffsets(g, nhwc_order);
+  if (!dst || !koff) {
+    free(dst);
+    free(koff);
+    weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for the packed weight)", bytes);
+    return NULL;
+  }
+  if (u->f64)
+    pack_w_f64(g, w, koff, r, (double*)dst);
+  else
+    pack_w_f32(g, w, koff, r, (float*)dst);
+  free(koff);
+  return dst;
+}
+
+/* ---- implicit GEMM over NHWC ---- */
+
+struct nhwc_ctx {
+  ukr u;
+  const weft_conv2d_geom* g;
+  const char* x;
+  const char* wpack;
+  const char* bias;
+  char* y;
+  int64_t m, k, kcb, cg, coutg, npad; /* npad: Coutg rounded up to NR */
+  int64_t ntm, ntn, ns;               /* tiles along M and N, columns per N tile */
+};
+
+/* A panel: rows [m0, m0 + rows) (output pixels), k in [pc, pc + kc), of
+ * group q: d[k * MR + i] = x[n, iy, ix, q * Cg + ci] or 0 in the padding. */
+#define DEF_PACK_A_NHWC(T, name)                                                                          \
+  static void name(const struct nhwc_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t pc, int64_t kc,  \
+                   T* d) {                                                                                \
+    const weft_conv2d_geom* g = c->g;                                                                     \
+    const int mr = c->u.mr;                                                                               \
+    const int64_t cg = c->cg;                                                                             \
+    for (int64_t i = 0; i < mr; i++) {                                                                    \
+      if (i >= rows) {                                                                                    \
+        for (int64_t kk = 0; kk < kc; kk++) d[kk * mr + i] = 0;                                           \
+        continue;                                                                                         \
+      }                                                                                                   \
+      int64_t m = m0 + i, ox = m % g->wo, oy = m / g->wo % g->ho, n = m / (g->wo * g->ho);                \
+      int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;                                         \
+      const T* xn = (const T*)c->x + n * g->h * g->w * g->c + q * cg;                                     \
+      for (int64_t kk = pc, end = pc + kc; kk < end;) {                                                   \
+        int64_t tap = kk / cg, ci = kk % cg, cend = min64(cg, ci + end - kk);                             \
+        int64_t iy = iy0 + tap / g->kw * g->dh, ix = ix0 + tap % g->kw * g->dw;                          \
+        T* dk = d + (kk - pc) * mr + i;                                                                   \
+        if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {                                               \
+          for (int64_t j = ci; j < cend; j++, dk += mr) *dk = 0;                                          \
+        } else {                                                                                          \
+          const T* s = xn + (iy * g->w + ix) * g->c;                                                      \
+          for (int64_t j = ci; j < cend; j++, dk += mr) *dk = s[j];                                       \
+        }                                                                                                 \
+        kk += cend - ci;                                                                                  \
+      }                                                                                                   \
+    }                                                                                                     \
+  }
+DEF_PACK_A_NHWC(float, pack_a_nhwc_f32)
+DEF_PACK_A_NHWC(double, pack_a_nhwc_f64)
+
+static void nhwc_tile(const struct nhwc_ctx* c, int64_t tile, char* apack) {
+  const weft_conv2d_geom* g = c->g;
+  const ukr* u = &c->u;
+  const size_t es = u->es;
+  int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntm, q = tile / (c->ntn * c->ntm);
+  int64_t m0 = mt * MC_NHWC, rows = min64(MC_NHWC, c->m - m0), j0 = nt * c->ns, cols = min64(c->ns, c->coutg - j0);
+  char* y = c->y + (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
+  for (int64_t i = 0; i < rows; i++) {
+    char* row = y + (size_t)(i * g->cout) * es;
+    if (c->bias)
+      memcpy(row, c->bias + (size_t)(q * c->coutg + j0) * es, (size_t)cols * es);
+    else
+      memset(row, 0, (size_t)cols * es);
+  }
+  int64_t panels = cdiv(rows, u->mr);
+  for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
+    int64_t kc = min64(c->kcb, c->k - pc);
+    for (int64_t p = 0; p < panels; p++) {
+      char* d = apack + (size_t)(p * kc * u->mr) * es;
+      int64_t r = min64(u->mr, rows - p * u->mr);
+      if (u->f64)
+        pack_a_nhwc_f64(c, q, m0 + p * u->mr, r, pc, kc, (double*)d);
+      else
+        pack_a_nhwc_f32(c, q, m0 + p * u->mr, r, pc, kc, (float*)d);
+    }
+    for (int64_t j = 0; j < cols; j += u->nr) {
+      const char* bp = c->wpack + (size_t)(q * c->k * c->npad + pc * c->npad + (j0 + j) / u->nr * kc * u->nr) * es;
+      size_t nc = (size_t)min64(u->nr, cols - j);
+      for (int64_t p = 0; p < panels; p++)
+        ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, apack + (size_t)(p * kc * u->mr) * es, bp,
+                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout);
+    }
+  }
+}
+
+static weft_status run_nhwc(void* p, int64_t begin, int64_t end) {
+  const struct nhwc_ctx* c = p;
+  size_t bytes = (size_t)(cdiv(MC_NHWC, c->u.mr) * c->u.mr * c->kcb) * c->u.es;
+  char* apack = malloc(bytes);
+  if (!apack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for packing)", bytes);
+  for (int64_t t = begin; t < end; t++) nhwc_tile(c, t, apack);
+  free(apack);
+  return WEFT_OK;
+}
+
+/* Columns per N tile: all of Coutg unless there are too few tiles for the threads. */
+static int64_t cols_per_tile(int64_t coutg, int64_t mtiles, int nr) {
+  int64_t want = 4 * (int64_t)(weft_in_parallel_region() ? 1 : weft_get_num_threads());
+  int64_t ntn = mtiles >= want ? 1 : cdiv(want, mtiles);
+  int64_t ns = cdiv(cdiv(coutg, ntn), nr) * nr;
+  return ns < 4 * nr ? 4 * nr : ns;
+}
+
+static int64_t grain_for(int64_t work_per_tile) {
+  int64_t g = TILE_WORK / (work_per_tile > 0 ? work_per_tile : 1);
+  return g < 1 ? 1 : g;
+}
+
+static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
+                             void* y) {
+  struct nhwc_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
+  c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
+  c.m = g->n * g->ho * g->wo, c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
+  c.npad = cdiv(c.coutg, u->nr) * u->nr;
+  c.ntm = cdiv(c.m, MC_NHWC);
+  c.ns = cols_per_tile(c.coutg, c.ntm * g->groups, u->nr);
+  c.ntn = cdiv(c.coutg, c.ns);
+  char* wpack = pack_weight(u, g, w, true, u->nr);
+  if (!wpack) return weft_last_status();
+  c.wpack = wpack;
+  weft_status s = weft_parallel_for(0, g->groups * c.ntm * c.ntn, grain_for(MC_NHWC * c.ns * c.k), run_nhwc, &c);
+  free(wpack);
+  return s;
+}
+
+/* ---- im2col GEMM over NCHW ---- */
+
+struct nchw_ctx {
+  ukr u;
+  const weft_conv2d_geom* g;
+  const char* x;
+  const char* wpack;
+  const char* bias;
+  char* y;
+  int64_t p, k, kcb, cg, coutg, mpad; /* p: Ho*Wo; mpad: Coutg rounded up to MR */
+  int64_t ntp;                        /* pixel tiles per image */
+  const int64_t *kci, *kdy, *kdx;     /* per k: channel, ky*dh, kx*dw */
+};
+
+/* B panel: output pixels [p0, p0 + cols) of image n, group q, k in
+ * [pc, pc + kc): d[k * NR + j] = x[n, q * Cg + ci, iy, ix] or 0. */
+#define DEF_PACK_B_NCHW(T, name)                                                                              \
+  static void name(const struct nchw_ctx* c, int64_t n, int64_t q, int64_t p0, int64_t cols, int64_t pc,       \
+                   int64_t kc, T* d) {                                                                        \
+    const weft_conv2d_geom* g = c->g;                                                                         \
+    const int nr = c->u.nr;                                                                                   \
+    const int64_t hw = g->h * g->w;                                                                           \
+    const T* xg = (const T*)c->x + (n * g->c + q * c->cg) * hw;                                               \
+    int64_t iy0[8], ix0[8];                                                                                   \
+    for (int j = 0; j < nr; j++) {                                                                            \
+      int64_t pj = p0 + (j < cols ? j : 0);                                                                   \
+      iy0[j] = pj / g->wo * g->sh - g->ph, ix0[j] = pj % g->wo * g->sw - g->pw;                               \
+    }                                                                                                         \
+    /* one output row at stride 1: the panel is a contiguous run of an input row */                         \
+    bool run = cols == nr && g->sw == 1 && iy0[0] == iy0[nr - 1];                                             \
+    for (int64_t kk = 0; kk < kc; kk++, d += nr) {                                                            \
+      int64_t k = pc + kk;                                                                                    \
+      const T* xc = xg + c->kci[k] * hw;                                                                      \
+      if (run) {                                                                                              \
+        int64_t iy = iy0[0] + c->kdy[k], ix = ix0[0] + c->kdx[k];                                             \
+        if (iy >= 0 && iy < g->h && ix >= 0 && ix + nr <= g->w) {                                             \
+          memcpy(d, xc + iy * g->w + ix, sizeof(T) * (size_t)nr);                                             \
+          continue;                                                                                           \
+        }                                                                                                     \
+      }                                                                                                       \
+      for (int j = 0; j < nr; j++) {                                                                          \
+        int64_t iy = iy0[j] + c->kdy[k], ix = ix0[j] + c->kdx[k];                                             \
+        d[j] = j < cols && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xc[iy * g->w + ix] : 0;             \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+DEF_PACK_B_NCHW(float, pack_b_nchw_f32)
+DEF_PACK_B_NCHW(double, pack_b_nchw_f64)
+
+static void nchw_tile(const struct nchw_ctx* c, int64_t tile, char* bpack) {
+  const weft_conv2d_geom* g = c->g;
+  const ukr* u = &c->u;
+  const size_t es = u->es;
+  int64_t pt = tile % c->ntp, q = tile / c->ntp % g->groups, n = tile / (c->ntp * g->groups);
+  int64_t p0 = pt * NS_NCHW, cols = min64(NS_NCHW, c->p - p0);
+  char* y = c->y + (size_t)((n * g->cout + q * c->coutg) * c->p + p0) * es;
+  for (int64_t co = 0; co < c->coutg; co++) {
+    char* row = y + (size_t)(co * c->p) * es;
+    const char* b = c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL;
+    if (!b)
+      memset(row, 0, (size_t)cols * es);
+    else
+      for (int64_t j = 0; j < cols; j++) memcpy(row + (size_t)j * es, b, es);
+  }
+  int64_t panels = cdiv(cols, u->nr), mpanels = cdiv(c->coutg, u->mr);
+  for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
+    int64_t kc = min64(c->kcb, c->k - pc);
+    for (int64_t jp = 0; jp < panels; jp++) {
+      char* d = bpack + (size_t)(jp * kc * u->nr) * es;
+      int64_t nc = min64(u->nr, cols - jp * u->nr);
+      if (u->f64)
+        pack_b_nchw_f64(c, n, q, p0 + jp * u->nr, nc, pc, kc, (double*)d);
+      else
+        pack_b_nchw_f32(c, n, q, p0 + jp * u->nr, nc, pc, kc, (float*)d);
+    }
+    const char* ap = c->wpack + (size_t)(q * c->k * c->mpad + pc * c->mpad) * es;
+    for (int64_t jp = 0; jp < panels; jp++) {
+      size_t nc = (size_t)min64(u->nr, cols - jp * u->nr);
+      const char* bp = bpack + (size_t)(jp * kc * u->nr) * es;
+      for (int64_t ip = 0; ip < mpanels; ip++)
+        ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es,
+                bp, y + (size_t)(ip * u->mr * c->p + jp * u->nr) * es, (size_t)c->p);
+    }
+  }
+}
+
+static weft_status run_nchw(void* p, int64_t begin, int64_t end) {
+  const struct nchw_ctx* c = p;
+  size_t bytes = (size_t)(cdiv(NS_NCHW, c->u.nr) * c->u.nr * c->kcb) * c->u.es;
+  char* bpack = malloc(bytes);
+  if (!bpack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for packing)", bytes);
+  for (int64_t t = begin; t < end; t++) nchw_tile(c, t, bpack);
+  free(bpack);
+  return WEFT_OK;
+}
+
+static weft_status conv_nchw(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
+                             void* y) {
+  struct nchw_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
+  c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
+  c.p = g->ho * g->wo, c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
+  c.mpad = cdiv(c.coutg, u->mr) * u->mr;
+  c.ntp = cdiv(c.p, NS_NCHW);
+  int64_t kn = c.k > 0 ? c.k : 1;
+  int64_t* kt = malloc(sizeof(int64_t) * 3 * (size_t)kn);
+  char* wpack = kt ? pack_weight(u, g, w, false, u->mr) : NULL;
+  if (!wpack) {
+    free(kt);
+    return kt ? weft_last_status() : weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  }
+  for (int64_t k = 0; k < c.k; k++) {
+    int64_t kx = k % g->kw, ky = k / g->kw % g->kh;
+    kt[k] = k / (g->kw * g->kh), kt[kn + k] = ky * g->dh, kt[2 * kn + k] = kx * g->dw;
+  }
+  c.kci = kt, c.kdy = kt + kn, c.kdx = kt + 2 * kn, c.wpack = wpack;
+  weft_status s = weft_parallel_for(0, g->n * g->groups * c.ntp, grain_for(NS_NCHW * c.coutg * c.k), run_nchw, &c);
+  free(wpack);
+  free(kt);
+  return s;
+}
+
+/* ---- 1x1: one GEMM ---- */
+
+static weft_status conv_1x1(const ukr* u, weft_dtype dt, const weft_conv2d_geom* g, bool nhwc, const char* x,
+                            const char* w, const void* bias, char* y) {
+  int64_t cg = g->c / g->groups, coutg = g->cout / g->groups, hw = g->h * g->w;
+  const size_t es = u->es;
+  weft_status s = WEFT_OK;
+  if (bias) /* the GEMM accumulates onto the bias */
+    s = nhwc ? fill_rows(es, y, g->n * hw, g->cout, bias, 0, 1) : fill_rows(es, y, g->n * g->cout, hw, bias, 1, g->cout);
+  for (int64_t q = 0; q < g->groups && s == WEFT_OK; q++) {
+    const char* wq = w + (size_t)(q * coutg * g->ws[0]) * es;
+    if (nhwc) { /* Y[NHW, Coutg] = X[NHW, Cg] W[Coutg, Cg]^T */
+      weft_gemm_operand a = {x + (size_t)(q * cg) * es, g->c, 1}, b = {wq, g->ws[1], g->ws[0]};
+      s = weft__gemm(u->kt, dt, g->n * hw, coutg, cg, 1.0, a, b, bias != NULL, y + (size_t)(q * coutg) * es, g->cout, 1);
+    } else { /* per image: Y[Coutg, HW] = W[Coutg, Cg] X[Cg, HW] */
+      weft_gemm_operand a = {wq, g->ws[0], g->ws[1]}, b = {x + (size_t)(q * cg * hw) * es, hw, 1};
+      s = weft__gemm_batched(u->kt, dt, g->n, coutg, hw, cg, 1.0, a, 0, b, g->c * hw, bias != NULL,
+                             y + (size_t)(q * coutg * hw) * es, hw, 1, g->cout * hw);
+    }
+  }
+  return s;
+}
+
+/* ---- depthwise ---- */
+
+struct dw_ctx {
+  const weft_kernels* kt;
+  bool f64;
+  size_t es;
+  const weft_conv2d_geom* g;
+  const char* x;
+  const char* w; /* NHWC: packed [taps][C]; NCHW: the weight tensor */
+  const char* bias;
+  char* y;
+  const char* zero; /* NHWC: a row of C zeros */
+  int64_t lo, hi;   /* NCHW: output columns whose taps are all inside the row */
+};
+
+/* NHWC, multiplier 1: output rows r = n * Ho + oy, one kernel call per pixel */
+static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
+  const struct dw_ctx* c = p;
+  const weft_conv2d_geom* g = c->g;
+  int64_t taps = g->kh * g->kw;
+  const char** ptr = malloc(sizeof(char*) * (size_t)taps);
+  if (!ptr) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n = r / g->ho, oy = r % g->ho;
+    const char* xn = c->x + (size_t)(n * g->h * g->w * g->c) * c->es;
+    char* yr = c->y + (size_t)(r * g->wo * g->c) * c->es;
+    for (int64_t ox = 0; ox < g->wo; ox++) {
+      for (int64_t t = 0; t < taps; t++) {
+        int64_t iy = oy * g->sh - g->ph + t / g->kw * g->dh, ix = ox * g->sw - g->pw + t % g->kw * g->dw;
+        bool in = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
+        ptr[t] = in ? xn + (size_t)((iy * g->w + ix) * g->c) * c->es : c->zero;
+      }
+      char* yp = yr + (size_t)(ox * g->c) * c->es;
+      if (c->f64)
+        c->kt->f64_dwconv_nhwc((size_t)g->c, (size_t)taps, (const double* const*)ptr, (const double*)c->w,
+                               (const double*)c->bias, (double*)yp);
+      else
+        c->kt->f32_dwconv_nhwc((size_t)g->c, (size_t)taps, (const float* const*)ptr, (const float*)c->w,
+                               (const float*)c->bias, (float*)yp);
+    }
+  }
+  free(ptr);
+  return WEFT_OK;
+}
+
+/* One NCHW call: outputs [ox0, ox0 + n) of row oy of plane co, over the taps
+ * inside the input (ptr/wt scratch of kh*kw entries). */
+static void dw_row_span(const struct dw_ctx* c, const char* xp, int64_t co, int64_t oy, int64_t ox0, int64_t n,
+                        const char** ptr, char* wt, char* yp) {
+  const weft_conv2d_geom* g = c->g;
+  const size_t es = c->es;
+  size_t taps = 0;
+  for (int64_t ky = 0; ky < g->kh; ky++) {
+    int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+    if (iy < 0 || iy >= g->h) continue;
+    for (int64_t kx = 0; kx < g->kw; kx++) {
+      int64_t ix = ox0 * g->sw - g->pw + kx * g->dw; /* inside for every output of a span with n > 1 */
+      if (ix < 0 || ix >= g->w) continue;
+      ptr[taps] = xp + (size_t)(iy * g->w + ix) * es;
+      memcpy(wt + taps * es, c->w + (size_t)(co * g->ws[0] + ky * g->ws[2] + kx * g->ws[3]) * es, es);
+      taps++;
+    }
+  }
+  if (c->f64) {
+    double b = c->bias ? ((const double*)c->bias)[co] : 0.0;
+    c->kt->f64_dwconv_row((size_t)n, taps, (const double* const*)ptr, (size_t)g->sw, (const double*)wt, b,
+                          (double*)yp);
+  } else {
+    float b = c->bias ? ((const float*)c->bias)[co] : 0.0f;
+    c->kt->f32_dwconv_row((size_t)n, taps, (const float* const*)ptr, (size_t)g->sw, (const float*)wt, b, (float*)yp);
+  }
+}
+
+/* NCHW, any multiplier: rows r = (n * Cout + co) * Ho + oy; the columns
+ * [lo, hi) in one vectorized call, the border columns one at a time */
+static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
+  const struct dw_ctx* c = p;
+  const weft_conv2d_geom* g = c->g;
+  const size_t es = c->es;
+  int64_t taps = g->kh * g->kw, mult = g->cout / g->c;
+  const char** ptr = malloc(sizeof(char*) * (size_t)taps);
+  char* wt = malloc(es * (size_t)taps);
+  if (!ptr || !wt) {
+    free(ptr);
+    free(wt);
+    return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  }
+  for (int64_t r = begin; r < end; r++) {
+    int64_t oy = r % g->ho, co = r / g->ho % g->cout, n = r / (g->ho * g->cout);
+    const char* xp = c->x + (size_t)((n * g->c + co / mult) * g->h * g->w) * es;
+    char* yr = c->y + (size_t)(r * g->wo) * es;
+    for (int64_t ox = 0; ox < c->lo; ox++) dw_row_span(c, xp, co, oy, ox, 1, ptr, wt, yr + (size_t)ox * es);
+    if (c->hi > c->lo) dw_row_span(c, xp, co, oy, c->lo, c->hi - c->lo, ptr, wt, yr + (size_t)c->lo * es);
+    for (int64_t ox = c->hi > c->lo ? c->hi : c->lo; ox < g->wo; ox++)
+      dw_row_span(c, xp, co, oy, ox, 1, ptr, wt, yr + (size_t)ox * es);
+  }
+  free(ptr);
+  free(wt);
+  return WEFT_OK;
+}
+
+static weft_status conv_depthwise(const ukr* u, const weft_conv2d_geom* g, bool nhwc, const char* x, const char* w,
+                                  const void* bias, char* y) {
+  struct dw_ctx c = {u->kt, u->f64, u->es, g, x, w, bias, y, NULL, 0, 0};
+  int64_t taps = g->kh * g->kw, per_row = g->wo * taps * (nhwc ? g->c : 1);
+  if (!nhwc) {
+    /* [lo, hi): every kx inside: ox * sw - pw >= 0 and ox * sw - pw + (kw - 1) * dw <= W - 1 */
+    int64_t lo = cdiv(g->pw, g->sw), last = g->w - 1 + g->pw - (g->kw - 1) * g->dw;
+    int64_t hi = last < 0 ? 0 : last / g->sw + 1;
+    c.lo = min64(lo, g->wo), c.hi = min64(hi, g->wo);
+    return weft_parallel_for(0, g->n * g->cout * g->ho, grain_for(per_row), run_dw_nchw, &c);
+  }
+  char* pack = malloc(u->es * (size_t)(taps * g->c) + u->es * (size_t)g->c);
+  if (!pack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  char* zero = pack + u->es * (size_t)(taps * g->c);
+  memset(zero, 0, u->es * (size_t)g->c);
+  for (int64_t t = 0; t < taps; t++) /* [taps][C]: one tap's weights contiguous over channels */
+    for (int64_t ch = 0; ch < g->c; ch++)
+      memcpy(pack + (size_t)(t * g->c + ch) * u->es,
+             w + (size_t)(ch * g->ws[0] + t / g->kw * g->ws[2] + t % g->kw * g->ws[3]) * u->es, u->es);
+  c.w = pack, c.zero = zero;
+  weft_status s = weft_parallel_for(0, g->n * g->ho, grain_for(per_row), run_dw_nhwc, &c);
+  free(pack);
+  return s;
+}
+
+weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g,
+                         const void* x, const void* w, const void* bias, void* y) {
+  if (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64)
+    return weft__error(WEFT_INTERNAL, "conv2d: no kernel for dtype %s", weft_dtype_name(dtype));
+  if (g->n * g->cout * g->ho * g->wo == 0) return WEFT_OK;
+  ukr u = ukr_of(kt, dtype);
+  switch (a) {
+    case WEFT_CONV_IMPLICIT_GEMM_NHWC: return conv_nhwc(&u, g, x, w, bias, y);
+    case WEFT_CONV_IM2COL_GEMM_NCHW: return conv_nchw(&u, g, x, w, bias, y);
+    case WEFT_CONV_GEMM_1X1_NHWC: return conv_1x1(&u, dtype, g, true, x, w, bias, y);
+    case WEFT_CONV_GEMM_1X1_NCHW: return conv_1x1(&u, dtype, g, false, x, w, bias, y);
+    case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y);
+    case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y);
+  }
+  return weft__error(WEFT_INTERNAL, "conv2d: unknown algorithm");
+}
