@@ -193,37 +193,50 @@ struct nhwc_ctx {
 };
 
 /* A panel: rows [m0, m0 + rows) (output pixels), k in [pc, pc + kc), of
- * group q: d[k * MR + i] = x[n, iy, ix, q * Cg + ci] or 0 in the padding. */
-#define DEF_PACK_A_NHWC(T, name)                                                                          \
-  static void name(const struct nhwc_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t pc, int64_t kc,  \
-                   T* d) {                                                                                \
-    const weft_conv2d_geom* g = c->g;                                                                     \
-    const int mr = c->u.mr;                                                                               \
-    const int64_t cg = c->cg;                                                                             \
-    for (int64_t i = 0; i < mr; i++) {                                                                    \
-      if (i >= rows) {                                                                                    \
-        for (int64_t kk = 0; kk < kc; kk++) d[kk * mr + i] = 0;                                           \
-        continue;                                                                                         \
-      }                                                                                                   \
-      int64_t m = m0 + i, ox = m % g->wo, oy = m / g->wo % g->ho, n = m / (g->wo * g->ho);                \
-      int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;                                         \
-      const T* xn = (const T*)c->x + n * g->h * g->w * g->c + q * cg;                                     \
-      for (int64_t kk = pc, end = pc + kc; kk < end;) {                                                   \
-        int64_t tap = kk / cg, ci = kk % cg, cend = min64(cg, ci + end - kk);                             \
-        int64_t iy = iy0 + tap / g->kw * g->dh, ix = ix0 + tap % g->kw * g->dw;                          \
-        T* dk = d + (kk - pc) * mr + i;                                                                   \
-        if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {                                               \
-          for (int64_t j = ci; j < cend; j++, dk += mr) *dk = 0;                                          \
-        } else {                                                                                          \
-          const T* s = xn + (iy * g->w + ix) * g->c;                                                      \
-          for (int64_t j = ci; j < cend; j++, dk += mr) *dk = s[j];                                       \
-        }                                                                                                 \
-        kk += cend - ci;                                                                                  \
-      }                                                                                                   \
-    }                                                                                                     \
+ * group q: d[k * MR + i] = x[n, iy, ix, q * Cg + ci] or 0 in the padding.
+ * k runs over taps, each a run of Cg contiguous channels per pixel: when
+ * the MR pixels sit on one output row and the tap reads inside the input
+ * for all of them, the run is an MR x len transpose (pixels sw * C apart)
+ * for the transpose kernel; otherwise values one by one. */
+static void pack_a_nhwc(const struct nhwc_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t pc, int64_t kc,
+                        char* d) {
+  const weft_conv2d_geom* g = c->g;
+  const int mr = c->u.mr;
+  const size_t es = c->u.es;
+  const int64_t cg = c->cg;
+  weft_transpose_fn* tr = c->u.f64 ? c->u.kt->x64_transposec : c->u.kt->x32_transposec;
+  int64_t iy0[4], ix0[4];
+  const char* xn[4];
+  for (int i = 0; i < mr; i++) {
+    int64_t m = m0 + (i < rows ? i : rows - 1), ox = m % g->wo, oy = m / g->wo % g->ho, n = m / (g->wo * g->ho);
+    iy0[i] = oy * g->sh - g->ph, ix0[i] = ox * g->sw - g->pw;
+    xn[i] = c->x + (size_t)(n * g->h * g->w * g->c + q * cg) * es;
   }
-DEF_PACK_A_NHWC(float, pack_a_nhwc_f32)
-DEF_PACK_A_NHWC(double, pack_a_nhwc_f64)
+  bool run = rows == mr && m0 % g->wo + mr <= g->wo;
+  for (int64_t kk = pc, end = pc + kc; kk < end;) {
+    int64_t tap = kk / cg, ci = kk % cg, len = min64(cg - ci, end - kk);
+    int64_t dy = tap / g->kw * g->dh, dx = tap % g->kw * g->dw;
+    char* dk = d + (size_t)((kk - pc) * mr) * es;
+    kk += len;
+    if (run && iy0[0] + dy >= 0 && iy0[0] + dy < g->h && ix0[0] + dx >= 0 && ix0[mr - 1] + dx < g->w) {
+      const char* s = xn[0] + (size_t)(((iy0[0] + dy) * g->w + ix0[0] + dx) * g->c + ci) * es;
+      tr(s, dk, (size_t)(g->sw * g->c) * es, (size_t)mr * es, (size_t)len, (size_t)mr);
+      continue;
+    }
+    for (int i = 0; i < mr; i++) {
+      int64_t iy = iy0[i] + dy, ix = ix0[i] + dx;
+      bool in = i < rows && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
+      const char* s = in ? xn[i] + (size_t)((iy * g->w + ix) * g->c + ci) * es : NULL;
+      if (es == 8) {
+        double* dd = (double*)dk + i;
+        for (int64_t j = 0; j < len; j++) dd[j * mr] = s ? ((const double*)s)[j] : 0.0;
+      } else {
+        float* df = (float*)dk + i;
+        for (int64_t j = 0; j < len; j++) df[j * mr] = s ? ((const float*)s)[j] : 0.0f;
+      }
+    }
+  }
+}
 
 static void nhwc_tile(const struct nhwc_ctx* c, int64_t tile, char* apack) {
   const weft_conv2d_geom* g = c->g;
@@ -245,10 +258,7 @@ static void nhwc_tile(const struct nhwc_ctx* c, int64_t tile, char* apack) {
     for (int64_t p = 0; p < panels; p++) {
       char* d = apack + (size_t)(p * kc * u->mr) * es;
       int64_t r = min64(u->mr, rows - p * u->mr);
-      if (u->f64)
-        pack_a_nhwc_f64(c, q, m0 + p * u->mr, r, pc, kc, (double*)d);
-      else
-        pack_a_nhwc_f32(c, q, m0 + p * u->mr, r, pc, kc, (float*)d);
+      pack_a_nhwc(c, q, m0 + p * u->mr, r, pc, kc, d);
     }
     for (int64_t j = 0; j < cols; j += u->nr) {
       const char* bp = c->wpack + (size_t)(q * c->k * c->npad + pc * c->npad + (j0 + j) / u->nr * kc * u->nr) * es;
@@ -335,8 +345,12 @@ struct nchw_ctx {
       const T* xc = xg + c->kci[k] * hw;                                                                      \
       if (run) {                                                                                              \
         int64_t iy = iy0[0] + c->kdy[k], ix = ix0[0] + c->kdx[k];                                             \
-        if (iy >= 0 && iy < g->h && ix >= 0 && ix + nr <= g->w) {                                             \
-          memcpy(d, xc + iy * g->w + ix, sizeof(T) * (size_t)nr);                                             \
+        if (iy >= 0 && iy < g->h && ix >= 0 && ix + nr <= g->w) { /* a loop: wasm's memcpy is a call */      \
+          const T* s = xc + iy * g->w + ix;                                                                   \
+          if (nr == 8) /* (a constant count: never turned into a memcpy call) */                             \
+            for (int j = 0; j < 8; j++) d[j] = s[j];                                                          \
+          else                                                                                                \
+            for (int j = 0; j < 4; j++) d[j] = s[j];                                                          \
           continue;                                                                                           \
         }                                                                                                     \
       }                                                                                                       \
@@ -361,8 +375,10 @@ static void nchw_tile(const struct nchw_ctx* c, int64_t tile, char* bpack) {
     const char* b = c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL;
     if (!b)
       memset(row, 0, (size_t)cols * es);
+    else if (es == 8)
+      for (int64_t j = 0; j < cols; j++) ((double*)row)[j] = *(const double*)b;
     else
-      for (int64_t j = 0; j < cols; j++) memcpy(row + (size_t)j * es, b, es);
+      for (int64_t j = 0; j < cols; j++) ((float*)row)[j] = *(const float*)b;
   }
   int64_t panels = cdiv(cols, u->nr), mpanels = cdiv(c->coutg, u->mr);
   for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
@@ -471,10 +487,13 @@ static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
     const char* xn = c->x + (size_t)(n * g->h * g->w * g->c) * c->es;
     char* yr = c->y + (size_t)(r * g->wo * g->c) * c->es;
     for (int64_t ox = 0; ox < g->wo; ox++) {
-      for (int64_t t = 0; t < taps; t++) {
-        int64_t iy = oy * g->sh - g->ph + t / g->kw * g->dh, ix = ox * g->sw - g->pw + t % g->kw * g->dw;
-        bool in = iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
-        ptr[t] = in ? xn + (size_t)((iy * g->w + ix) * g->c) * c->es : c->zero;
+      int64_t t = 0;
+      for (int64_t ky = 0; ky < g->kh; ky++) {
+        int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+        bool row_in = iy >= 0 && iy < g->h;
+        const char* xr = xn + (size_t)(iy * g->w * g->c) * c->es;
+        for (int64_t kx = 0, ix = ox * g->sw - g->pw; kx < g->kw; kx++, ix += g->dw, t++)
+          ptr[t] = row_in && ix >= 0 && ix < g->w ? xr + (size_t)(ix * g->c) * c->es : c->zero;
       }
       char* yp = yr + (size_t)(ox * g->c) * c->es;
       if (c->f64)
@@ -503,7 +522,11 @@ static void dw_row_span(const struct dw_ctx* c, const char* xp, int64_t co, int6
       int64_t ix = ox0 * g->sw - g->pw + kx * g->dw; /* inside for every output of a span with n > 1 */
       if (ix < 0 || ix >= g->w) continue;
       ptr[taps] = xp + (size_t)(iy * g->w + ix) * es;
-      memcpy(wt + taps * es, c->w + (size_t)(co * g->ws[0] + ky * g->ws[2] + kx * g->ws[3]) * es, es);
+      const char* wp = c->w + (size_t)(co * g->ws[0] + ky * g->ws[2] + kx * g->ws[3]) * es;
+      if (es == 8)
+        ((double*)wt)[taps] = *(const double*)wp;
+      else
+        ((float*)wt)[taps] = *(const float*)wp;
       taps++;
     }
   }
