@@ -321,42 +321,52 @@ struct nchw_ctx {
   char* y;
   int64_t p, k, kcb, cg, coutg, mpad; /* p: Ho*Wo; mpad: Coutg rounded up to MR */
   int64_t ntp;                        /* pixel tiles per image */
-  const int64_t *kci, *kdy, *kdx;     /* per k: channel, ky*dh, kx*dw */
 };
 
 /* B panel: output pixels [p0, p0 + cols) of image n, group q, k in
- * [pc, pc + kc): d[k * NR + j] = x[n, q * Cg + ci, iy, ix] or 0. */
+ * [pc, pc + kc): d[k * NR + j] = x[n, q * Cg + ci, iy, ix] or 0. k walks
+ * (ci, ky, kx) with counters; a full panel on one output row at stride 1
+ * reads NR consecutive values of one input row for every kx in
+ * [kx_lo, kx_hi] (the others touch the padding and go value by value). */
 #define DEF_PACK_B_NCHW(T, name)                                                                              \
   static void name(const struct nchw_ctx* c, int64_t n, int64_t q, int64_t p0, int64_t cols, int64_t pc,       \
                    int64_t kc, T* d) {                                                                        \
     const weft_conv2d_geom* g = c->g;                                                                         \
     const int nr = c->u.nr;                                                                                   \
-    const int64_t hw = g->h * g->w;                                                                           \
+    const int64_t hw = g->h * g->w, khw = g->kh * g->kw;                                                      \
     const T* xg = (const T*)c->x + (n * g->c + q * c->cg) * hw;                                               \
     int64_t iy0[8], ix0[8];                                                                                   \
     for (int j = 0; j < nr; j++) {                                                                            \
       int64_t pj = p0 + (j < cols ? j : 0);                                                                   \
       iy0[j] = pj / g->wo * g->sh - g->ph, ix0[j] = pj % g->wo * g->sw - g->pw;                               \
     }                                                                                                         \
-    /* one output row at stride 1: the panel is a contiguous run of an input row */                         \
     bool run = cols == nr && g->sw == 1 && iy0[0] == iy0[nr - 1];                                             \
-    for (int64_t kk = 0; kk < kc; kk++, d += nr) {                                                            \
-      int64_t k = pc + kk;                                                                                    \
-      const T* xc = xg + c->kci[k] * hw;                                                                      \
-      if (run) {                                                                                              \
-        int64_t iy = iy0[0] + c->kdy[k], ix = ix0[0] + c->kdx[k];                                             \
-        if (iy >= 0 && iy < g->h && ix >= 0 && ix + nr <= g->w) { /* a loop: wasm's memcpy is a call */      \
-          const T* s = xc + iy * g->w + ix;                                                                   \
-          if (nr == 8) /* (a constant count: never turned into a memcpy call) */                             \
-            for (int j = 0; j < 8; j++) d[j] = s[j];                                                          \
-          else                                                                                                \
-            for (int j = 0; j < 4; j++) d[j] = s[j];                                                          \
-          continue;                                                                                           \
+    int64_t kx_lo = 0, kx_hi = -1; /* kx whose NR reads are all inside the row */                             \
+    if (run) {                                                                                                \
+      kx_lo = ix0[0] >= 0 ? 0 : (-ix0[0] + g->dw - 1) / g->dw;                                                \
+      kx_hi = g->w - nr - ix0[0] < 0 ? -1 : (g->w - nr - ix0[0]) / g->dw;                                     \
+    }                                                                                                         \
+    int64_t ci = pc / khw, ky = pc / g->kw % g->kh, kx = pc % g->kw;                                          \
+    for (int64_t kk = 0; kk < kc; ky = 0, ci++) {                                                             \
+      for (; ky < g->kh && kk < kc; ky++, kx = 0) {                                                           \
+        int64_t dy = ky * g->dh;                                                                              \
+        bool row_in = iy0[0] + dy >= 0 && iy0[0] + dy < g->h;                                                 \
+        const T* xc = xg + ci * hw;                                                                           \
+        for (; kx < g->kw && kk < kc; kx++, kk++, d += nr) {                                                  \
+          int64_t dx = kx * g->dw;                                                                            \
+          if (run && row_in && kx >= kx_lo && kx <= kx_hi) {                                                  \
+            const T* s = xc + (iy0[0] + dy) * g->w + ix0[0] + dx;                                             \
+            if (nr == 8) /* constant counts: never a memcpy call */                                          \
+              for (int j = 0; j < 8; j++) d[j] = s[j];                                                        \
+            else                                                                                              \
+              for (int j = 0; j < 4; j++) d[j] = s[j];                                                        \
+            continue;                                                                                         \
+          }                                                                                                   \
+          for (int j = 0; j < nr; j++) {                                                                      \
+            int64_t iy = iy0[j] + dy, ix = ix0[j] + dx;                                                       \
+            d[j] = j < cols && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xc[iy * g->w + ix] : 0;         \
+          }                                                                                                   \
         }                                                                                                     \
-      }                                                                                                       \
-      for (int j = 0; j < nr; j++) {                                                                          \
-        int64_t iy = iy0[j] + c->kdy[k], ix = ix0[j] + c->kdx[k];                                             \
-        d[j] = j < cols && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xc[iy * g->w + ix] : 0;             \
       }                                                                                                       \
     }                                                                                                         \
   }
@@ -419,21 +429,11 @@ static weft_status conv_nchw(const ukr* u, const weft_conv2d_geom* g, const void
   c.p = g->ho * g->wo, c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
   c.mpad = cdiv(c.coutg, u->mr) * u->mr;
   c.ntp = cdiv(c.p, NS_NCHW);
-  int64_t kn = c.k > 0 ? c.k : 1;
-  int64_t* kt = malloc(sizeof(int64_t) * 3 * (size_t)kn);
-  char* wpack = kt ? pack_weight(u, g, w, false, u->mr) : NULL;
-  if (!wpack) {
-    free(kt);
-    return kt ? weft_last_status() : weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
-  }
-  for (int64_t k = 0; k < c.k; k++) {
-    int64_t kx = k % g->kw, ky = k / g->kw % g->kh;
-    kt[k] = k / (g->kw * g->kh), kt[kn + k] = ky * g->dh, kt[2 * kn + k] = kx * g->dw;
-  }
-  c.kci = kt, c.kdy = kt + kn, c.kdx = kt + 2 * kn, c.wpack = wpack;
+  char* wpack = pack_weight(u, g, w, false, u->mr);
+  if (!wpack) return weft_last_status();
+  c.wpack = wpack;
   weft_status s = weft_parallel_for(0, g->n * g->groups * c.ntp, grain_for(NS_NCHW * c.coutg * c.k), run_nchw, &c);
   free(wpack);
-  free(kt);
   return s;
 }
 
