@@ -15,9 +15,10 @@
  *   8-value copy per k); no im2col buffer of the whole image.
  * 1x1, stride 1, no padding: the convolution is a matrix product, handed
  *   to weft__gemm (NHWC: X[NHW, C] W^T; NCHW: W[Cout, C] X[n][C, HW]).
- * depthwise: the dwconv kernels, over output rows (NCHW: one row of one
- *   channel plane per step, vectorized over the width; NHWC: one pixel's
- *   channels per kernel call).
+ * depthwise: the dwconv kernels (NCHW: per channel plane, copied with its
+ *   padding into a scratch plane, one call per output row vectorized over
+ *   the width; NHWC: one pixel's channels per kernel call, taps in the
+ *   padding reading a row of zeros).
  * Bias: the output tile is filled with it first and the GEMM accumulates
  * (the micro-kernels' accumulate flag), so no second pass. */
 #include <stdlib.h>
@@ -472,7 +473,6 @@ struct dw_ctx {
   const char* bias;
   char* y;
   const char* zero; /* NHWC: a row of C zeros */
-  int64_t lo, hi;   /* NCHW: output columns whose taps are all inside the row */
 };
 
 /* NHWC, multiplier 1: output rows r = n * Ho + oy, one kernel call per pixel */
@@ -508,77 +508,68 @@ static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* One NCHW call: outputs [ox0, ox0 + n) of row oy of plane co, over the taps
- * inside the input (ptr/wt scratch of kh*kw entries). */
-static void dw_row_span(const struct dw_ctx* c, const char* xp, int64_t co, int64_t oy, int64_t ox0, int64_t n,
-                        const char** ptr, char* wt, char* yp) {
-  const weft_conv2d_geom* g = c->g;
-  const size_t es = c->es;
-  size_t taps = 0;
-  for (int64_t ky = 0; ky < g->kh; ky++) {
-    int64_t iy = oy * g->sh - g->ph + ky * g->dh;
-    if (iy < 0 || iy >= g->h) continue;
-    for (int64_t kx = 0; kx < g->kw; kx++) {
-      int64_t ix = ox0 * g->sw - g->pw + kx * g->dw; /* inside for every output of a span with n > 1 */
-      if (ix < 0 || ix >= g->w) continue;
-      ptr[taps] = xp + (size_t)(iy * g->w + ix) * es;
-      const char* wp = c->w + (size_t)(co * g->ws[0] + ky * g->ws[2] + kx * g->ws[3]) * es;
-      if (es == 8)
-        ((double*)wt)[taps] = *(const double*)wp;
-      else
-        ((float*)wt)[taps] = *(const float*)wp;
-      taps++;
-    }
-  }
-  if (c->f64) {
-    double b = c->bias ? ((const double*)c->bias)[co] : 0.0;
-    c->kt->f64_dwconv_row((size_t)n, taps, (const double* const*)ptr, (size_t)g->sw, (const double*)wt, b,
-                          (double*)yp);
-  } else {
-    float b = c->bias ? ((const float*)c->bias)[co] : 0.0f;
-    c->kt->f32_dwconv_row((size_t)n, taps, (const float* const*)ptr, (size_t)g->sw, (const float*)wt, b, (float*)yp);
+/* The input rows and columns an NCHW output plane reads, padding included */
+static int64_t dw_span(int64_t out, int64_t stride, int64_t k, int64_t dil) { return (out - 1) * stride + (k - 1) * dil + 1; }
+
+/* Plane xp (h x w) copied into pad (hp x wp) with its padding as zeros:
+ * pad[(iy + ph) * wp + ix + pw] = xp[iy * w + ix] */
+static void dw_pad_plane(const weft_conv2d_geom* g, size_t es, const char* xp, char* pad, int64_t hp, int64_t wp) {
+  memset(pad, 0, (size_t)(hp * wp) * es);
+  int64_t x0 = g->pw, x1 = min64(wp, g->pw + g->w); /* columns of pad that hold input */
+  for (int64_t r = 0; r < hp; r++) {
+    int64_t iy = r - g->ph;
+    if (iy < 0 || iy >= g->h || x1 <= x0) continue;
+    memcpy(pad + (size_t)(r * wp + x0) * es, xp + (size_t)(iy * g->w) * es, (size_t)(x1 - x0) * es);
   }
 }
 
-/* NCHW, any multiplier: rows r = (n * Cout + co) * Ho + oy; the columns
- * [lo, hi) in one vectorized call, the border columns one at a time */
+/* NCHW, any multiplier: output planes p = n * Cout + co. Each plane's input
+ * channel is first copied with its padding into a scratch plane, so every
+ * output row is one vectorized kernel call over all taps. */
 static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
   const struct dw_ctx* c = p;
   const weft_conv2d_geom* g = c->g;
   const size_t es = c->es;
   int64_t taps = g->kh * g->kw, mult = g->cout / g->c;
+  int64_t hp = dw_span(g->ho, g->sh, g->kh, g->dh), wp = dw_span(g->wo, g->sw, g->kw, g->dw);
   const char** ptr = malloc(sizeof(char*) * (size_t)taps);
   char* wt = malloc(es * (size_t)taps);
-  if (!ptr || !wt) {
-    free(ptr);
-    free(wt);
+  char* pad = malloc(es * (size_t)(hp * wp));
+  if (!ptr || !wt || !pad) {
+    free(ptr), free(wt), free(pad);
     return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
   }
-  for (int64_t r = begin; r < end; r++) {
-    int64_t oy = r % g->ho, co = r / g->ho % g->cout, n = r / (g->ho * g->cout);
-    const char* xp = c->x + (size_t)((n * g->c + co / mult) * g->h * g->w) * es;
-    char* yr = c->y + (size_t)(r * g->wo) * es;
-    for (int64_t ox = 0; ox < c->lo; ox++) dw_row_span(c, xp, co, oy, ox, 1, ptr, wt, yr + (size_t)ox * es);
-    if (c->hi > c->lo) dw_row_span(c, xp, co, oy, c->lo, c->hi - c->lo, ptr, wt, yr + (size_t)c->lo * es);
-    for (int64_t ox = c->hi > c->lo ? c->hi : c->lo; ox < g->wo; ox++)
-      dw_row_span(c, xp, co, oy, ox, 1, ptr, wt, yr + (size_t)ox * es);
+  for (int64_t pl = begin; pl < end; pl++) {
+    int64_t co = pl % g->cout, n = pl / g->cout;
+    dw_pad_plane(g, es, c->x + (size_t)((n * g->c + co / mult) * g->h * g->w) * es, pad, hp, wp);
+    for (int64_t t = 0; t < taps; t++) {
+      const char* w = c->w + (size_t)(co * g->ws[0] + t / g->kw * g->ws[2] + t % g->kw * g->ws[3]) * es;
+      if (es == 8)
+        ((double*)wt)[t] = *(const double*)w;
+      else
+        ((float*)wt)[t] = *(const float*)w;
+    }
+    char* yp = c->y + (size_t)(pl * g->ho * g->wo) * es;
+    for (int64_t oy = 0; oy < g->ho; oy++, yp += (size_t)g->wo * es) {
+      for (int64_t t = 0; t < taps; t++)
+        ptr[t] = pad + (size_t)((oy * g->sh + t / g->kw * g->dh) * wp + t % g->kw * g->dw) * es;
+      if (c->f64)
+        c->kt->f64_dwconv_row((size_t)g->wo, (size_t)taps, (const double* const*)ptr, (size_t)g->sw,
+                              (const double*)wt, c->bias ? ((const double*)c->bias)[co] : 0.0, (double*)yp);
+      else
+        c->kt->f32_dwconv_row((size_t)g->wo, (size_t)taps, (const float* const*)ptr, (size_t)g->sw,
+                              (const float*)wt, c->bias ? ((const float*)c->bias)[co] : 0.0f, (float*)yp);
+    }
   }
-  free(ptr);
-  free(wt);
+  free(ptr), free(wt), free(pad);
   return WEFT_OK;
 }
 
 static weft_status conv_depthwise(const ukr* u, const weft_conv2d_geom* g, bool nhwc, const char* x, const char* w,
                                   const void* bias, char* y) {
-  struct dw_ctx c = {u->kt, u->f64, u->es, g, x, w, bias, y, NULL, 0, 0};
+  struct dw_ctx c = {u->kt, u->f64, u->es, g, x, w, bias, y, NULL};
   int64_t taps = g->kh * g->kw, per_row = g->wo * taps * (nhwc ? g->c : 1);
-  if (!nhwc) {
-    /* [lo, hi): every kx inside: ox * sw - pw >= 0 and ox * sw - pw + (kw - 1) * dw <= W - 1 */
-    int64_t lo = cdiv(g->pw, g->sw), last = g->w - 1 + g->pw - (g->kw - 1) * g->dw;
-    int64_t hi = last < 0 ? 0 : last / g->sw + 1;
-    c.lo = min64(lo, g->wo), c.hi = min64(hi, g->wo);
-    return weft_parallel_for(0, g->n * g->cout * g->ho, grain_for(per_row), run_dw_nchw, &c);
-  }
+  if (!nhwc) return weft_parallel_for(0, g->n * g->cout, grain_for(per_row * g->ho), run_dw_nchw, &c);
   char* pack = malloc(u->es * (size_t)(taps * g->c) + u->es * (size_t)g->c);
   if (!pack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
   char* zero = pack + u->es * (size_t)(taps * g->c);
