@@ -4,27 +4,19 @@
 //   conv3x3     [8, 64, 56, 56] -> 64 channels, 3x3, stride 1, padding 1
 //   depthwise3x3 [8, 64, 56, 56], 3x3, groups 64, padding 1
 //   conv1x1     [8, 128, 28, 28] -> 128 channels, 1x1
-// Each library in its own layouts: weft twice, contiguous NCHW (build
-// "<wasm build> nchw") and channels_last (" channels_last"), the same
+// Each library in its own layouts: weft twice, contiguous NCHW (layout
+// "nchw") and channels_last ("channels_last"), the same
 // tensors' memory order being the only difference; tfjs-wasm (XNNPACK) in
 // NHWC, its only conv layout (conv2d / depthwiseConv2d, filter HWIO / HWC1);
 // onnxruntime-web in NCHW, its only Conv layout, with the weight and bias as
 // initializers of a one-node model (so it may prepack them, as a real model
 // lets it). Warm-up, an idle wait, then the median of --reps runs. Prints one
-// JSON line per workload: name, build, threads, ms,
+// JSON line per workload and layout: name, build, layout, threads, ms,
 // GFLOP/s = 2 N Ho Wo Cout (C / groups) kh kw / time.
 import { createRequire } from 'node:module';
-import { medianTimes, onnxModel } from './peer_util.mjs';
+import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload } from './peer_util.mjs';
 
-const args = process.argv.slice(2);
-const lib = args[0];
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
-const reps = Math.max(1, Number(opt('--reps', '15')));
-let threads = Number(opt('--threads', '1'));
-const idleMs = Number(opt('--idle-ms', '2500'));
+const a = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 // name: [N, C, H, W, Cout, k, padding, groups]
@@ -42,8 +34,8 @@ const flops = ([n, c, h, w, cout, k, p, g]) => {
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
-  if (variant === 'simd-threads') wt.setNumThreads(threads);
-  threads = wt.getNumThreads();
+  if (variant === 'simd-threads') wt.setNumThreads(a.threads);
+  a.threads = wt.getNumThreads();
   const out = {};
   for (const [name, [n, c, h, w, cout, k, padding, groups]] of Object.entries(WORK)) {
     const x = wt.tensor(data(n * c * h * w, 1)).view([n, c, h, w]);
@@ -59,10 +51,10 @@ async function weft(variant) {
 async function tfjsWasm() {
   const tf = peerRequire('@tensorflow/tfjs-core');
   const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
+  backend.setThreadsCount(a.threads);
   await tf.setBackend('wasm');
   await tf.ready();
-  threads = backend.getThreadsCount();
+  a.threads = backend.getThreadsCount();
   const out = {};
   for (const [name, [n, c, h, w, cout, k, padding, groups]] of Object.entries(WORK)) {
     const x = tf.tensor4d(data(n * c * h * w, 1), [n, h, w, c]);
@@ -89,9 +81,7 @@ async function tfjsWasm() {
 }
 
 async function onnxruntimeWeb() {
-  const ort = peerRequire('onnxruntime-web');
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.simd = true;
+  const ort = ortInit(peerRequire, a.threads);
   const F32 = 1;
   const out = {};
   for (const [name, [n, c, h, w, cout, k, padding, groups]] of Object.entries(WORK)) {
@@ -101,33 +91,16 @@ async function onnxruntimeWeb() {
       [['x', F32, [n, c, h, w]], ['w', F32, wShape, data(cout * (c / groups) * k * k, 2)], ['b', F32, [cout], data(cout, 3)]],
       ['y', F32, [n, cout, ho, wo]],
       { kernel_shape: { ints: [k, k] }, pads: { ints: [padding, padding, padding, padding] }, group: { i: groups } });
-    const s = await ort.InferenceSession.create(model, { executionProviders: ['wasm'] });
     const feeds = { x: new ort.Tensor('float32', data(n * c * h * w, 1), [n, c, h, w]) };
-    out[`${name} nchw`] = async () => {
-      const r = await s.run(feeds);
-      for (const t of Object.values(r)) t.dispose?.();
-    };
+    out[`${name} nchw`] = await ortWorkload(ort, model, feeds);
   }
   return out;
 }
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
   'onnxruntime-web': onnxruntimeWeb };
-if (!libs[lib]) {
-  console.error(`usage: conv_bench.mjs <${Object.keys(libs).join('|')}> [--threads N] [--reps N]`);
-  process.exit(2);
-}
-const want = threads;
-const work = await libs[lib]();
-if (threads !== want) { // the library runs another count here (tfjs-wasm in Node: one thread)
-  console.error(`conv_bench ${lib}: ${want} threads asked, it runs ${threads}; skipped`);
-  process.exit(0);
-}
-const ms = await medianTimes(work, reps, idleMs);
-const build = lib.startsWith('weft-') ? `wasm-${lib.slice(5)}` : lib;
-for (const [key, m] of Object.entries(ms)) {
+// key "<workload> <layout>": the layout goes into the build column
+await benchMain('conv_bench.mjs', libs, a, (key, m) => {
   const [name, layout] = key.split(' ');
-  console.log(JSON.stringify({ name, build: `${build} ${layout}`, threads, ms: +m.toFixed(3),
-    'GFLOP/s': +(flops(WORK[name]) / (m * 1e6)).toFixed(2), reps }));
-}
-process.exit(0);
+  return { name, layout, 'GFLOP/s': +(flops(WORK[name]) / (m * 1e6)).toFixed(2) };
+});

@@ -7,17 +7,9 @@
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms, GFLOP/s = 2 M N K / time.
 import { createRequire } from 'node:module';
-import { medianTimes, onnxModel } from './peer_util.mjs';
+import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload } from './peer_util.mjs';
 
-const args = process.argv.slice(2);
-const lib = args[0];
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
-const reps = Math.max(1, Number(opt('--reps', '15')));
-let threads = Number(opt('--threads', '1'));
-const idleMs = Number(opt('--idle-ms', '2500'));
+const a = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 // name: [M, N, K, w transposed]
@@ -28,8 +20,8 @@ const data = (n, seed) => new Float32Array(n).map((_, i) => ((i * 7919 + seed) %
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
-  if (variant === 'simd-threads') wt.setNumThreads(threads);
-  threads = wt.getNumThreads();
+  if (variant === 'simd-threads') wt.setNumThreads(a.threads);
+  a.threads = wt.getNumThreads();
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = wt.tensor(data(m * k, 1)).view([m, k]);
@@ -42,10 +34,10 @@ async function weft(variant) {
 async function tfjsWasm() {
   const tf = peerRequire('@tensorflow/tfjs-core');
   const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
+  backend.setThreadsCount(a.threads);
   await tf.setBackend('wasm');
   await tf.ready();
-  threads = backend.getThreadsCount();
+  a.threads = backend.getThreadsCount();
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = tf.tensor2d(data(m * k, 1), [m, k]);
@@ -60,41 +52,22 @@ async function tfjsWasm() {
 }
 
 async function onnxruntimeWeb() {
-  const ort = peerRequire('onnxruntime-web');
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.simd = true;
+  const ort = ortInit(peerRequire, a.threads);
   const F32 = 1;
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const bShape = wT ? [n, k] : [k, n];
     const model = onnxModel('Gemm', [['a', F32, [m, k]], ['b', F32, bShape]], ['y', F32, [m, n]],
       wT ? { transB: { i: 1 } } : {});
-    const s = await ort.InferenceSession.create(model, { executionProviders: ['wasm'] });
     const feeds = { a: new ort.Tensor('float32', data(m * k, 1), [m, k]), b: new ort.Tensor('float32', data(k * n, 2), bShape) };
-    out[name] = async () => {
-      const r = await s.run(feeds);
-      for (const t of Object.values(r)) t.dispose?.();
-    };
+    out[name] = await ortWorkload(ort, model, feeds);
   }
   return out;
 }
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
   'onnxruntime-web': onnxruntimeWeb };
-if (!libs[lib]) {
-  console.error(`usage: gemm_bench.mjs <${Object.keys(libs).join('|')}> [--threads N] [--reps N]`);
-  process.exit(2);
-}
-const want = threads;
-const work = await libs[lib]();
-if (threads !== want) { // the library runs another count here (tfjs-wasm in Node: one thread)
-  console.error(`gemm_bench ${lib}: ${want} threads asked, it runs ${threads}; skipped`);
-  process.exit(0);
-}
-const ms = await medianTimes(work, reps, idleMs);
-const build = lib.startsWith('weft-') ? `wasm-${lib.slice(5)}` : lib;
-for (const [n, m] of Object.entries(ms)) {
+await benchMain('gemm_bench.mjs', libs, a, (n, m) => {
   const [rows, cols, depth] = WORK[n];
-  console.log(JSON.stringify({ name: n, build, threads, ms: +m.toFixed(3), 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2), reps }));
-}
-process.exit(0);
+  return { 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2) };
+});

@@ -1,5 +1,6 @@
-// Shared by the peer benchmarks (bench/peers.mjs, bench/gemm_bench.mjs): the
-// hand-encoded one-node ONNX model and the timing loop.
+// Shared by the peer benchmarks (bench/peers.mjs, bench/gemm_bench.mjs,
+// bench/conv_bench.mjs): the hand-encoded one-node ONNX model, the timing
+// loop, and the command line and main of a one-library script.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -54,4 +55,53 @@ export function onnxModel(opType, inputs, output, attrs) {
     ...inputs.filter((i) => !i[3]).flatMap(([n, t, s]) => bytes(11, valueInfo(n, t, s))),
     ...bytes(12, valueInfo(...output))];
   return Uint8Array.from([...int(1, 8), ...bytes(8, [...str(1, ''), ...int(2, 13)]), ...bytes(7, graph)]);
+}
+
+// The command line of a one-library benchmark: <lib> [--threads N] [--reps N] [--idle-ms N].
+export function benchArgs(argv = process.argv.slice(2)) {
+  const opt = (name, dflt) => {
+    const i = argv.indexOf(name);
+    return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+  };
+  return { lib: argv[0], reps: Math.max(1, Number(opt('--reps', '15'))), threads: Number(opt('--threads', '1')),
+    idleMs: Number(opt('--idle-ms', '2500')) };
+}
+
+// Sets up libs[a.lib] (which sets a.threads to the count the library really
+// runs), times its workloads and prints one JSON line per workload: name,
+// build, threads, ms, reps and the fields of figures(name, ms); then exits.
+export async function benchMain(script, libs, a, figures) {
+  if (!libs[a.lib]) {
+    console.error(`usage: ${script} <${Object.keys(libs).join('|')}> [--threads N] [--reps N]`);
+    process.exit(2);
+  }
+  const want = a.threads;
+  const work = await libs[a.lib]();
+  if (a.threads !== want) { // the library runs another count here (tfjs-wasm in Node: one thread)
+    console.error(`${script} ${a.lib}: ${want} threads asked, it runs ${a.threads}; skipped`);
+    process.exit(0);
+  }
+  const ms = await medianTimes(work, a.reps, a.idleMs);
+  const build = a.lib.startsWith('weft-') ? `wasm-${a.lib.slice(5)}` : a.lib;
+  for (const [n, m] of Object.entries(ms)) {
+    console.log(JSON.stringify({ name: n, build, threads: a.threads, ms: +m.toFixed(3), ...figures(n, m), reps: a.reps }));
+  }
+  process.exit(0);
+}
+
+// onnxruntime-web (from the peers' node_modules) on `threads` threads with SIMD.
+export function ortInit(peerRequire, threads) {
+  const ort = peerRequire('onnxruntime-web');
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.simd = true;
+  return ort;
+}
+
+// A workload: one run of a session of `model` (bytes) on `feeds`.
+export async function ortWorkload(ort, model, feeds) {
+  const s = await ort.InferenceSession.create(model, { executionProviders: ['wasm'] });
+  return async () => {
+    const r = await s.run(feeds);
+    for (const t of Object.values(r)) t.dispose?.();
+  };
 }

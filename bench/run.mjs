@@ -178,7 +178,7 @@ if (group('conv')) {
   }
   // ratios to tfjs-wasm at the same thread count (Node runs it on one) and to onnxruntime-web
   for (const r of convRows) {
-    const peer = (b) => convRows.find((p) => p.build.startsWith(b) && p.name === r.name && p.threads === r.threads);
+    const peer = (b) => convRows.find((p) => p.build === b && p.name === r.name && p.threads === r.threads);
     const tf = peer('tfjs-wasm'), ort = peer('onnxruntime-web');
     r.ratio = tf ? +(r['GFLOP/s'] / tf['GFLOP/s']).toFixed(3) : null;
     r.ratio_ort = ort ? +(r['GFLOP/s'] / ort['GFLOP/s']).toFixed(3) : null;
@@ -224,7 +224,7 @@ if (!json && convRows.length) {
   console.log('\nconv2d GFLOP/s (2 N Ho Wo Cout C/groups kh kw / median time), ratio to tfjs-wasm and to onnxruntime-web');
   console.log(`${'workload'.padEnd(14)}${'build'.padEnd(34)}threads  ${'ms'.padStart(9)} ${'GFLOP/s'.padStart(8)}  vs tfjs  vs ort`);
   for (const r of convRows) {
-    console.log(`${r.name.padEnd(14)}${r.build.padEnd(34)}${String(r.threads).padEnd(9)}${r.ms.toFixed(2).padStart(9)} ` +
+    console.log(`${r.name.padEnd(14)}${`${r.build} ${r.layout}`.padEnd(34)}${String(r.threads).padEnd(9)}${r.ms.toFixed(2).padStart(9)} ` +
       `${r['GFLOP/s'].toFixed(2).padStart(8)}  ${f(r.ratio).padStart(6)}  ${f(r.ratio_ort).padStart(6)}`);
   }
 }

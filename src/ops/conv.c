@@ -192,16 +192,22 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
   return r;
 }
 
+/* The input (4-D here) must have the weight's dimensions; sep: what 1.13
+ * puts between "weight" and its sizes */
+static weft_status check_weight_dim(const weft_tensor* x, const weft_tensor* w, const char* sep) {
+  if (w->ndim == 4) return WEFT_OK;
+  char bw[160], bx[160];
+  return weft__error(WEFT_INVALID_ARGUMENT,
+                     "conv2d: Expected %d-dimensional input for %d-dimensional weight%s%s, but got 4-dimensional "
+                     "input of size %s instead",
+                     w->ndim, w->ndim, sep, sizes_str(bw, sizeof bw, w->sizes, w->ndim),
+                     sizes_str(bx, sizeof bx, x->sizes, 4));
+}
+
 /* _convolution's checks with the parameters resolved, then the run; x 4-D */
 static weft_tensor* convolution(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, conv_params* p) {
   weft_conv2d_geom g;
-  char bw[160], bx[160];
-  if (w->ndim != 4)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "conv2d: Expected %d-dimensional input for %d-dimensional weight %s, but got 4-dimensional "
-                            "input of size %s instead",
-                            w->ndim, w->ndim, sizes_str(bw, sizeof bw, w->sizes, w->ndim),
-                            sizes_str(bx, sizeof bx, x->sizes, 4));
+  if (check_weight_dim(x, w, " ") != WEFT_OK) return NULL;
   if (shape_checks(x, w, b, p, &g) != WEFT_OK || dtype_checks(x, w, b) != WEFT_OK) return NULL;
   return run(x, w, b, g);
 }
@@ -281,13 +287,7 @@ static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
   if (same) {
     if (w->ndim < 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
     int dim = w->ndim - 2;
-    char bw[160], bx[160];
-    if (w->ndim != 4)
-      return weft__error_null(WEFT_INVALID_ARGUMENT,
-                              "conv2d: Expected %d-dimensional input for %d-dimensional weight%s, but got "
-                              "4-dimensional input of size %s instead",
-                              w->ndim, w->ndim, sizes_str(bw, sizeof bw, w->sizes, w->ndim),
-                              sizes_str(bx, sizeof bx, x->sizes, 4));
+    if (check_weight_dim(x, w, "") != WEFT_OK) return NULL; /* _convolution_same: no space */
     if (a->ns != 1 && a->ns != dim)
       return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
     if (a->nd != 1 && a->nd != dim)

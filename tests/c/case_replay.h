@@ -96,4 +96,13 @@ static void fx_replay_all(const fx_table* tb, const char* label) {
   CHECK(failed == 0);
 }
 
+/* every case at 1 and at 3 threads, then back to 1 */
+static void fx_replay_threads(const fx_table* tb) {
+  weft_set_num_threads(1);
+  fx_replay_all(tb, "1 thread");
+  weft_set_num_threads(3);
+  fx_replay_all(tb, "3 threads");
+  weft_set_num_threads(1);
+}
+
 #endif

@@ -182,11 +182,7 @@ static void test_meta(void) {
 }
 
 int main(void) {
-  weft_set_num_threads(1);
-  fx_replay_all(&cases, "1 thread");
-  weft_set_num_threads(3);
-  fx_replay_all(&cases, "3 threads");
-  weft_set_num_threads(1);
+  fx_replay_threads(&cases);
   test_algorithms();
   test_explain_and_formats();
   test_meta();

@@ -81,11 +81,7 @@ static void test_linear_large(void) {
 }
 
 int main(void) {
-  weft_set_num_threads(1);
-  fx_replay_all(&cases, "1 thread");
-  weft_set_num_threads(3);
-  fx_replay_all(&cases, "3 threads");
-  weft_set_num_threads(1);
+  fx_replay_threads(&cases);
   test_registration();
   test_meta();
   test_linear_large();

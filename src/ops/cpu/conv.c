@@ -182,15 +182,20 @@ static char* pack_weight(const ukr* u, const weft_conv2d_geom* g, const void* w,
 
 /* ---- implicit GEMM over NHWC ---- */
 
-struct nhwc_ctx {
+/* One GEMM convolution (either layout): the weight packed once, the tiling,
+ * and the tile function with its packing scratch (one per chunk). */
+struct gemm_ctx {
   ukr u;
   const weft_conv2d_geom* g;
   const char* x;
   const char* wpack;
   const char* bias;
   char* y;
-  int64_t m, k, kcb, cg, coutg, npad; /* npad: Coutg rounded up to NR */
-  int64_t ntm, ntn, ns;               /* tiles along M and N, columns per N tile */
+  int64_t k, kcb, cg, coutg, rpad; /* rpad: Coutg rounded up to the weight panels' width */
+  int64_t rows;                    /* GEMM rows per group: NHWC N*Ho*Wo pixels; NCHW Ho*Wo per image */
+  int64_t ntr, ntn, ns;            /* tiles along the pixels; NHWC: along Coutg, columns per tile */
+  void (*tile)(const struct gemm_ctx* c, int64_t tile, char* scratch);
+  size_t scratch;
 };
 
 /* A panel: rows [m0, m0 + rows) (output pixels), k in [pc, pc + kc), of
@@ -199,7 +204,7 @@ struct nhwc_ctx {
  * the MR pixels sit on one output row and the tap reads inside the input
  * for all of them, the run is an MR x len transpose (pixels sw * C apart)
  * for the transpose kernel; otherwise values one by one. */
-static void pack_a_nhwc(const struct nhwc_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t pc, int64_t kc,
+static void pack_a_nhwc(const struct gemm_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t pc, int64_t kc,
                         char* d) {
   const weft_conv2d_geom* g = c->g;
   const int mr = c->u.mr;
@@ -239,12 +244,12 @@ static void pack_a_nhwc(const struct nhwc_ctx* c, int64_t q, int64_t m0, int64_t
   }
 }
 
-static void nhwc_tile(const struct nhwc_ctx* c, int64_t tile, char* apack) {
+static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
   const weft_conv2d_geom* g = c->g;
   const ukr* u = &c->u;
   const size_t es = u->es;
-  int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntm, q = tile / (c->ntn * c->ntm);
-  int64_t m0 = mt * MC_NHWC, rows = min64(MC_NHWC, c->m - m0), j0 = nt * c->ns, cols = min64(c->ns, c->coutg - j0);
+  int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntr, q = tile / (c->ntn * c->ntr);
+  int64_t m0 = mt * MC_NHWC, rows = min64(MC_NHWC, c->rows - m0), j0 = nt * c->ns, cols = min64(c->ns, c->coutg - j0);
   char* y = c->y + (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
   for (int64_t i = 0; i < rows; i++) {
     char* row = y + (size_t)(i * g->cout) * es;
@@ -262,7 +267,7 @@ static void nhwc_tile(const struct nhwc_ctx* c, int64_t tile, char* apack) {
       pack_a_nhwc(c, q, m0 + p * u->mr, r, pc, kc, d);
     }
     for (int64_t j = 0; j < cols; j += u->nr) {
-      const char* bp = c->wpack + (size_t)(q * c->k * c->npad + pc * c->npad + (j0 + j) / u->nr * kc * u->nr) * es;
+      const char* bp = c->wpack + (size_t)(q * c->k * c->rpad + pc * c->rpad + (j0 + j) / u->nr * kc * u->nr) * es;
       size_t nc = (size_t)min64(u->nr, cols - j);
       for (int64_t p = 0; p < panels; p++)
         ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, apack + (size_t)(p * kc * u->mr) * es, bp,
@@ -271,13 +276,12 @@ static void nhwc_tile(const struct nhwc_ctx* c, int64_t tile, char* apack) {
   }
 }
 
-static weft_status run_nhwc(void* p, int64_t begin, int64_t end) {
-  const struct nhwc_ctx* c = p;
-  size_t bytes = (size_t)(cdiv(MC_NHWC, c->u.mr) * c->u.mr * c->kcb) * c->u.es;
-  char* apack = malloc(bytes);
-  if (!apack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for packing)", bytes);
-  for (int64_t t = begin; t < end; t++) nhwc_tile(c, t, apack);
-  free(apack);
+static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
+  const struct gemm_ctx* c = p;
+  char* scratch = malloc(c->scratch);
+  if (!scratch) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for packing)", c->scratch);
+  for (int64_t t = begin; t < end; t++) c->tile(c, t, scratch);
+  free(scratch);
   return WEFT_OK;
 }
 
@@ -294,35 +298,38 @@ static int64_t grain_for(int64_t work_per_tile) {
   return g < 1 ? 1 : g;
 }
 
-static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
-                             void* y) {
-  struct nhwc_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
-  c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
-  c.m = g->n * g->ho * g->wo, c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
-  c.npad = cdiv(c.coutg, u->nr) * u->nr;
-  c.ntm = cdiv(c.m, MC_NHWC);
-  c.ns = cols_per_tile(c.coutg, c.ntm * g->groups, u->nr);
-  c.ntn = cdiv(c.coutg, c.ns);
-  char* wpack = pack_weight(u, g, w, true, u->nr);
+/* Packs the weight (panels of `r` channels, K in the layout's order), runs
+ * the tiles, frees the weight. */
+static weft_status gemm_conv(struct gemm_ctx* c, const void* w, bool nhwc_order, int r, int64_t ntiles,
+                             int64_t work_per_tile) {
+  char* wpack = pack_weight(&c->u, c->g, w, nhwc_order, r);
   if (!wpack) return weft_last_status();
-  c.wpack = wpack;
-  weft_status s = weft_parallel_for(0, g->groups * c.ntm * c.ntn, grain_for(MC_NHWC * c.ns * c.k), run_nhwc, &c);
+  c->wpack = wpack;
+  weft_status s = weft_parallel_for(0, ntiles, grain_for(work_per_tile), run_tiles, c);
   free(wpack);
   return s;
 }
 
-/* ---- im2col GEMM over NCHW ---- */
+static struct gemm_ctx gemm_ctx_of(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* bias, void* y,
+                                   int r) {
+  struct gemm_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
+  c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
+  c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
+  c.rpad = cdiv(c.coutg, r) * r;
+  return c;
+}
 
-struct nchw_ctx {
-  ukr u;
-  const weft_conv2d_geom* g;
-  const char* x;
-  const char* wpack;
-  const char* bias;
-  char* y;
-  int64_t p, k, kcb, cg, coutg, mpad; /* p: Ho*Wo; mpad: Coutg rounded up to MR */
-  int64_t ntp;                        /* pixel tiles per image */
-};
+static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
+                             void* y) {
+  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->nr);
+  c.rows = g->n * g->ho * g->wo, c.ntr = cdiv(c.rows, MC_NHWC);
+  c.ns = cols_per_tile(c.coutg, c.ntr * g->groups, u->nr);
+  c.ntn = cdiv(c.coutg, c.ns);
+  c.tile = nhwc_tile, c.scratch = (size_t)(cdiv(MC_NHWC, u->mr) * u->mr * c.kcb) * u->es;
+  return gemm_conv(&c, w, true, u->nr, g->groups * c.ntr * c.ntn, MC_NHWC * c.ns * c.k);
+}
+
+/* ---- im2col GEMM over NCHW ---- */
 
 /* B panel: output pixels [p0, p0 + cols) of image n, group q, k in
  * [pc, pc + kc): d[k * NR + j] = x[n, q * Cg + ci, iy, ix] or 0. k walks
@@ -330,7 +337,7 @@ struct nchw_ctx {
  * reads NR consecutive values of one input row for every kx in
  * [kx_lo, kx_hi] (the others touch the padding and go value by value). */
 #define DEF_PACK_B_NCHW(T, name)                                                                              \
-  static void name(const struct nchw_ctx* c, int64_t n, int64_t q, int64_t p0, int64_t cols, int64_t pc,       \
+  static void name(const struct gemm_ctx* c, int64_t n, int64_t q, int64_t p0, int64_t cols, int64_t pc,       \
                    int64_t kc, T* d) {                                                                        \
     const weft_conv2d_geom* g = c->g;                                                                         \
     const int nr = c->u.nr;                                                                                   \
@@ -374,15 +381,15 @@ struct nchw_ctx {
 DEF_PACK_B_NCHW(float, pack_b_nchw_f32)
 DEF_PACK_B_NCHW(double, pack_b_nchw_f64)
 
-static void nchw_tile(const struct nchw_ctx* c, int64_t tile, char* bpack) {
+static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
   const weft_conv2d_geom* g = c->g;
   const ukr* u = &c->u;
   const size_t es = u->es;
-  int64_t pt = tile % c->ntp, q = tile / c->ntp % g->groups, n = tile / (c->ntp * g->groups);
-  int64_t p0 = pt * NS_NCHW, cols = min64(NS_NCHW, c->p - p0);
-  char* y = c->y + (size_t)((n * g->cout + q * c->coutg) * c->p + p0) * es;
+  int64_t pt = tile % c->ntr, q = tile / c->ntr % g->groups, n = tile / (c->ntr * g->groups);
+  int64_t p0 = pt * NS_NCHW, cols = min64(NS_NCHW, c->rows - p0);
+  char* y = c->y + (size_t)((n * g->cout + q * c->coutg) * c->rows + p0) * es;
   for (int64_t co = 0; co < c->coutg; co++) {
-    char* row = y + (size_t)(co * c->p) * es;
+    char* row = y + (size_t)(co * c->rows) * es;
     const char* b = c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL;
     if (!b)
       memset(row, 0, (size_t)cols * es);
@@ -402,40 +409,23 @@ static void nchw_tile(const struct nchw_ctx* c, int64_t tile, char* bpack) {
       else
         pack_b_nchw_f32(c, n, q, p0 + jp * u->nr, nc, pc, kc, (float*)d);
     }
-    const char* ap = c->wpack + (size_t)(q * c->k * c->mpad + pc * c->mpad) * es;
+    const char* ap = c->wpack + (size_t)(q * c->k * c->rpad + pc * c->rpad) * es;
     for (int64_t jp = 0; jp < panels; jp++) {
       size_t nc = (size_t)min64(u->nr, cols - jp * u->nr);
       const char* bp = bpack + (size_t)(jp * kc * u->nr) * es;
       for (int64_t ip = 0; ip < mpanels; ip++)
         ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es,
-                bp, y + (size_t)(ip * u->mr * c->p + jp * u->nr) * es, (size_t)c->p);
+                bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows);
     }
   }
 }
 
-static weft_status run_nchw(void* p, int64_t begin, int64_t end) {
-  const struct nchw_ctx* c = p;
-  size_t bytes = (size_t)(cdiv(NS_NCHW, c->u.nr) * c->u.nr * c->kcb) * c->u.es;
-  char* bpack = malloc(bytes);
-  if (!bpack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for packing)", bytes);
-  for (int64_t t = begin; t < end; t++) nchw_tile(c, t, bpack);
-  free(bpack);
-  return WEFT_OK;
-}
-
 static weft_status conv_nchw(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
                              void* y) {
-  struct nchw_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
-  c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
-  c.p = g->ho * g->wo, c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
-  c.mpad = cdiv(c.coutg, u->mr) * u->mr;
-  c.ntp = cdiv(c.p, NS_NCHW);
-  char* wpack = pack_weight(u, g, w, false, u->mr);
-  if (!wpack) return weft_last_status();
-  c.wpack = wpack;
-  weft_status s = weft_parallel_for(0, g->n * g->groups * c.ntp, grain_for(NS_NCHW * c.coutg * c.k), run_nchw, &c);
-  free(wpack);
-  return s;
+  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->mr);
+  c.rows = g->ho * g->wo, c.ntr = cdiv(c.rows, NS_NCHW);
+  c.tile = nchw_tile, c.scratch = (size_t)(cdiv(NS_NCHW, u->nr) * u->nr * c.kcb) * u->es;
+  return gemm_conv(&c, w, false, u->mr, g->n * g->groups * c.ntr, NS_NCHW * c.coutg * c.k);
 }
 
 /* ---- 1x1: one GEMM ---- */
