@@ -23,6 +23,8 @@
 // (NHWC) and onnxruntime-web (NCHW) beside them, GFLOP/s and ratios to both.
 // --only <native|wasm|peers|gemm|conv> runs that group alone (and builds
 // dist/ only when it is missing): `node bench/run.mjs --only conv`.
+// --clock cpu times the conv rows by the process's CPU time (robust on a
+// loaded machine; at 2 threads it counts both threads' time).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -170,7 +172,7 @@ if (group('conv')) {
       log(`bench: conv ${lib} threads=${t}`);
       try {
         convRows.push(...parseLines(run(process.execPath, ['bench/conv_bench.mjs', lib, '--threads', String(t),
-          '--reps', reps], `conv ${lib}`)));
+          '--reps', reps, '--clock', opt('--clock', 'wall')], `conv ${lib}`)));
       } catch (e) {
         log(e.message);
       }
@@ -221,7 +223,7 @@ if (!json && gemmRows.length) {
 }
 if (!json && convRows.length) {
   const f = (v) => (v === null ? '   -' : `${v.toFixed(2)}x`);
-  console.log('\nconv2d GFLOP/s (2 N Ho Wo Cout C/groups kh kw / median time), ratio to tfjs-wasm and to onnxruntime-web');
+  console.log(`\nconv2d GFLOP/s (2 N Ho Wo Cout C/groups kh kw / median ${opt('--clock', 'wall')} time), ratio to tfjs-wasm and to onnxruntime-web`);
   console.log(`${'workload'.padEnd(14)}${'build'.padEnd(34)}threads  ${'ms'.padStart(9)} ${'GFLOP/s'.padStart(8)}  vs tfjs  vs ort`);
   for (const r of convRows) {
     console.log(`${r.name.padEnd(14)}${`${r.build} ${r.layout}`.padEnd(34)}${String(r.threads).padEnd(9)}${r.ms.toFixed(2).padStart(9)} ` +

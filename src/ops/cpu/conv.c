@@ -430,6 +430,32 @@ static weft_status conv_nchw(const ukr* u, const weft_conv2d_geom* g, const void
 
 /* ---- 1x1: one GEMM ---- */
 
+/* NCHW: images [begin, end), per image and group Y[Coutg, HW] = W[Coutg, Cg] X[Cg, HW] */
+struct images_ctx {
+  const ukr* u;
+  weft_dtype dt;
+  const weft_conv2d_geom* g;
+  const char *x, *w;
+  bool acc;
+  char* y;
+};
+
+static weft_status run_images(void* p, int64_t begin, int64_t end) {
+  const struct images_ctx* c = p;
+  const weft_conv2d_geom* g = c->g;
+  int64_t cg = g->c / g->groups, coutg = g->cout / g->groups, hw = g->h * g->w;
+  const size_t es = c->u->es;
+  weft_status s = WEFT_OK;
+  for (int64_t i = begin; i < end && s == WEFT_OK; i++)
+    for (int64_t q = 0; q < g->groups && s == WEFT_OK; q++) {
+      weft_gemm_operand a = {c->w + (size_t)(q * coutg * g->ws[0]) * es, g->ws[0], g->ws[1]};
+      weft_gemm_operand b = {c->x + (size_t)((i * g->c + q * cg) * hw) * es, hw, 1};
+      s = weft__gemm(c->u->kt, c->dt, coutg, hw, cg, 1.0, a, b, c->acc, c->y + (size_t)((i * g->cout + q * coutg) * hw) * es,
+                     hw, 1);
+    }
+  return s;
+}
+
 static weft_status conv_1x1(const ukr* u, weft_dtype dt, const weft_conv2d_geom* g, bool nhwc, const char* x,
                             const char* w, const void* bias, char* y) {
   int64_t cg = g->c / g->groups, coutg = g->cout / g->groups, hw = g->h * g->w;
@@ -437,16 +463,18 @@ static weft_status conv_1x1(const ukr* u, weft_dtype dt, const weft_conv2d_geom*
   weft_status s = WEFT_OK;
   if (bias) /* the GEMM accumulates onto the bias */
     s = nhwc ? fill_rows(es, y, g->n * hw, g->cout, bias, 0, 1) : fill_rows(es, y, g->n * g->cout, hw, bias, 1, g->cout);
-  for (int64_t q = 0; q < g->groups && s == WEFT_OK; q++) {
-    const char* wq = w + (size_t)(q * coutg * g->ws[0]) * es;
-    if (nhwc) { /* Y[NHW, Coutg] = X[NHW, Cg] W[Coutg, Cg]^T */
-      weft_gemm_operand a = {x + (size_t)(q * cg) * es, g->c, 1}, b = {wq, g->ws[1], g->ws[0]};
-      s = weft__gemm(u->kt, dt, g->n * hw, coutg, cg, 1.0, a, b, bias != NULL, y + (size_t)(q * coutg) * es, g->cout, 1);
-    } else { /* per image: Y[Coutg, HW] = W[Coutg, Cg] X[Cg, HW] */
-      weft_gemm_operand a = {wq, g->ws[0], g->ws[1]}, b = {x + (size_t)(q * cg * hw) * es, hw, 1};
-      s = weft__gemm_batched(u->kt, dt, g->n, coutg, hw, cg, 1.0, a, 0, b, g->c * hw, bias != NULL,
-                             y + (size_t)(q * coutg * hw) * es, hw, 1, g->cout * hw);
-    }
+  if (s != WEFT_OK) return s;
+  if (!nhwc) {
+    /* enough images for every thread: one image per task (its GEMMs then
+     * run inline), else the images in turn, each GEMM parallel inside */
+    struct images_ctx c = {u, dt, g, x, w, bias != NULL, y};
+    int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
+    return threads > 1 && g->n >= 2 * threads ? weft_parallel_for(0, g->n, 1, run_images, &c) : run_images(&c, 0, g->n);
+  }
+  for (int64_t q = 0; q < g->groups && s == WEFT_OK; q++) { /* Y[NHW, Coutg] = X[NHW, Cg] W[Coutg, Cg]^T */
+    weft_gemm_operand a = {x + (size_t)(q * cg) * es, g->c, 1};
+    weft_gemm_operand b = {w + (size_t)(q * coutg * g->ws[0]) * es, g->ws[1], g->ws[0]};
+    s = weft__gemm(u->kt, dt, g->n * hw, coutg, cg, 1.0, a, b, bias != NULL, y + (size_t)(q * coutg) * es, g->cout, 1);
   }
   return s;
 }
