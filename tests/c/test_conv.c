@@ -114,7 +114,7 @@ static void test_algorithms(void) {
       bad += check_algo(kt, WEFT_CONV_GEMM_1X1_NHWC, geom(2, 8, 3, 4, 6, 1, 1, 1, 0, 1, 2), true);
       bad += check_algo(kt, WEFT_CONV_GEMM_1X1_NCHW, geom(2, 8, 3, 4, 6, 1, 1, 1, 0, 1, 2), true);
       /* 7 images >= 2 per thread at 3 threads: the 1x1 NCHW GEMMs run one image per task */
-      bad += check_algo(kt, WEFT_CONV_GEMM_1X1_NCHW, geom(7, 8, 5, 3, 9, 1, 1, 1, 0, 1, 2), true);
+      bad += check_algo(kt, WEFT_CONV_GEMM_1X1_NCHW, geom(7, 8, 5, 3, 10, 1, 1, 1, 0, 1, 2), true);
       CHECK(bad == 0);
     }
   }
