@@ -27,7 +27,7 @@ export function convCase(x, w, wt, groups) {
 }
 
 function row(label, x, plan, ms, gflops, best) {
-  return el('div', { class: `brow${best ? ' best' : ''}` },
+  return el('div', { class: `crow${best ? ' best' : ''}` },
     el('span', { class: 'blabel', text: label }),
     el('code', { text: `stride [${x.stride().join(', ')}]` }),
     el('code', { text: plan ? plan.algorithm : '?' }),
