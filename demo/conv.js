@@ -18,7 +18,8 @@ function median(fn, reps) {
   return ts.sort((a, b) => a - b)[ts.length >> 1];
 }
 
-// [n, c, h, w, cout, k, groups]: padding keeps the spatial size
+// The plan explain() gives for conv2d(x, w) and a runner for it; the padding
+// keeps the spatial size (odd kernels).
 export function convCase(x, w, wt, groups) {
   const k = w.shape[2];
   const opts = { padding: (k - 1) >> 1, groups };
@@ -46,7 +47,7 @@ export function setupConv(ui, wt) {
     e.preventDefault();
     ui.button.disabled = true;
     ui.out.setAttribute('aria-busy', 'true');
-    const [n, c, h, wd, cout, k, groups] = ui.shape.value.split(',').map(Number);
+    const [n, c, h, wd, cout, k, groups] = ui.shape.value.split(',').map(Number); // the option's value
     const held = [];
     const keep = (t) => (held.push(t), t);
     try {
