@@ -14,9 +14,9 @@
 // JSON line per workload and layout: name, build, layout, threads, ms,
 // GFLOP/s = 2 N Ho Wo Cout (C / groups) kh kw / time.
 import { createRequire } from 'node:module';
-import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload } from './peer_util.mjs';
+import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload, tfjsInit, weftInit } from './peer_util.mjs';
 
-const a = benchArgs();
+const cli = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 // name: [N, C, H, W, Cout, k, padding, groups]
@@ -32,10 +32,7 @@ const flops = ([n, c, h, w, cout, k, p, g]) => {
 };
 
 async function weft(variant) {
-  const { init } = await import('weft');
-  const wt = await init({ variant });
-  if (variant === 'simd-threads') wt.setNumThreads(a.threads);
-  a.threads = wt.getNumThreads();
+  const wt = await weftInit(variant, cli);
   const out = {};
   for (const [name, [n, c, h, w, cout, k, padding, groups]] of Object.entries(WORK)) {
     const x = wt.tensor(data(n * c * h * w, 1)).view([n, c, h, w]);
@@ -49,12 +46,7 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(a.threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  a.threads = backend.getThreadsCount();
+  const tf = await tfjsInit(peerRequire, cli);
   const out = {};
   for (const [name, [n, c, h, w, cout, k, padding, groups]] of Object.entries(WORK)) {
     const x = tf.tensor4d(data(n * c * h * w, 1), [n, h, w, c]);
@@ -81,7 +73,7 @@ async function tfjsWasm() {
 }
 
 async function onnxruntimeWeb() {
-  const ort = ortInit(peerRequire, a.threads);
+  const ort = ortInit(peerRequire, cli.threads);
   const F32 = 1;
   const out = {};
   for (const [name, [n, c, h, w, cout, k, padding, groups]] of Object.entries(WORK)) {
@@ -100,7 +92,7 @@ async function onnxruntimeWeb() {
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
   'onnxruntime-web': onnxruntimeWeb };
 // key "<workload> <layout>": the layout goes into the build column
-await benchMain('conv_bench.mjs', libs, a, (key, m) => {
+await benchMain('conv_bench.mjs', libs, cli, (key, m) => {
   const [name, layout] = key.split(' ');
   return { name, layout, 'GFLOP/s': +(flops(WORK[name]) / (m * 1e6)).toFixed(2) };
 });

@@ -7,9 +7,9 @@
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms, GFLOP/s = 2 M N K / time.
 import { createRequire } from 'node:module';
-import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload } from './peer_util.mjs';
+import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload, tfjsInit, weftInit } from './peer_util.mjs';
 
-const a = benchArgs();
+const cli = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 // name: [M, N, K, w transposed]
@@ -18,10 +18,7 @@ const WORK = { mm_256: [256, 256, 256, false], mm_512: [512, 512, 512, false], m
 const data = (n, seed) => new Float32Array(n).map((_, i) => ((i * 7919 + seed) % 1013) / 1013 - 0.5);
 
 async function weft(variant) {
-  const { init } = await import('weft');
-  const wt = await init({ variant });
-  if (variant === 'simd-threads') wt.setNumThreads(a.threads);
-  a.threads = wt.getNumThreads();
+  const wt = await weftInit(variant, cli);
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = wt.tensor(data(m * k, 1)).view([m, k]);
@@ -32,12 +29,7 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(a.threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  a.threads = backend.getThreadsCount();
+  const tf = await tfjsInit(peerRequire, cli);
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = tf.tensor2d(data(m * k, 1), [m, k]);
@@ -52,7 +44,7 @@ async function tfjsWasm() {
 }
 
 async function onnxruntimeWeb() {
-  const ort = ortInit(peerRequire, a.threads);
+  const ort = ortInit(peerRequire, cli.threads);
   const F32 = 1;
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
@@ -67,7 +59,7 @@ async function onnxruntimeWeb() {
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
   'onnxruntime-web': onnxruntimeWeb };
-await benchMain('gemm_bench.mjs', libs, a, (n, m) => {
+await benchMain('gemm_bench.mjs', libs, cli, (n, m) => {
   const [rows, cols, depth] = WORK[n];
   return { 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2) };
 });

@@ -114,3 +114,25 @@ export async function ortWorkload(ort, model, feeds) {
     for (const t of Object.values(r)) t.dispose?.();
   };
 }
+
+// weft's `variant` from dist/, on cli.threads threads when it has threads;
+// cli.threads becomes the count it runs.
+export async function weftInit(variant, cli) {
+  const { init } = await import('weft');
+  const wt = await init({ variant });
+  if (variant === 'simd-threads') wt.setNumThreads(cli.threads);
+  cli.threads = wt.getNumThreads();
+  return wt;
+}
+
+// tfjs with its wasm backend on cli.threads threads; cli.threads becomes the
+// count it runs (one in Node).
+export async function tfjsInit(peerRequire, cli) {
+  const tf = peerRequire('@tensorflow/tfjs-core');
+  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
+  backend.setThreadsCount(cli.threads);
+  await tf.setBackend('wasm');
+  await tf.ready();
+  cli.threads = backend.getThreadsCount();
+  return tf;
+}
