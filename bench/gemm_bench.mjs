@@ -7,10 +7,9 @@
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms, GFLOP/s = 2 M N K / time.
 import { createRequire } from 'node:module';
-import { libArgs, medianTimes, onnxModel } from './peer_util.mjs';
+import { benchArgs, benchMain, onnxModel, ortInit, ortWorkload, tfjsInit, weftInit } from './peer_util.mjs';
 
-const { lib, reps, idleMs } = libArgs();
-let { threads } = libArgs();
+const cli = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 // name: [M, N, K, w transposed]
@@ -19,10 +18,7 @@ const WORK = { mm_256: [256, 256, 256, false], mm_512: [512, 512, 512, false], m
 const data = (n, seed) => new Float32Array(n).map((_, i) => ((i * 7919 + seed) % 1013) / 1013 - 0.5);
 
 async function weft(variant) {
-  const { init } = await import('weft');
-  const wt = await init({ variant });
-  if (variant === 'simd-threads') wt.setNumThreads(threads);
-  threads = wt.getNumThreads();
+  const wt = await weftInit(variant, cli);
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = wt.tensor(data(m * k, 1)).view([m, k]);
@@ -33,12 +29,7 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  threads = backend.getThreadsCount();
+  const tf = await tfjsInit(peerRequire, cli);
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = tf.tensor2d(data(m * k, 1), [m, k]);
@@ -53,41 +44,22 @@ async function tfjsWasm() {
 }
 
 async function onnxruntimeWeb() {
-  const ort = peerRequire('onnxruntime-web');
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.simd = true;
+  const ort = ortInit(peerRequire, cli.threads);
   const F32 = 1;
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const bShape = wT ? [n, k] : [k, n];
     const model = onnxModel('Gemm', [['a', F32, [m, k]], ['b', F32, bShape]], ['y', F32, [m, n]],
       wT ? { transB: { i: 1 } } : {});
-    const s = await ort.InferenceSession.create(model, { executionProviders: ['wasm'] });
     const feeds = { a: new ort.Tensor('float32', data(m * k, 1), [m, k]), b: new ort.Tensor('float32', data(k * n, 2), bShape) };
-    out[name] = async () => {
-      const r = await s.run(feeds);
-      for (const t of Object.values(r)) t.dispose?.();
-    };
+    out[name] = await ortWorkload(ort, model, feeds);
   }
   return out;
 }
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
   'onnxruntime-web': onnxruntimeWeb };
-if (!libs[lib]) {
-  console.error(`usage: gemm_bench.mjs <${Object.keys(libs).join('|')}> [--threads N] [--reps N]`);
-  process.exit(2);
-}
-const want = threads;
-const work = await libs[lib]();
-if (threads !== want) { // the library runs another count here (tfjs-wasm in Node: one thread)
-  console.error(`gemm_bench ${lib}: ${want} threads asked, it runs ${threads}; skipped`);
-  process.exit(0);
-}
-const ms = await medianTimes(work, reps, idleMs);
-const build = lib.startsWith('weft-') ? `wasm-${lib.slice(5)}` : lib;
-for (const [n, m] of Object.entries(ms)) {
+await benchMain('gemm_bench.mjs', libs, cli, (n, m) => {
   const [rows, cols, depth] = WORK[n];
-  console.log(JSON.stringify({ name: n, build, threads, ms: +m.toFixed(3), 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2), reps }));
-}
-process.exit(0);
+  return { 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2) };
+});

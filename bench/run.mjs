@@ -1,5 +1,5 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--only native|wasm|peers|gemm|pool|small]
+//               [--no-pool] [--no-conv] [--only native|wasm|peers|gemm|pool|conv|small]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -25,6 +25,13 @@
 // wasm-simd-threads at 1 and 2 threads beside tfjs-wasm and onnxruntime-web,
 // ms and each peer's time / weft's at the same thread count (> 1: weft ahead).
 // --only <section> runs that section alone (e.g. --only pool).
+// Then the conv2d rows (bench/conv_bench.mjs; --no-conv skips them): weft
+// wasm-simd-threads in NCHW and channels_last at 1 and 2 threads, tfjs-wasm
+// (NHWC) and onnxruntime-web (NCHW) beside them, GFLOP/s and ratios to both.
+// --only <native|wasm|peers|gemm|conv> runs that group alone (and builds
+// dist/ only when it is missing): `node bench/run.mjs --only conv`.
+// --clock cpu times the conv rows by the process's CPU time (robust on a
+// loaded machine; at 2 threads it counts both threads' time).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -181,6 +188,40 @@ if (section('pool')) {
   if (json) for (const r of poolRows) console.log(JSON.stringify(r));
 }
 
+const convRows = [];
+if (section('conv')) {
+  if (only && !existsSync(`${root}/dist/index.js`)) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const libs = [['weft-simd-threads', null, [1, 2]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]],
+    ['onnxruntime-web', 'onnxruntime-web', [1, 2]]];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') && !only : has('--no-peers') && !only) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: conv ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: conv ${lib} threads=${t}`);
+      try {
+        convRows.push(...parseLines(run(process.execPath, ['bench/conv_bench.mjs', lib, '--threads', String(t),
+          '--reps', reps, '--clock', opt('--clock', 'wall')], `conv ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  // ratios to tfjs-wasm at the same thread count (Node runs it on one) and to onnxruntime-web
+  for (const r of convRows) {
+    const peer = (b) => convRows.find((p) => p.build === b && p.name === r.name && p.threads === r.threads);
+    const tf = peer('tfjs-wasm'), ort = peer('onnxruntime-web');
+    r.ratio = tf ? +(r['GFLOP/s'] / tf['GFLOP/s']).toFixed(3) : null;
+    r.ratio_ort = ort ? +(r['GFLOP/s'] / ort['GFLOP/s']).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+}
+
 if (!json && results.length) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
@@ -227,6 +268,15 @@ if (!json && poolRows.length) {
       return `${r.ms.toFixed(3).padStart(8)}${vs}`.padEnd(28);
     };
     console.log(`${n.padEnd(18)}${cols.map(cell).join('')}`);
+  }
+}
+if (!json && convRows.length) {
+  const f = (v) => (v === null ? '   -' : `${v.toFixed(2)}x`);
+  console.log(`\nconv2d GFLOP/s (2 N Ho Wo Cout C/groups kh kw / median ${opt('--clock', 'wall')} time), ratio to tfjs-wasm and to onnxruntime-web`);
+  console.log(`${'workload'.padEnd(14)}${'build'.padEnd(34)}threads  ${'ms'.padStart(9)} ${'GFLOP/s'.padStart(8)}  vs tfjs  vs ort`);
+  for (const r of convRows) {
+    console.log(`${r.name.padEnd(14)}${`${r.build} ${r.layout}`.padEnd(34)}${String(r.threads).padEnd(9)}${r.ms.toFixed(2).padStart(9)} ` +
+      `${r['GFLOP/s'].toFixed(2).padStart(8)}  ${f(r.ratio).padStart(6)}  ${f(r.ratio_ort).padStart(6)}`);
   }
 }
 if (section('small')) {

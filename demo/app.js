@@ -5,6 +5,7 @@ import { init } from '../dist/browser.js';
 import { OPS, opById, parseList } from './ops.js';
 import { el, renderMeta, renderViews, numelOf, unravel, storageIndex } from './layout.js';
 import { renderBackend, setupPlan, renderTrace, setupBench } from './panels.js';
+import { setupConv } from './conv.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = { logical: $('logical'), memory: $('memory'), formula: $('formula') };
@@ -385,6 +386,7 @@ async function start() {
     return { x: step?.tensor, last: step && prev && step.opId ? { tensor: prev.tensor, opId: step.opId, name: prev.name } : null };
   });
   setupBench({ form: $('bench-form'), shape: $('bench-shape'), out: $('bench'), button: $('bench-run') }, wt);
+  setupConv({ form: $('conv-form'), shape: $('conv-shape'), out: $('conv'), button: $('conv-run') }, wt);
   make($('shape').value, $('dtype').value, $('fill').value);
   document.body.dataset.ready = 'true';
 }

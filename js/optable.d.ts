@@ -227,6 +227,9 @@ export interface OpFunctions {
   adaptiveAvgPool2d(self: Operand, outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(self: Operand, outputSize: number | Shape): Tensor;
+  /** conv2d, conv2d.padding */
+  conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
+  conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -579,5 +582,5 @@ type Name =
   | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot'
   | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear'
   | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out'
-  | '_adaptive_avg_pool2d';
+  | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
 export type OpName = Name | `aten::${Name}`;

@@ -65,6 +65,18 @@ typedef void weft_f32_gemm_fn(size_t mr, size_t nc, size_t kc, const float* a, c
                               const struct weft_f32_gemm_params* p);
 typedef void weft_f64_gemm_fn(size_t mr, size_t nc, size_t kc, const double* a, const double* b, double* c,
                               size_t cs, const struct weft_f64_gemm_params* p);
+/* depthwise convolution (conv.c): one NHWC output pixel over c channels,
+ * y[j] = bias[j] + sum_t w[t*c + j] * x[t][j] (bias may be NULL); or n
+ * outputs of one NCHW row, y[i] = bias + sum_t w[t] * x[t][i*xs] (xs in
+ * elements) */
+typedef void weft_f32_dwconv_nhwc_fn(size_t c, size_t taps, const float* const* x, const float* w,
+                                     const float* bias, float* y);
+typedef void weft_f32_dwconv_row_fn(size_t n, size_t taps, const float* const* x, size_t xs, const float* w,
+                                    float bias, float* y);
+typedef void weft_f64_dwconv_nhwc_fn(size_t c, size_t taps, const double* const* x, const double* w,
+                                     const double* bias, double* y);
+typedef void weft_f64_dwconv_row_fn(size_t n, size_t taps, const double* const* x, size_t xs, const double* w,
+                                    double bias, double* y);
 
 /* 2-D pooling (pool.c). Every window element a kernel is given lies inside
  * the input (the driver clips windows at the borders).

@@ -141,6 +141,15 @@ describe('demo served with COOP/COEP', { timeout: TIMEOUT }, () => {
     assert.match(await text(page, '#bench'), /contiguous\(channels_last\)[\s\S]*ms/);
   });
 
+  test('the conv2d panel runs NCHW and channels_last', async () => {
+    await page.selectOption('#conv-shape', '1,16,16,16,16,3,1');
+    await page.click('#conv-run');
+    await page.waitForFunction(() => !document.querySelector('#conv').hasAttribute('aria-busy') && /GFLOP/.test(document.querySelector('#conv').textContent), null, { timeout: 30000 });
+    const t = await text(page, '#conv');
+    assert.match(t, /NCHW[\s\S]*im2col_gemm_nchw[\s\S]*channels_last[\s\S]*implicit_gemm_nhwc/);
+    assert.match(t, /stride \[4096, 256, 16, 1\][\s\S]*stride \[4096, 1, 256, 16\]/);
+  });
+
   test('reads well on a phone-sized viewport', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.emulateMedia({ reducedMotion: 'reduce' }); // instant scrolling: no race with the clicks

@@ -8,112 +8,13 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "fixture_util.h"
 #include "ops/ops.h"
-#include "test.h"
 #include "weft/parallel.h"
 
-enum {
-  W_BOOL = WEFT_BOOL, W_UINT8 = WEFT_UINT8, W_INT8 = WEFT_INT8, W_INT16 = WEFT_INT16, W_INT32 = WEFT_INT32,
-  W_INT64 = WEFT_INT64, W_FLOAT16 = WEFT_FLOAT16, W_BFLOAT16 = WEFT_BFLOAT16, W_FLOAT32 = WEFT_FLOAT32,
-  W_FLOAT64 = WEFT_FLOAT64
-};
-
-typedef struct {
-  char kind; /* 't' tensor, 'n' None, 'i' / 'f' / 'b' int, float, bool number */
-  int dtype, ndim;
-  int64_t size[6], stride[6], offset;
-  int first, count; /* storage values in lin_vals */
-  double number;
-} lin_arg;
-
-typedef struct {
-  const char* op;
-  int first, count; /* arguments in lin_args */
-  int dtype;        /* -1: PyTorch raised `error` */
-  int ndim;
-  int64_t size[6], stride[6];
-  int vals, nvals;
-  const char* error;
-} lin_case;
-
+#include "case_replay.h"
 #include "linalg_cases.inc"
 
-static weft_tensor* tensor_of(const lin_arg* a) {
-  int64_t n = a->count;
-  weft_dtype t = (weft_dtype)a->dtype;
-  weft_tensor* base = weft_empty(&n, 1, t, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
-  if (!base) return NULL;
-  for (int64_t i = 0; i < n; i++) {
-    double v = lin_vals[a->first + i];
-    int fl = weft_dtype_is_floating(t);
-    weft__value x = {fl, fl ? 0 : (int64_t)v, v};
-    weft__store((char*)weft_tensor_data_ptr(base) + i * (int64_t)weft_dtype_size(t), t, x);
-  }
-  weft_tensor* r = weft_as_strided(base, a->size, a->stride, a->ndim, a->offset);
-  weft_tensor_release(base);
-  return r;
-}
-
-/* element i in row-major logical order */
-static double at(const weft_tensor* t, int64_t i) {
-  int64_t off = 0;
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    off += i % t->sizes[d] * t->strides[d];
-    i /= t->sizes[d];
-  }
-  return weft__value_f64(weft__load((const char*)weft_tensor_data_ptr(t) + off * (int64_t)weft_dtype_size(t->dtype),
-                                    t->dtype));
-}
-
-static const char* check(const lin_case* c, const weft_tensor* r, char* buf, size_t cap) {
-  if ((int)r->dtype != c->dtype) return "dtype";
-  if (r->ndim != c->ndim) return "rank";
-  for (int d = 0; d < c->ndim; d++) {
-    if (r->sizes[d] != c->size[d]) return "shape";
-    if (c->size[d] > 1 && r->strides[d] != c->stride[d]) return "strides";
-  }
-  /* values are exact in every dtype (multiples of 1/8, small sums) */
-  for (int64_t i = 0; i < c->nvals; i++) {
-    double got = at(r, i), want = lin_vals[c->vals + i];
-    if (!(got == want || (isnan(got) && isnan(want)))) {
-      snprintf(buf, cap, "value[%lld] %.17g, want %.17g", (long long)i, got, want);
-      return buf;
-    }
-  }
-  return NULL;
-}
-
-static int replay(int ci) {
-  const lin_case* c = &lin_cases[ci];
-  weft_op* op = weft_op_find(c->op);
-  weft_stack st;
-  weft_stack_init(&st);
-  const char* bad = op ? NULL : "no such op";
-  for (int k = 0; k < c->count && !bad; k++) {
-    const lin_arg* a = &lin_args[c->first + k];
-    weft_tensor* t = a->kind == 't' ? tensor_of(a) : NULL;
-    weft_status s = a->kind == 't'   ? (t ? weft_stack_push_tensor_owned(&st, t) : weft_last_status())
-                    : a->kind == 'n' ? weft_stack_push_none(&st)
-                    : a->kind == 'i' ? weft_stack_push_scalar(&st, weft_scalar_int((int64_t)a->number))
-                    : a->kind == 'f' ? weft_stack_push_scalar(&st, weft_scalar_double(a->number))
-                                     : weft_stack_push_scalar(&st, weft_scalar_bool(a->number != 0));
-    if (s != WEFT_OK) bad = "arguments";
-  }
-  char buf[256];
-  if (!bad) {
-    weft_status s = weft_op_call_boxed(op, &st);
-    if (c->dtype < 0) bad = s == WEFT_OK ? "expected an error" : strstr(weft_last_error(), c->error) ? NULL : "message";
-    else bad = s != WEFT_OK ? "unexpected error" : check(c, weft_stack_peek(&st, 0)->u.t, buf, sizeof buf);
-  }
-  if (bad)
-    fprintf(stderr, "case %d %s: %s (last error: %s; want %s)\n", ci, c->op, bad, weft_last_error(),
-            c->error ? c->error : "a result");
-  weft_stack_clear(&st);
-  return bad != NULL;
-}
-
-FX_REPLAY_HELPERS(lin_cases)
+static const fx_table cases = {lin_vals, lin_args, lin_cases, (int)(sizeof lin_cases / sizeof lin_cases[0])};
 
 static void test_registration(void) {
 #define WEFT_OP(cname, schema, ...) schema,
@@ -121,7 +22,20 @@ static void test_registration(void) {
 #include "ops/linalg.def"
   };
 #undef WEFT_OP
-  CHECK(fx_check_ops(schemas, sizeof schemas / sizeof schemas[0], cases_of) == 0);
+  int n = (int)(sizeof lin_cases / sizeof lin_cases[0]);
+  for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
+    char name[64] = "aten::";
+    size_t len = strcspn(schemas[i], "(");
+    memcpy(name + 6, schemas[i], len);
+    name[6 + len] = '\0';
+    weft_op* op = weft_op_find(name);
+    CHECK(op != NULL);
+    if (op) CHECK(weft_op_has_kernel(op, WEFT_KEY_CPU) || weft_op_has_kernel(op, WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD));
+    int cases = 0;
+    for (int c = 0; c < n; c++) cases += strcmp(lin_cases[c].op, name + 6) == 0;
+    if (!cases) fprintf(stderr, "%s: no case in linalg_cases.inc\n", name);
+    CHECK(cases > 0);
+  }
 }
 
 static void test_meta(void) {
@@ -167,11 +81,7 @@ static void test_linear_large(void) {
 }
 
 int main(void) {
-  weft_set_num_threads(1);
-  replay_all("1 thread");
-  weft_set_num_threads(3);
-  replay_all("3 threads");
-  weft_set_num_threads(1);
+  fx_replay_threads(&cases);
   test_registration();
   test_meta();
   test_linear_large();

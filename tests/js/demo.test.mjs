@@ -15,9 +15,9 @@ test('demo/node/channels_last.mjs', async () => {
   assert.equal(stdout, '[1, 64, 5, 4]\n[1280, 1, 256, 64]\nfalse\ntrue\n');
 });
 
-function run(file, cwd) {
+function run(file, cwd, args = []) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [file], { timeout: 30000, cwd }, (err, out, errOut) =>
+    execFile(process.execPath, [file, ...args], { timeout: 30000, cwd }, (err, out, errOut) =>
       (err ? reject(new Error(`${err.message}\n${errOut}`)) : resolve(out)));
   });
 }
@@ -33,4 +33,11 @@ test('demo/node/plan_trace.mjs', async () => {
   const out = await run(fileURLToPath(new URL('../../demo/node/plan_trace.mjs', import.meta.url)));
   assert.match(out, /iterator plan/);
   assert.match(out, /dispatch trace/);
+});
+
+test('demo/node/conv_layouts.mjs', async () => {
+  const out = await run(fileURLToPath(new URL('../../demo/node/conv_layouts.mjs', import.meta.url)), undefined, ['--quick']);
+  assert.match(out, /NCHW +input stride \[1152, 144, 12, 1\] +algorithm im2col_gemm_nchw +output channels_last false/);
+  assert.match(out, /channels_last +input stride \[1152, 1, 96, 8\] +algorithm implicit_gemm_nhwc +output channels_last true/);
+  assert.match(out, /same values: true/);
 });

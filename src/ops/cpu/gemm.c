@@ -58,8 +58,17 @@ struct pack_ctx {
     for (int64_t q = begin; q < end; q++) {                                              \
       T* d = (T*)c->dst + q * c->kc * r;                                                 \
       int64_t i0 = q * r, nv = c->rows - i0 < r ? c->rows - i0 : r;                      \
-      if (c->rs == 1 && nv == r) { /* rows contiguous: copy r at a time */              \
-        for (int64_t k = 0; k < c->kc; k++) memcpy(d + k * r, s + i0 + k * c->cs, sizeof(T) * (size_t)r); \
+      if (c->rs == 1 && nv == r) { /* rows contiguous: copy r at a time, with constant \
+                                      counts (wasm's memcpy is a call) */               \
+        for (int64_t k = 0; k < c->kc; k++) {                                            \
+          const T* sk = s + i0 + k * c->cs;                                              \
+          if (r == 8)                                                                    \
+            for (int j = 0; j < 8; j++) d[k * 8 + j] = sk[j];                            \
+          else if (r == 4)                                                               \
+            for (int j = 0; j < 4; j++) d[k * 4 + j] = sk[j];                            \
+          else                                                                           \
+            memcpy(d + k * r, sk, sizeof(T) * (size_t)r);                                \
+        }                                                                                \
         continue;                                                                        \
       }                                                                                  \
       for (int64_t i = 0; i < nv; i++) {                                                 \

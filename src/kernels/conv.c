@@ -1,0 +1,89 @@
+/* Depthwise convolution kernels (groups == channels): each output is a sum
+ * over the kernel's taps of one input channel times one weight, so there is
+ * no reduction over channels to hand to the GEMM. The driver
+ * (src/ops/cpu/conv.c) resolves padding into the tap pointers; these
+ * kernels see only pointers and counts (XNNPACK's f32-dwconv "indirection"
+ * idea, src/f32-dwconv/).
+ *
+ * nhwc: one output pixel, vectorized over its c channels:
+ *   y[j] = bias[j] + sum_t w[t * c + j] * x[t][j]      (bias NULL: 0)
+ *   x[t] is the tap's input pixel (c contiguous channels) or a zero row.
+ * row (NCHW): n outputs along one output row of one channel plane,
+ * vectorized over the width when xs == 1:
+ *   y[i] = bias + sum_t w[t] * x[t][i * xs]
+ *
+ * Taps accumulate in tap order on every backend (no FMA), so scalar and SIMD
+ * results are bitwise equal. f64 kernels are plain C (no f64 lanes in the
+ * vector layer). */
+#include "kernels/kernels.h"
+#include "kernels/vec/vec.h"
+
+void WEFT_UKERNEL(f32_dwconv_nhwc, u8)(size_t c, size_t taps, const float* const* x, const float* w,
+                                       const float* bias, float* y) {
+  size_t j = 0;
+  for (; j + 8 <= c; j += 8) {
+    wv128 a0 = bias ? wv_v128_load(bias + j) : wv_v128_zero();
+    wv128 a1 = bias ? wv_v128_load(bias + j + 4) : wv_v128_zero();
+    const float* wt = w + j;
+    for (size_t t = 0; t < taps; t++, wt += c) {
+      a0 = wv_f32x4_muladd(wv_v128_load(x[t] + j), wv_v128_load(wt), a0);
+      a1 = wv_f32x4_muladd(wv_v128_load(x[t] + j + 4), wv_v128_load(wt + 4), a1);
+    }
+    wv_v128_store(y + j, a0);
+    wv_v128_store(y + j + 4, a1);
+  }
+  for (; j < c; j += 4) { /* 1 to 7 channels left: partial vectors */
+    size_t nb = (c - j < 4 ? c - j : 4) * sizeof(float);
+    wv128 a = bias ? wv_v128_load_partial(bias + j, nb) : wv_v128_zero();
+    const float* wt = w + j;
+    for (size_t t = 0; t < taps; t++, wt += c)
+      a = wv_f32x4_muladd(wv_v128_load_partial(x[t] + j, nb), wv_v128_load_partial(wt, nb), a);
+    wv_v128_store_partial(y + j, a, nb);
+  }
+}
+
+void WEFT_UKERNEL(f32_dwconv_row, u8)(size_t n, size_t taps, const float* const* x, size_t xs, const float* w,
+                                      float bias, float* y) {
+  size_t i = 0;
+  if (xs == 1) {
+    const wv128 vb = wv_f32x4_splat(bias);
+    for (; i + 8 <= n; i += 8) {
+      wv128 a0 = vb, a1 = vb;
+      for (size_t t = 0; t < taps; t++) {
+        const wv128 vw = wv_f32x4_splat(w[t]);
+        a0 = wv_f32x4_muladd(wv_v128_load(x[t] + i), vw, a0);
+        a1 = wv_f32x4_muladd(wv_v128_load(x[t] + i + 4), vw, a1);
+      }
+      wv_v128_store(y + i, a0);
+      wv_v128_store(y + i + 4, a1);
+    }
+    for (; i + 4 <= n; i += 4) {
+      wv128 a = vb;
+      for (size_t t = 0; t < taps; t++) a = wv_f32x4_muladd(wv_v128_load(x[t] + i), wv_f32x4_splat(w[t]), a);
+      wv_v128_store(y + i, a);
+    }
+  }
+  for (; i < n; i++) {
+    float a = bias;
+    for (size_t t = 0; t < taps; t++) a = x[t][i * xs] * w[t] + a;
+    y[i] = a;
+  }
+}
+
+void WEFT_UKERNEL(f64_dwconv_nhwc, u1)(size_t c, size_t taps, const double* const* x, const double* w,
+                                       const double* bias, double* y) {
+  for (size_t j = 0; j < c; j++) {
+    double a = bias ? bias[j] : 0.0;
+    for (size_t t = 0; t < taps; t++) a = x[t][j] * w[t * c + j] + a;
+    y[j] = a;
+  }
+}
+
+void WEFT_UKERNEL(f64_dwconv_row, u1)(size_t n, size_t taps, const double* const* x, size_t xs, const double* w,
+                                      double bias, double* y) {
+  for (size_t i = 0; i < n; i++) {
+    double a = bias;
+    for (size_t t = 0; t < taps; t++) a = x[t][i * xs] * w[t] + a;
+    y[i] = a;
+  }
+}

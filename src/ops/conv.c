@@ -1,0 +1,327 @@
+/* conv2d (issue 12): conv2d and conv2d.padding ('same' / 'valid'), CPU and
+ * Meta kernels, over the drivers of src/ops/cpu/conv.c.
+ *
+ * The checks and messages follow PyTorch 1.13 in its order: conv2d's
+ * batchify (3-D unbatched or 4-D input), _convolution_mode for a padding
+ * string, _convolution (groups, stride/padding/dilation expanded to the
+ * weight's dimensions), check_shape_forward, then the input/weight/bias
+ * types. The output's memory format is suggest_memory_format's rule: a
+ * channels_last input or weight gives a channels_last output, computed over
+ * NHWC with no layout conversion; anything else runs over contiguous NCHW.
+ * float32 and float64 run the kernels; bfloat16 through float32 and the
+ * integer dtypes through float64 (exact while sums stay below 2^53); Half
+ * and Bool are refused, as 1.13's slow_conv2d_cpu is. explain() reports the
+ * algorithm picked (src/ops/cpu/conv.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "core/internal.h"
+#include "iter/iter_internal.h"
+#include "kernels/kernels.h"
+#include "ops/cpu/conv.h"
+#include "ops/ops.h"
+#include "weft/parallel.h"
+
+#define NAME(t) weft__torch_scalar_name(t)
+
+/* "[a, b, c]" */
+static const char* sizes_str(char* buf, size_t cap, const int64_t* s, int n) {
+  size_t len = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, i ? ", %lld" : "%lld", (long long)s[i]);
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+
+/* The resolved convolution parameters: per spatial dim, top/left and
+ * bottom/right padding (they differ only for padding='same'). */
+typedef struct {
+  int64_t stride[2], pad_lo[2], pad_hi[2], dilation[2], groups;
+} conv_params;
+
+/* expand_param_if_needed: one value for every dim, or one per dim */
+static weft_status expand_param(const char* what, const int64_t* v, int64_t n, int dim, int64_t out[2]) {
+  if (n != 1 && n != dim) {
+    char buf[128];
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: expected %s to be a single integer value or a list of %d values to match the "
+                       "convolution dimensions, but got %s=%s",
+                       what, dim, what, sizes_str(buf, sizeof buf, v, (int)n));
+  }
+  for (int i = 0; i < 2; i++) out[i] = v[n == 1 ? 0 : i];
+  return WEFT_OK;
+}
+
+static weft_status dtype_checks(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b) {
+  if (x->dtype != w->dtype)
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected scalar type %s but found %s", NAME(x->dtype),
+                       NAME(w->dtype));
+  if (b && b->dtype != x->dtype)
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: Input type (%s) and bias type (%s) should be the same",
+                       weft_dtype_name(x->dtype), weft_dtype_name(b->dtype));
+  if (x->dtype == WEFT_FLOAT16 || x->dtype == WEFT_BOOL)
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: \"slow_conv2d_cpu\" not implemented for '%s'", NAME(x->dtype));
+  return WEFT_OK;
+}
+
+/* check_shape_forward (x is 4-D, w 4-D); fills g's sizes */
+static weft_status shape_checks(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, const conv_params* p,
+                                weft_conv2d_geom* g) {
+  char bw[160], bx[160], bb[160];
+  for (int i = 0; i < 2; i++) {
+    if (p->pad_lo[i] < 0 || p->pad_hi[i] < 0)
+      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: negative padding is not supported");
+  }
+  for (int i = 0; i < 2; i++)
+    if (p->stride[i] <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: non-positive stride is not supported");
+  for (int i = 0; i < 2; i++)
+    if (p->dilation[i] <= 0)
+      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: non-positive dilation is not supported");
+  const int64_t* ws = w->sizes;
+  sizes_str(bw, sizeof bw, ws, 4);
+  if (ws[0] < p->groups)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: Given groups=%lld, expected weight to be at least %lld at dimension 0, but got weight "
+                       "of size %s instead",
+                       (long long)p->groups, (long long)p->groups, bw);
+  if (ws[0] % p->groups != 0)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                       "weight of size [%s] instead",
+                       (long long)p->groups, (long long)p->groups, bw);
+  if (x->sizes[1] != ws[1] * p->groups)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
+                       "%lld channels instead",
+                       (long long)p->groups, bw, sizes_str(bx, sizeof bx, x->sizes, 4), (long long)(ws[1] * p->groups),
+                       (long long)x->sizes[1]);
+  if (b && (b->ndim != 1 || b->sizes[0] != ws[0]))
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: Given weight of size %s, expected bias to be 1-dimensional with %lld elements, but got "
+                       "bias of size %s instead",
+                       bw, (long long)ws[0], sizes_str(bb, sizeof bb, b->sizes, b->ndim));
+  int64_t in[2], k[2];
+  for (int i = 0; i < 2; i++) {
+    in[i] = x->sizes[2 + i] + p->pad_lo[i] + p->pad_hi[i];
+    k[i] = p->dilation[i] * (ws[2 + i] - 1) + 1;
+  }
+  if (in[0] < k[0] || in[1] < k[1])
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: Calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x %lld). "
+                       "Kernel size can't be greater than actual input size",
+                       (long long)in[0], (long long)in[1], (long long)k[0], (long long)k[1]);
+  *g = (weft_conv2d_geom){x->sizes[0], x->sizes[1], x->sizes[2], x->sizes[3], ws[0], ws[2], ws[3],
+                          p->stride[0], p->stride[1], p->pad_lo[0], p->pad_lo[1], p->dilation[0], p->dilation[1],
+                          p->groups, (in[0] - k[0]) / p->stride[0] + 1, (in[1] - k[1]) / p->stride[1] + 1,
+                          {0, 0, 0, 0}};
+  return WEFT_OK;
+}
+
+/* ---- running ---- */
+
+static weft_dtype compute_dtype(weft_dtype t) {
+  if (t == WEFT_FLOAT32 || t == WEFT_FLOAT64) return t;
+  return t == WEFT_BFLOAT16 ? WEFT_FLOAT32 : WEFT_FLOAT64;
+}
+
+/* explain()'s plan: the algorithm and the GEMM it amounts to */
+static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f, weft_dtype t) {
+  weft__strbuf s = {0};
+  int64_t cg = g->c / g->groups;
+  weft__strbuf_put(&s, "{\"op\":\"conv2d\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
+                       "\"compute_dtype\":\"%s\",",
+                   weft__conv2d_algo_name(a), weft_memory_format_name(f), weft_dtype_name(t),
+                   weft_dtype_name(compute_dtype(t)));
+  weft__strbuf_put(&s, "\"input\":[%lld,%lld,%lld,%lld],\"weight\":[%lld,%lld,%lld,%lld],\"output\":[%lld,%lld,%lld,%lld],",
+                   (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w, (long long)g->cout,
+                   (long long)cg, (long long)g->kh, (long long)g->kw, (long long)g->n, (long long)g->cout,
+                   (long long)g->ho, (long long)g->wo);
+  weft__strbuf_put(&s, "\"stride\":[%lld,%lld],\"padding\":[%lld,%lld],\"dilation\":[%lld,%lld],\"groups\":%lld,",
+                   (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw, (long long)g->dh,
+                   (long long)g->dw, (long long)g->groups);
+  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW;
+  if (!dw)
+    weft__strbuf_put(&s, "\"gemm\":{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":%lld},",
+                     (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
+                                     ? g->n * g->ho * g->wo : g->cout / g->groups),
+                     (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
+                                     ? g->cout / g->groups : g->ho * g->wo),
+                     (long long)(cg * g->kh * g->kw),
+                     (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
+                                     ? g->groups : g->groups * g->n));
+  weft__strbuf_put(&s, "\"threads\":%d}", weft_get_num_threads());
+  return weft__explain_record_json(weft__strbuf_finish(&s, "explain"));
+}
+
+/* Releases every tensor of the list (NULLs allowed). */
+static void release_all(weft_tensor** t, size_t n) {
+  for (size_t i = 0; i < n; i++) weft_tensor_release(t[i]);
+}
+
+/* x, w 4-D, checked; returns the 4-D result. */
+static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, weft_conv2d_geom g) {
+  bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
+            weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
+  weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
+  weft_conv2d_algo a = weft__conv2d_pick(&g, cl);
+  weft_dtype t = x->dtype, ct = compute_dtype(t);
+  /* 1.13's "Empty" backend for an empty weight (no input channels) returns
+   * a contiguous result with no channels */
+  if (g.c == 0) {
+    const int64_t none[4] = {g.n, 0, g.ho, g.wo};
+    return weft_empty(none, 4, t, x->device, WEFT_CONTIGUOUS_FORMAT);
+  }
+  const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
+  if (x->device == WEFT_DEVICE_META) return weft_empty(sizes, 4, t, WEFT_DEVICE_META, f);
+  if (weft_explaining() && record_plan(a, &g, f, t) != WEFT_OK) return NULL;
+  weft_tensor* xt = weft_to_dtype(x, ct, false);
+  weft_tensor* wc = weft_to_dtype(w, ct, false);
+  weft_tensor* bt = b ? weft_to_dtype(b, ct, false) : NULL;
+  weft_tensor* xc = xt ? weft_contiguous(xt, f) : NULL;
+  weft_tensor* bc = bt ? weft_contiguous(bt, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  weft_tensor* y = weft_empty(sizes, 4, ct, x->device, f);
+  weft_tensor* tmp[] = {xt, wc, bt, xc, bc, y};
+  weft_status s = xc && wc && y && (!b || bc) ? WEFT_OK : weft_last_status();
+  if (s == WEFT_OK && !weft_explaining()) {
+    for (int i = 0; i < 4; i++) g.ws[i] = wc->strides[i];
+    s = weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
+                     bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
+  }
+  weft_tensor* r = s == WEFT_OK ? (ct == t ? weft_tensor_retain(y) : weft_to_dtype(y, t, false)) : NULL;
+  release_all(tmp, sizeof tmp / sizeof tmp[0]);
+  return r;
+}
+
+/* The input (4-D here) must have the weight's dimensions; sep: what 1.13
+ * puts between "weight" and its sizes */
+static weft_status check_weight_dim(const weft_tensor* x, const weft_tensor* w, const char* sep) {
+  if (w->ndim == 4) return WEFT_OK;
+  char bw[160], bx[160];
+  return weft__error(WEFT_INVALID_ARGUMENT,
+                     "conv2d: Expected %d-dimensional input for %d-dimensional weight%s%s, but got 4-dimensional "
+                     "input of size %s instead",
+                     w->ndim, w->ndim, sep, sizes_str(bw, sizeof bw, w->sizes, w->ndim),
+                     sizes_str(bx, sizeof bx, x->sizes, 4));
+}
+
+/* _convolution's checks with the parameters resolved, then the run; x 4-D */
+static weft_tensor* convolution(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, conv_params* p) {
+  weft_conv2d_geom g;
+  if (check_weight_dim(x, w, " ") != WEFT_OK) return NULL;
+  if (shape_checks(x, w, b, p, &g) != WEFT_OK || dtype_checks(x, w, b) != WEFT_OK) return NULL;
+  return run(x, w, b, g);
+}
+
+/* weight dims and groups, the checks before the parameters expand */
+static weft_status weight_groups(const weft_tensor* w, int64_t groups) {
+  if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
+  if (groups <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: non-positive groups is not supported");
+  return WEFT_OK;
+}
+
+typedef weft_tensor* (*conv_body)(const weft_tensor* x4, const void* ctx);
+
+/* conv2d's batchify: a 3-D input runs as a batch of one */
+static weft_tensor* batchify(const weft_tensor* input, conv_body body, const void* ctx) {
+  if (input->ndim != 3 && input->ndim != 4) {
+    char buf[160];
+    return weft__error_null(WEFT_INVALID_ARGUMENT,
+                            "conv2d: Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: %s",
+                            sizes_str(buf, sizeof buf, input->sizes, input->ndim));
+  }
+  if (input->ndim == 4) return body(input, ctx);
+  weft_tensor* x4 = weft_unsqueeze(input, 0);
+  weft_tensor* r = x4 ? body(x4, ctx) : NULL;
+  weft_tensor* r3 = r ? weft_squeeze_dim(r, 0) : NULL;
+  weft_tensor_release(x4);
+  weft_tensor_release(r);
+  return r3;
+}
+
+struct list_args {
+  const weft_tensor *w, *b;
+  const int64_t *stride, *padding, *dilation;
+  int64_t ns, np, nd, groups;
+};
+
+static weft_tensor* list_body(const weft_tensor* x, const void* ctx) {
+  const struct list_args* a = ctx;
+  if (weight_groups(a->w, a->groups) != WEFT_OK) return NULL;
+  int dim = a->w->ndim - 2;
+  conv_params p = {.groups = a->groups};
+  if (expand_param("stride", a->stride, a->ns, dim, p.stride) != WEFT_OK ||
+      expand_param("padding", a->padding, a->np, dim, p.pad_lo) != WEFT_OK ||
+      expand_param("dilation", a->dilation, a->nd, dim, p.dilation) != WEFT_OK)
+    return NULL;
+  const int64_t output_padding[2] = {0, 0}; /* conv2d passes {0, 0} to at::convolution */
+  int64_t unused[2];
+  if (expand_param("output_padding", output_padding, 2, dim, unused) != WEFT_OK) return NULL;
+  memcpy(p.pad_hi, p.pad_lo, sizeof p.pad_hi);
+  return convolution(x, a->w, a->b, &p);
+}
+
+static weft_tensor* conv2d_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
+                                  const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
+                                  const int64_t* dilation, int64_t nd, int64_t groups) {
+  struct list_args a = {weight, bias, stride, padding, dilation, ns, np, nd, groups};
+  return batchify(input, list_body, &a);
+}
+
+struct str_args {
+  const weft_tensor *w, *b;
+  const int64_t *stride, *dilation;
+  int64_t ns, nd, groups;
+  const char* padding;
+};
+
+/* _convolution_mode: 'valid' is padding 0; 'same' pads d * (k - 1) in
+ * total per dim, the odd one at the bottom/right (1.13 pads a copy of the
+ * input there; reads past the input are zeros here, so no copy) */
+static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
+  const struct str_args* a = ctx;
+  const weft_tensor* w = a->w;
+  bool same = strcmp(a->padding, "same") == 0;
+  if (!same && strcmp(a->padding, "valid") != 0)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: Invalid padding string: '%s'", a->padding);
+  conv_params p = {.groups = a->groups};
+  if (same) {
+    if (w->ndim < 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
+    int dim = w->ndim - 2;
+    if (check_weight_dim(x, w, "") != WEFT_OK) return NULL; /* _convolution_same: no space */
+    if (a->ns != 1 && a->ns != dim)
+      return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
+    if (a->nd != 1 && a->nd != dim)
+      return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: dilation cannot broadcast to %d dimensions", dim);
+    for (int64_t i = 0; i < a->ns; i++)
+      if (a->stride[i] != 1)
+        return weft__error_null(WEFT_INVALID_ARGUMENT,
+                                "conv2d: padding='same' is not supported for strided convolutions");
+  }
+  if (weight_groups(w, a->groups) != WEFT_OK) return NULL;
+  int dim = w->ndim - 2;
+  const int64_t zero = 0;
+  if (expand_param("stride", a->stride, a->ns, dim, p.stride) != WEFT_OK ||
+      expand_param("padding", &zero, 1, dim, p.pad_lo) != WEFT_OK ||
+      expand_param("dilation", a->dilation, a->nd, dim, p.dilation) != WEFT_OK)
+    return NULL;
+  for (int i = 0; i < 2; i++) {
+    int64_t total = same ? p.dilation[i] * (w->sizes[2 + i] - 1) : 0;
+    p.pad_lo[i] = total / 2, p.pad_hi[i] = total - total / 2;
+  }
+  return convolution(x, w, a->b, &p);
+}
+
+static weft_tensor* conv2d_padding_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
+                                          const int64_t* stride, int64_t ns, const char* padding,
+                                          const int64_t* dilation, int64_t nd, int64_t groups) {
+  struct str_args a = {weight, bias, stride, dilation, ns, nd, groups, padding};
+  return batchify(input, str_body, &a);
+}
+
+weft_status weft__conv_register(void) {
+  WEFT_KERNEL(conv2d, CPU, conv2d_kernel);
+  WEFT_KERNEL(conv2d, META, conv2d_kernel);
+  WEFT_KERNEL(conv2d_padding, CPU, conv2d_padding_kernel);
+  WEFT_KERNEL(conv2d_padding, META, conv2d_padding_kernel);
+  return WEFT_OK;
+}

@@ -1,0 +1,620 @@
+/* The conv2d drivers: packing, blocking and threading over the kernels of
+ * src/kernels (gemm.c's micro-kernels, conv.c's depthwise ones).
+ *
+ * implicit GEMM, NHWC (channels_last): per group, Y[M, Coutg] = A B with
+ *   M = N*Ho*Wo output pixels, K = kh*kw*Cg (k = (ky*kw + kx)*Cg + ci) and
+ *   B the weight, packed once into NR-column panels. A is never built:
+ *   each tile packs its MR-row panels straight from the NHWC input (a tap's
+ *   Cg channels are contiguous there), zeros where the tap falls in the
+ *   padding. Tiles: MC pixels x NS output channels, B's micro-panel in L1,
+ *   the tile's A block in L2 (src/ops/cpu/gemm.c's loop nest).
+ * im2col GEMM, NCHW: per image and group, Y[Coutg, Ho*Wo] = W X with the
+ *   weight packed once as MR-row panels (k = ci*kh*kw + ky*kw + kx) and
+ *   each tile packing its NR-column panels of the im2col matrix directly
+ *   from the input (a full panel on one output row at stride 1 is one
+ *   8-value copy per k); no im2col buffer of the whole image.
+ * 1x1, stride 1, no padding: the convolution is a matrix product, handed
+ *   to weft__gemm (NHWC: X[NHW, C] W^T; NCHW: W[Cout, C] X[n][C, HW]).
+ * depthwise: the dwconv kernels (NCHW: per channel plane, copied with its
+ *   padding into a scratch plane, one call per output row vectorized over
+ *   the width; NHWC: one pixel's channels per kernel call, taps in the
+ *   padding reading a row of zeros).
+ * Bias: the output tile is filled with it first and the GEMM accumulates
+ * (the micro-kernels' accumulate flag), so no second pass. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "ops/cpu/conv.h"
+#include "ops/cpu/gemm.h"
+#include "weft/parallel.h"
+
+#define KC 256       /* depth of a K block (as the GEMM) */
+#define MC_NHWC 64   /* output pixels per NHWC tile (16 MR panels) */
+#define NS_NCHW 128  /* output pixels per NCHW tile (16 NR panels) */
+#define TILE_WORK 65536 /* multiply-adds per parallel chunk at least */
+
+const char* weft__conv2d_algo_name(weft_conv2d_algo a) {
+  static const char* const names[] = {"implicit_gemm_nhwc", "im2col_gemm_nchw", "gemm_1x1_nhwc",
+                                      "gemm_1x1_nchw",      "depthwise_nhwc",   "depthwise_nchw"};
+  return names[a];
+}
+
+weft_conv2d_algo weft__conv2d_pick(const weft_conv2d_geom* g, bool channels_last) {
+  bool depthwise = g->groups > 1 && g->groups == g->c;
+  bool one = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 && g->ho == g->h &&
+             g->wo == g->w;
+  if (channels_last) {
+    if (depthwise && g->cout == g->c) return WEFT_CONV_DEPTHWISE_NHWC;
+    return one ? WEFT_CONV_GEMM_1X1_NHWC : WEFT_CONV_IMPLICIT_GEMM_NHWC;
+  }
+  if (depthwise) return WEFT_CONV_DEPTHWISE_NCHW;
+  return one ? WEFT_CONV_GEMM_1X1_NCHW : WEFT_CONV_IM2COL_GEMM_NCHW;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* K in equal blocks of at most KC (576 = 3 x 192, not 2 x 256 + 64) */
+static int64_t k_block(int64_t k) { return k > 0 ? cdiv(k, cdiv(k, KC)) : 1; }
+
+/* ---- bias fill: rows of y set to the bias (or 0) before accumulating ---- */
+
+struct fill_ctx {
+  size_t es;
+  char* y;
+  int64_t len;       /* values per row */
+  const char* bias;  /* NULL: zeros */
+  int64_t per_value; /* NCHW: rows per bias value (row r takes bias[r / per_value % cout]); 0: the row is the bias */
+  int64_t cout;
+};
+
+static weft_status run_fill(void* p, int64_t begin, int64_t end) {
+  const struct fill_ctx* f = p;
+  for (int64_t r = begin; r < end; r++) {
+    char* row = f->y + (size_t)(r * f->len) * f->es;
+    if (!f->bias) {
+      memset(row, 0, (size_t)f->len * f->es);
+    } else if (f->per_value == 0) {
+      memcpy(row, f->bias, (size_t)f->len * f->es);
+    } else {
+      const char* v = f->bias + (size_t)(r / f->per_value % f->cout) * f->es;
+      if (f->es == 8)
+        for (int64_t i = 0; i < f->len; i++) memcpy(row + 8 * i, v, 8);
+      else
+        for (int64_t i = 0; i < f->len; i++) memcpy(row + 4 * i, v, 4);
+    }
+  }
+  return WEFT_OK;
+}
+
+static weft_status fill_rows(size_t es, void* y, int64_t rows, int64_t len, const void* bias, int64_t per_value,
+                             int64_t cout) {
+  struct fill_ctx f = {es, y, len, bias, per_value, cout};
+  int64_t grain = 16384 / (len > 0 ? len : 1);
+  return weft_parallel_for(0, rows, grain < 1 ? 1 : grain, run_fill, &f);
+}
+
+/* ---- shared GEMM pieces ---- */
+
+typedef struct {
+  const weft_kernels* kt;
+  bool f64;
+  size_t es;
+  int mr, nr;
+} ukr;
+
+static ukr ukr_of(const weft_kernels* kt, weft_dtype dtype) {
+  ukr u = {kt, dtype == WEFT_FLOAT64, dtype == WEFT_FLOAT64 ? 8 : 4, 0, 0};
+  int kc;
+  weft__gemm_tile(dtype, &u.mr, &u.nr, &kc);
+  return u;
+}
+
+/* c (mr x nc, row stride cs) += a-panel b-panel over kc */
+static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, const char* b, char* c,
+                    size_t cs) {
+  if (u->f64) {
+    const struct weft_f64_gemm_params p = {1.0, 1};
+    u->kt->f64_gemm_4x4(mr, nc, kc, (const double*)a, (const double*)b, (double*)c, cs, &p);
+  } else {
+    const struct weft_f32_gemm_params p = {1.0f, 1};
+    u->kt->f32_gemm_4x8(mr, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
+  }
+}
+
+/* Weight offsets per k (elements): the GEMM's K order over (ci, ky, kx). */
+static ptrdiff_t* weight_koffsets(const weft_conv2d_geom* g, bool nhwc_order) {
+  int64_t cg = g->c / g->groups, k = cg * g->kh * g->kw;
+  ptrdiff_t* off = malloc(sizeof(ptrdiff_t) * (size_t)(k > 0 ? k : 1));
+  if (!off) return NULL;
+  for (int64_t ci = 0; ci < cg; ci++)
+    for (int64_t ky = 0; ky < g->kh; ky++)
+      for (int64_t kx = 0; kx < g->kw; kx++) {
+        int64_t idx = nhwc_order ? (ky * g->kw + kx) * cg + ci : (ci * g->kh + ky) * g->kw + kx;
+        off[idx] = ci * g->ws[1] + ky * g->ws[2] + kx * g->ws[3];
+      }
+  return off;
+}
+
+/* The weight of every group packed once, as panels of r output channels:
+ * group q, K block at pc (depth kc), panel p at
+ *   q * K * rpad + pc * rpad + p * kc * r    (elements; rpad = Coutg rounded up to r)
+ * holding d[k * r + i] = w[q * Coutg + p * r + i][k-th (ci, ky, kx)], zeros past Coutg. */
+#define DEF_PACK_W(T, name)                                                                            \
+  static void name(const weft_conv2d_geom* g, const T* w, const ptrdiff_t* koff, int r, T* dst) {      \
+    int64_t coutg = g->cout / g->groups, k = g->c / g->groups * g->kh * g->kw, kcb = k_block(k);     \
+    int64_t rpad = cdiv(coutg, r) * r;                                                               \
+    for (int64_t q = 0; q < g->groups; q++)                                                          \
+      for (int64_t pc = 0; pc < k; pc += kcb) {                                                      \
+        int64_t kc = min64(kcb, k - pc);                                                             \
+        for (int64_t p = 0; p < rpad / r; p++) {                                                     \
+          T* d = dst + q * k * rpad + pc * rpad + p * kc * r;                                        \
+          for (int64_t i = 0; i < r; i++) {                                                          \
+            int64_t co = p * r + i;                                                                  \
+            const T* wc = w + (q * coutg + co) * g->ws[0];                                           \
+            for (int64_t kk = 0; kk < kc; kk++) d[kk * r + i] = co < coutg ? wc[koff[pc + kk]] : 0;  \
+          }                                                                                          \
+        }                                                                                            \
+      }                                                                                              \
+  }
+DEF_PACK_W(float, pack_w_f32)
+DEF_PACK_W(double, pack_w_f64)
+
+/* Packs the weight for a GEMM algorithm (r: MR or NR); NULL on OOM. */
+static char* pack_weight(const ukr* u, const weft_conv2d_geom* g, const void* w, bool nhwc_order, int r) {
+  int64_t coutg = g->cout / g->groups, k = g->c / g->groups * g->kh * g->kw;
+  size_t bytes = (size_t)(g->groups * cdiv(coutg, r) * r * (k > 0 ? k : 1)) * u->es;
+  char* dst = malloc(bytes);
+  ptrdiff_t* koff = weight_koffsets(g, nhwc_order);
+  if (!dst || !koff) {
+    free(dst);
+    free(koff);
+    weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for the packed weight)", bytes);
+    return NULL;
+  }
+  if (u->f64)
+    pack_w_f64(g, w, koff, r, (double*)dst);
+  else
+    pack_w_f32(g, w, koff, r, (float*)dst);
+  free(koff);
+  return dst;
+}
+
+/* ---- implicit GEMM over NHWC ---- */
+
+/* One GEMM convolution (either layout): the weight packed once, the tiling,
+ * and the tile function with its packing scratch (one per chunk). */
+struct gemm_ctx {
+  ukr u;
+  const weft_conv2d_geom* g;
+  const char* x;
+  const char* wpack;
+  const char* bias;
+  char* y;
+  int64_t k, kcb, cg, coutg, rpad; /* rpad: Coutg rounded up to the weight panels' width */
+  int64_t rows;                    /* GEMM rows per group: NHWC N*Ho*Wo pixels; NCHW Ho*Wo per image */
+  int64_t ntr, ntn, ns;            /* tiles along the pixels; NHWC: along Coutg, columns per tile */
+  void (*tile)(const struct gemm_ctx* c, int64_t tile, char* scratch);
+  size_t scratch;
+};
+
+/* A panel: rows [m0, m0 + rows) (output pixels), k in [pc, pc + kc), of
+ * group q: d[k * MR + i] = x[n, iy, ix, q * Cg + ci] or 0 in the padding.
+ * k runs over taps, each a run of Cg contiguous channels per pixel: when
+ * the MR pixels sit on one output row and the tap reads inside the input
+ * for all of them, the run is an MR x len transpose (pixels sw * C apart)
+ * for the transpose kernel; otherwise values one by one. */
+static void pack_a_nhwc(const struct gemm_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t pc, int64_t kc,
+                        char* d) {
+  const weft_conv2d_geom* g = c->g;
+  const int mr = c->u.mr;
+  const size_t es = c->u.es;
+  const int64_t cg = c->cg;
+  weft_transpose_fn* tr = c->u.f64 ? c->u.kt->x64_transposec : c->u.kt->x32_transposec;
+  int64_t iy0[4], ix0[4];
+  const char* xn[4];
+  for (int i = 0; i < mr; i++) {
+    int64_t m = m0 + (i < rows ? i : rows - 1), ox = m % g->wo, oy = m / g->wo % g->ho, n = m / (g->wo * g->ho);
+    iy0[i] = oy * g->sh - g->ph, ix0[i] = ox * g->sw - g->pw;
+    xn[i] = c->x + (size_t)(n * g->h * g->w * g->c + q * cg) * es;
+  }
+  bool run = rows == mr && m0 % g->wo + mr <= g->wo;
+  for (int64_t kk = pc, end = pc + kc; kk < end;) {
+    int64_t tap = kk / cg, ci = kk % cg, len = min64(cg - ci, end - kk);
+    int64_t dy = tap / g->kw * g->dh, dx = tap % g->kw * g->dw;
+    char* dk = d + (size_t)((kk - pc) * mr) * es;
+    kk += len;
+    if (run && iy0[0] + dy >= 0 && iy0[0] + dy < g->h && ix0[0] + dx >= 0 && ix0[mr - 1] + dx < g->w) {
+      const char* s = xn[0] + (size_t)(((iy0[0] + dy) * g->w + ix0[0] + dx) * g->c + ci) * es;
+      tr(s, dk, (size_t)(g->sw * g->c) * es, (size_t)mr * es, (size_t)len, (size_t)mr);
+      continue;
+    }
+    for (int i = 0; i < mr; i++) {
+      int64_t iy = iy0[i] + dy, ix = ix0[i] + dx;
+      bool in = i < rows && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
+      const char* s = in ? xn[i] + (size_t)((iy * g->w + ix) * g->c + ci) * es : NULL;
+      if (es == 8) {
+        double* dd = (double*)dk + i;
+        for (int64_t j = 0; j < len; j++) dd[j * mr] = s ? ((const double*)s)[j] : 0.0;
+      } else {
+        float* df = (float*)dk + i;
+        for (int64_t j = 0; j < len; j++) df[j * mr] = s ? ((const float*)s)[j] : 0.0f;
+      }
+    }
+  }
+}
+
+static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
+  const weft_conv2d_geom* g = c->g;
+  const ukr* u = &c->u;
+  const size_t es = u->es;
+  int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntr, q = tile / (c->ntn * c->ntr);
+  int64_t m0 = mt * MC_NHWC, rows = min64(MC_NHWC, c->rows - m0), j0 = nt * c->ns, cols = min64(c->ns, c->coutg - j0);
+  char* y = c->y + (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
+  for (int64_t i = 0; i < rows; i++) {
+    char* row = y + (size_t)(i * g->cout) * es;
+    if (c->bias)
+      memcpy(row, c->bias + (size_t)(q * c->coutg + j0) * es, (size_t)cols * es);
+    else
+      memset(row, 0, (size_t)cols * es);
+  }
+  int64_t panels = cdiv(rows, u->mr);
+  for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
+    int64_t kc = min64(c->kcb, c->k - pc);
+    for (int64_t p = 0; p < panels; p++) {
+      char* d = apack + (size_t)(p * kc * u->mr) * es;
+      int64_t r = min64(u->mr, rows - p * u->mr);
+      pack_a_nhwc(c, q, m0 + p * u->mr, r, pc, kc, d);
+    }
+    for (int64_t j = 0; j < cols; j += u->nr) {
+      const char* bp = c->wpack + (size_t)(q * c->k * c->rpad + pc * c->rpad + (j0 + j) / u->nr * kc * u->nr) * es;
+      size_t nc = (size_t)min64(u->nr, cols - j);
+      for (int64_t p = 0; p < panels; p++)
+        ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, apack + (size_t)(p * kc * u->mr) * es, bp,
+                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout);
+    }
+  }
+}
+
+static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
+  const struct gemm_ctx* c = p;
+  char* scratch = malloc(c->scratch);
+  if (!scratch) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for packing)", c->scratch);
+  for (int64_t t = begin; t < end; t++) c->tile(c, t, scratch);
+  free(scratch);
+  return WEFT_OK;
+}
+
+/* Columns per N tile: all of Coutg unless there are too few tiles for the threads. */
+static int64_t cols_per_tile(int64_t coutg, int64_t mtiles, int nr) {
+  int64_t want = 4 * (int64_t)(weft_in_parallel_region() ? 1 : weft_get_num_threads());
+  int64_t ntn = mtiles >= want ? 1 : cdiv(want, mtiles);
+  int64_t ns = cdiv(cdiv(coutg, ntn), nr) * nr;
+  return ns < 4 * nr ? 4 * nr : ns;
+}
+
+static int64_t grain_for(int64_t work_per_tile) {
+  int64_t g = TILE_WORK / (work_per_tile > 0 ? work_per_tile : 1);
+  return g < 1 ? 1 : g;
+}
+
+/* Packs the weight (panels of `r` channels, K in the layout's order), runs
+ * the tiles, frees the weight. */
+static weft_status gemm_conv(struct gemm_ctx* c, const void* w, bool nhwc_order, int r, int64_t ntiles,
+                             int64_t work_per_tile) {
+  char* wpack = pack_weight(&c->u, c->g, w, nhwc_order, r);
+  if (!wpack) return weft_last_status();
+  c->wpack = wpack;
+  weft_status s = weft_parallel_for(0, ntiles, grain_for(work_per_tile), run_tiles, c);
+  free(wpack);
+  return s;
+}
+
+static struct gemm_ctx gemm_ctx_of(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* bias, void* y,
+                                   int r) {
+  struct gemm_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
+  c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
+  c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
+  c.rpad = cdiv(c.coutg, r) * r;
+  return c;
+}
+
+static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
+                             void* y) {
+  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->nr);
+  c.rows = g->n * g->ho * g->wo, c.ntr = cdiv(c.rows, MC_NHWC);
+  c.ns = cols_per_tile(c.coutg, c.ntr * g->groups, u->nr);
+  c.ntn = cdiv(c.coutg, c.ns);
+  c.tile = nhwc_tile, c.scratch = (size_t)(cdiv(MC_NHWC, u->mr) * u->mr * c.kcb) * u->es;
+  return gemm_conv(&c, w, true, u->nr, g->groups * c.ntr * c.ntn, MC_NHWC * c.ns * c.k);
+}
+
+/* ---- im2col GEMM over NCHW ---- */
+
+/* B panel: output pixels [p0, p0 + cols) of image n, group q, k in
+ * [pc, pc + kc): d[k * NR + j] = x[n, q * Cg + ci, iy, ix] or 0. k walks
+ * (ci, ky, kx) with counters; a full panel on one output row at stride 1
+ * reads NR consecutive values of one input row for every kx in
+ * [kx_lo, kx_hi] (the others touch the padding and go value by value). */
+#define DEF_PACK_B_NCHW(T, name)                                                                              \
+  static void name(const struct gemm_ctx* c, int64_t n, int64_t q, int64_t p0, int64_t cols, int64_t pc,       \
+                   int64_t kc, T* d) {                                                                        \
+    const weft_conv2d_geom* g = c->g;                                                                         \
+    const int nr = c->u.nr;                                                                                   \
+    const int64_t hw = g->h * g->w, khw = g->kh * g->kw;                                                      \
+    const T* xg = (const T*)c->x + (n * g->c + q * c->cg) * hw;                                               \
+    int64_t iy0[8], ix0[8];                                                                                   \
+    for (int j = 0; j < nr; j++) {                                                                            \
+      int64_t pj = p0 + (j < cols ? j : 0);                                                                   \
+      iy0[j] = pj / g->wo * g->sh - g->ph, ix0[j] = pj % g->wo * g->sw - g->pw;                               \
+    }                                                                                                         \
+    bool run = cols == nr && g->sw == 1 && iy0[0] == iy0[nr - 1];                                             \
+    int64_t kx_lo = 0, kx_hi = -1; /* kx whose NR reads are all inside the row */                             \
+    if (run) {                                                                                                \
+      kx_lo = ix0[0] >= 0 ? 0 : (-ix0[0] + g->dw - 1) / g->dw;                                                \
+      kx_hi = g->w - nr - ix0[0] < 0 ? -1 : (g->w - nr - ix0[0]) / g->dw;                                     \
+    }                                                                                                         \
+    int64_t ci = pc / khw, ky = pc / g->kw % g->kh, kx = pc % g->kw;                                          \
+    for (int64_t kk = 0; kk < kc; ky = 0, ci++) {                                                             \
+      for (; ky < g->kh && kk < kc; ky++, kx = 0) {                                                           \
+        int64_t dy = ky * g->dh;                                                                              \
+        bool row_in = iy0[0] + dy >= 0 && iy0[0] + dy < g->h;                                                 \
+        const T* xc = xg + ci * hw;                                                                           \
+        for (; kx < g->kw && kk < kc; kx++, kk++, d += nr) {                                                  \
+          int64_t dx = kx * g->dw;                                                                            \
+          if (run && row_in && kx >= kx_lo && kx <= kx_hi) {                                                  \
+            const T* s = xc + (iy0[0] + dy) * g->w + ix0[0] + dx;                                             \
+            if (nr == 8) /* constant counts: never a memcpy call */                                          \
+              for (int j = 0; j < 8; j++) d[j] = s[j];                                                        \
+            else                                                                                              \
+              for (int j = 0; j < 4; j++) d[j] = s[j];                                                        \
+            continue;                                                                                         \
+          }                                                                                                   \
+          for (int j = 0; j < nr; j++) {                                                                      \
+            int64_t iy = iy0[j] + dy, ix = ix0[j] + dx;                                                       \
+            d[j] = j < cols && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w ? xc[iy * g->w + ix] : 0;         \
+          }                                                                                                   \
+        }                                                                                                     \
+      }                                                                                                       \
+    }                                                                                                         \
+  }
+DEF_PACK_B_NCHW(float, pack_b_nchw_f32)
+DEF_PACK_B_NCHW(double, pack_b_nchw_f64)
+
+static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
+  const weft_conv2d_geom* g = c->g;
+  const ukr* u = &c->u;
+  const size_t es = u->es;
+  int64_t pt = tile % c->ntr, q = tile / c->ntr % g->groups, n = tile / (c->ntr * g->groups);
+  int64_t p0 = pt * NS_NCHW, cols = min64(NS_NCHW, c->rows - p0);
+  char* y = c->y + (size_t)((n * g->cout + q * c->coutg) * c->rows + p0) * es;
+  for (int64_t co = 0; co < c->coutg; co++) {
+    char* row = y + (size_t)(co * c->rows) * es;
+    const char* b = c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL;
+    if (!b)
+      memset(row, 0, (size_t)cols * es);
+    else if (es == 8)
+      for (int64_t j = 0; j < cols; j++) ((double*)row)[j] = *(const double*)b;
+    else
+      for (int64_t j = 0; j < cols; j++) ((float*)row)[j] = *(const float*)b;
+  }
+  int64_t panels = cdiv(cols, u->nr), mpanels = cdiv(c->coutg, u->mr);
+  for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
+    int64_t kc = min64(c->kcb, c->k - pc);
+    for (int64_t jp = 0; jp < panels; jp++) {
+      char* d = bpack + (size_t)(jp * kc * u->nr) * es;
+      int64_t nc = min64(u->nr, cols - jp * u->nr);
+      if (u->f64)
+        pack_b_nchw_f64(c, n, q, p0 + jp * u->nr, nc, pc, kc, (double*)d);
+      else
+        pack_b_nchw_f32(c, n, q, p0 + jp * u->nr, nc, pc, kc, (float*)d);
+    }
+    const char* ap = c->wpack + (size_t)(q * c->k * c->rpad + pc * c->rpad) * es;
+    for (int64_t jp = 0; jp < panels; jp++) {
+      size_t nc = (size_t)min64(u->nr, cols - jp * u->nr);
+      const char* bp = bpack + (size_t)(jp * kc * u->nr) * es;
+      for (int64_t ip = 0; ip < mpanels; ip++)
+        ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es,
+                bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows);
+    }
+  }
+}
+
+static weft_status conv_nchw(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
+                             void* y) {
+  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->mr);
+  c.rows = g->ho * g->wo, c.ntr = cdiv(c.rows, NS_NCHW);
+  c.tile = nchw_tile, c.scratch = (size_t)(cdiv(NS_NCHW, u->nr) * u->nr * c.kcb) * u->es;
+  return gemm_conv(&c, w, false, u->mr, g->n * g->groups * c.ntr, NS_NCHW * c.coutg * c.k);
+}
+
+/* ---- 1x1: one GEMM ---- */
+
+/* NCHW: images [begin, end), per image and group Y[Coutg, HW] = W[Coutg, Cg] X[Cg, HW] */
+struct images_ctx {
+  const ukr* u;
+  weft_dtype dt;
+  const weft_conv2d_geom* g;
+  const char *x, *w;
+  bool acc;
+  char* y;
+};
+
+static weft_status run_images(void* p, int64_t begin, int64_t end) {
+  const struct images_ctx* c = p;
+  const weft_conv2d_geom* g = c->g;
+  int64_t cg = g->c / g->groups, coutg = g->cout / g->groups, hw = g->h * g->w;
+  const size_t es = c->u->es;
+  weft_status s = WEFT_OK;
+  for (int64_t i = begin; i < end && s == WEFT_OK; i++)
+    for (int64_t q = 0; q < g->groups && s == WEFT_OK; q++) {
+      weft_gemm_operand a = {c->w + (size_t)(q * coutg * g->ws[0]) * es, g->ws[0], g->ws[1]};
+      weft_gemm_operand b = {c->x + (size_t)((i * g->c + q * cg) * hw) * es, hw, 1};
+      s = weft__gemm(c->u->kt, c->dt, coutg, hw, cg, 1.0, a, b, c->acc, c->y + (size_t)((i * g->cout + q * coutg) * hw) * es,
+                     hw, 1);
+    }
+  return s;
+}
+
+static weft_status conv_1x1(const ukr* u, weft_dtype dt, const weft_conv2d_geom* g, bool nhwc, const char* x,
+                            const char* w, const void* bias, char* y) {
+  int64_t cg = g->c / g->groups, coutg = g->cout / g->groups, hw = g->h * g->w;
+  const size_t es = u->es;
+  weft_status s = WEFT_OK;
+  if (bias) /* the GEMM accumulates onto the bias */
+    s = nhwc ? fill_rows(es, y, g->n * hw, g->cout, bias, 0, 1) : fill_rows(es, y, g->n * g->cout, hw, bias, 1, g->cout);
+  if (s != WEFT_OK) return s;
+  if (!nhwc) {
+    /* enough images for every thread: one image per task (its GEMMs then
+     * run inline), else the images in turn, each GEMM parallel inside */
+    struct images_ctx c = {u, dt, g, x, w, bias != NULL, y};
+    int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
+    return threads > 1 && g->n >= 2 * threads ? weft_parallel_for(0, g->n, 1, run_images, &c) : run_images(&c, 0, g->n);
+  }
+  for (int64_t q = 0; q < g->groups && s == WEFT_OK; q++) { /* Y[NHW, Coutg] = X[NHW, Cg] W[Coutg, Cg]^T */
+    weft_gemm_operand a = {x + (size_t)(q * cg) * es, g->c, 1};
+    weft_gemm_operand b = {w + (size_t)(q * coutg * g->ws[0]) * es, g->ws[1], g->ws[0]};
+    s = weft__gemm(u->kt, dt, g->n * hw, coutg, cg, 1.0, a, b, bias != NULL, y + (size_t)(q * coutg) * es, g->cout, 1);
+  }
+  return s;
+}
+
+/* ---- depthwise ---- */
+
+struct dw_ctx {
+  const weft_kernels* kt;
+  bool f64;
+  size_t es;
+  const weft_conv2d_geom* g;
+  const char* x;
+  const char* w; /* NHWC: packed [taps][C]; NCHW: the weight tensor */
+  const char* bias;
+  char* y;
+  const char* zero; /* NHWC: a row of C zeros */
+};
+
+/* NHWC, multiplier 1: output rows r = n * Ho + oy, one kernel call per pixel */
+static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
+  const struct dw_ctx* c = p;
+  const weft_conv2d_geom* g = c->g;
+  int64_t taps = g->kh * g->kw;
+  const char** ptr = malloc(sizeof(char*) * (size_t)taps);
+  if (!ptr) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n = r / g->ho, oy = r % g->ho;
+    const char* xn = c->x + (size_t)(n * g->h * g->w * g->c) * c->es;
+    char* yr = c->y + (size_t)(r * g->wo * g->c) * c->es;
+    for (int64_t ox = 0; ox < g->wo; ox++) {
+      int64_t t = 0;
+      for (int64_t ky = 0; ky < g->kh; ky++) {
+        int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+        bool row_in = iy >= 0 && iy < g->h;
+        const char* xr = xn + (size_t)(iy * g->w * g->c) * c->es;
+        for (int64_t kx = 0, ix = ox * g->sw - g->pw; kx < g->kw; kx++, ix += g->dw, t++)
+          ptr[t] = row_in && ix >= 0 && ix < g->w ? xr + (size_t)(ix * g->c) * c->es : c->zero;
+      }
+      char* yp = yr + (size_t)(ox * g->c) * c->es;
+      if (c->f64)
+        c->kt->f64_dwconv_nhwc((size_t)g->c, (size_t)taps, (const double* const*)ptr, (const double*)c->w,
+                               (const double*)c->bias, (double*)yp);
+      else
+        c->kt->f32_dwconv_nhwc((size_t)g->c, (size_t)taps, (const float* const*)ptr, (const float*)c->w,
+                               (const float*)c->bias, (float*)yp);
+    }
+  }
+  free(ptr);
+  return WEFT_OK;
+}
+
+/* The input rows and columns an NCHW output plane reads, padding included */
+static int64_t dw_span(int64_t out, int64_t stride, int64_t k, int64_t dil) { return (out - 1) * stride + (k - 1) * dil + 1; }
+
+/* Plane xp (h x w) copied into pad (hp x wp) with its padding as zeros:
+ * pad[(iy + ph) * wp + ix + pw] = xp[iy * w + ix] */
+static void dw_pad_plane(const weft_conv2d_geom* g, size_t es, const char* xp, char* pad, int64_t hp, int64_t wp) {
+  memset(pad, 0, (size_t)(hp * wp) * es);
+  int64_t x0 = g->pw, x1 = min64(wp, g->pw + g->w); /* columns of pad that hold input */
+  for (int64_t r = 0; r < hp; r++) {
+    int64_t iy = r - g->ph;
+    if (iy < 0 || iy >= g->h || x1 <= x0) continue;
+    memcpy(pad + (size_t)(r * wp + x0) * es, xp + (size_t)(iy * g->w) * es, (size_t)(x1 - x0) * es);
+  }
+}
+
+/* NCHW, any multiplier: output planes p = n * Cout + co. Each plane's input
+ * channel is first copied with its padding into a scratch plane, so every
+ * output row is one vectorized kernel call over all taps. */
+static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
+  const struct dw_ctx* c = p;
+  const weft_conv2d_geom* g = c->g;
+  const size_t es = c->es;
+  int64_t taps = g->kh * g->kw, mult = g->cout / g->c;
+  int64_t hp = dw_span(g->ho, g->sh, g->kh, g->dh), wp = dw_span(g->wo, g->sw, g->kw, g->dw);
+  const char** ptr = malloc(sizeof(char*) * (size_t)taps);
+  char* wt = malloc(es * (size_t)taps);
+  char* pad = malloc(es * (size_t)(hp * wp));
+  if (!ptr || !wt || !pad) {
+    free(ptr), free(wt), free(pad);
+    return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  }
+  for (int64_t pl = begin; pl < end; pl++) {
+    int64_t co = pl % g->cout, n = pl / g->cout;
+    dw_pad_plane(g, es, c->x + (size_t)((n * g->c + co / mult) * g->h * g->w) * es, pad, hp, wp);
+    for (int64_t t = 0; t < taps; t++) {
+      const char* w = c->w + (size_t)(co * g->ws[0] + t / g->kw * g->ws[2] + t % g->kw * g->ws[3]) * es;
+      if (es == 8)
+        ((double*)wt)[t] = *(const double*)w;
+      else
+        ((float*)wt)[t] = *(const float*)w;
+    }
+    char* yp = c->y + (size_t)(pl * g->ho * g->wo) * es;
+    for (int64_t oy = 0; oy < g->ho; oy++, yp += (size_t)g->wo * es) {
+      for (int64_t t = 0; t < taps; t++)
+        ptr[t] = pad + (size_t)((oy * g->sh + t / g->kw * g->dh) * wp + t % g->kw * g->dw) * es;
+      if (c->f64)
+        c->kt->f64_dwconv_row((size_t)g->wo, (size_t)taps, (const double* const*)ptr, (size_t)g->sw,
+                              (const double*)wt, c->bias ? ((const double*)c->bias)[co] : 0.0, (double*)yp);
+      else
+        c->kt->f32_dwconv_row((size_t)g->wo, (size_t)taps, (const float* const*)ptr, (size_t)g->sw,
+                              (const float*)wt, c->bias ? ((const float*)c->bias)[co] : 0.0f, (float*)yp);
+    }
+  }
+  free(ptr), free(wt), free(pad);
+  return WEFT_OK;
+}
+
+static weft_status conv_depthwise(const ukr* u, const weft_conv2d_geom* g, bool nhwc, const char* x, const char* w,
+                                  const void* bias, char* y) {
+  struct dw_ctx c = {u->kt, u->f64, u->es, g, x, w, bias, y, NULL};
+  int64_t taps = g->kh * g->kw, per_row = g->wo * taps * (nhwc ? g->c : 1);
+  if (!nhwc) return weft_parallel_for(0, g->n * g->cout, grain_for(per_row * g->ho), run_dw_nchw, &c);
+  char* pack = malloc(u->es * (size_t)(taps * g->c) + u->es * (size_t)g->c);
+  if (!pack) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  char* zero = pack + u->es * (size_t)(taps * g->c);
+  memset(zero, 0, u->es * (size_t)g->c);
+  for (int64_t t = 0; t < taps; t++) /* [taps][C]: one tap's weights contiguous over channels */
+    for (int64_t ch = 0; ch < g->c; ch++)
+      memcpy(pack + (size_t)(t * g->c + ch) * u->es,
+             w + (size_t)(ch * g->ws[0] + t / g->kw * g->ws[2] + t % g->kw * g->ws[3]) * u->es, u->es);
+  c.w = pack, c.zero = zero;
+  weft_status s = weft_parallel_for(0, g->n * g->ho, grain_for(per_row), run_dw_nhwc, &c);
+  free(pack);
+  return s;
+}
+
+weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g,
+                         const void* x, const void* w, const void* bias, void* y) {
+  if (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64)
+    return weft__error(WEFT_INTERNAL, "conv2d: no kernel for dtype %s", weft_dtype_name(dtype));
+  if (g->n * g->cout * g->ho * g->wo == 0) return WEFT_OK;
+  ukr u = ukr_of(kt, dtype);
+  switch (a) {
+    case WEFT_CONV_IMPLICIT_GEMM_NHWC: return conv_nhwc(&u, g, x, w, bias, y);
+    case WEFT_CONV_IM2COL_GEMM_NCHW: return conv_nchw(&u, g, x, w, bias, y);
+    case WEFT_CONV_GEMM_1X1_NHWC: return conv_1x1(&u, dtype, g, true, x, w, bias, y);
+    case WEFT_CONV_GEMM_1X1_NCHW: return conv_1x1(&u, dtype, g, false, x, w, bias, y);
+    case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y);
+    case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y);
+  }
+  return weft__error(WEFT_INTERNAL, "conv2d: unknown algorithm");
+}

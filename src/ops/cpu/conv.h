@@ -1,0 +1,47 @@
+/* The conv2d drivers (src/ops/cpu/conv.c): packing, blocking and threading
+ * over the GEMM micro-kernels and the depthwise kernels of src/kernels. */
+#ifndef WEFT_OPS_CPU_CONV_H
+#define WEFT_OPS_CPU_CONV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+#include "weft/dtype.h"
+#include "weft/error.h"
+
+/* One convolution. Sizes are logical (NCHW order); padding is the top and
+ * left padding (the bottom/right one is implied by ho, wo: reads past the
+ * input are zeros). x is dense in the algorithm's memory format (NCHW
+ * contiguous, or NHWC for the _nhwc drivers); y is dense in the same
+ * format; w is read through its element strides ws (out, in/groups, kh,
+ * kw); bias has cout values or is NULL. */
+typedef struct {
+  int64_t n, c, h, w;   /* input */
+  int64_t cout, kh, kw; /* weight [cout, c / groups, kh, kw] */
+  int64_t sh, sw, ph, pw, dh, dw, groups;
+  int64_t ho, wo;
+  ptrdiff_t ws[4];
+} weft_conv2d_geom;
+
+typedef enum {
+  WEFT_CONV_IMPLICIT_GEMM_NHWC, /* any convolution, channels_last */
+  WEFT_CONV_IM2COL_GEMM_NCHW,   /* any convolution, contiguous */
+  WEFT_CONV_GEMM_1X1_NHWC,      /* 1x1, stride 1, no padding: one GEMM */
+  WEFT_CONV_GEMM_1X1_NCHW,      /* the same, one GEMM per image */
+  WEFT_CONV_DEPTHWISE_NHWC,     /* groups == c == cout */
+  WEFT_CONV_DEPTHWISE_NCHW,     /* groups == c, cout a multiple of c */
+} weft_conv2d_algo;
+
+/* The algorithm for g in this memory format (channels_last or not). */
+weft_conv2d_algo weft__conv2d_pick(const weft_conv2d_geom* g, bool channels_last);
+/* Its name in explain() ("implicit_gemm_nhwc", ...). */
+const char* weft__conv2d_algo_name(weft_conv2d_algo a);
+
+/* y = conv(x, w) + bias with algorithm a, for dtype FLOAT32 or FLOAT64 and
+ * the kernels of table kt; parallel over output tiles. */
+weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g,
+                         const void* x, const void* w, const void* bias, void* y);
+
+#endif
