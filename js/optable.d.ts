@@ -184,6 +184,16 @@ export interface OpFunctions {
   std(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(self: Operand, unbiased?: boolean): Tensor;
   std(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** norm.Scalar, norm.ScalarOpt_dim, norm.ScalarOpt_dim_dtype, norm.ScalarOpt_dtype, norm.out, norm.dtype_out */
+  norm(self: Operand, p: Scalar | null, dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  norm(self: Operand, p: Scalar | null, dim: number | Shape, keepdim: boolean, options?: { dtype?: DTypeName; out?: Tensor }): Tensor;
+  norm(self: Operand, p?: Scalar | null, options?: { dtype?: DTypeName }): Tensor;
+  /** all, all.dim, all.out, all.all_out */
+  all(self: Operand, dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** any, any.dim, any.out, any.all_out */
+  any(self: Operand, dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** logsumexp, logsumexp.out */
+  logsumexp(self: Operand, dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
   /** mm, mm.out */
   mm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -463,6 +473,16 @@ export interface OpMethods {
   std(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(unbiased?: boolean): Tensor;
   std(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  /** norm.Scalar, norm.ScalarOpt_dim, norm.ScalarOpt_dim_dtype, norm.ScalarOpt_dtype, norm.out, norm.dtype_out */
+  norm(p: Scalar | null, dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  norm(p: Scalar | null, dim: number | Shape, keepdim: boolean, options?: { dtype?: DTypeName; out?: Tensor }): Tensor;
+  norm(p?: Scalar | null, options?: { dtype?: DTypeName }): Tensor;
+  /** all, all.dim, all.out, all.all_out */
+  all(dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** any, any.dim, any.out, any.all_out */
+  any(dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** logsumexp, logsumexp.out */
+  logsumexp(dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
   /** mm, mm.out */
   mm(mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -519,7 +539,9 @@ type Name =
   | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out'
   | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax' | 'argmax.out'
   | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim'
-  | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out'
-  | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out'
-  | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
+  | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'norm' | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype'
+  | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out' | 'all' | 'all.dim' | 'all.out' | 'all.all_out' | 'any'
+  | 'any.dim' | 'any.out' | 'any.all_out' | 'logsumexp' | 'logsumexp.out' | 'mm' | 'mm.out' | 'bmm'
+  | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv'
+  | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out';
 export type OpName = Name | `aten::${Name}`;

@@ -27,7 +27,8 @@ enum {
 };
 
 typedef struct {
-  char kind; /* 't' tensor, 'L' int list, 'i' int, 'b' bool, 'y' dtype, 'n' None */
+  char kind; /* 't' tensor, 'L' int list, 'i' int, 'b' bool, 'y' dtype, 's' Scalar (dtype: its tag, 0 int / 1 float / 2 bool;
+                rd_vals[vals]: its value), 'n' None */
   int dtype;
   int ndim; /* tensor: dims; 'L': list length */
   int64_t size[6], stride[6];
@@ -90,6 +91,11 @@ static bool push_args(weft_stack* st, const rd_case* c, weft_tensor** out) {
       case 'b': s = weft_stack_push_bool(st, a->scalar != 0); break;
       case 'y': s = weft_stack_push_dtype(st, (weft_dtype)a->dtype); break;
       case 'n': s = weft_stack_push_none(st); break;
+      case 's':
+        s = a->dtype == 1   ? weft_stack_push_double(st, rd_vals[a->vals])
+            : a->dtype == 2 ? weft_stack_push_bool(st, rd_vals[a->vals] != 0)
+                            : weft_stack_push_int(st, (int64_t)rd_vals[a->vals]);
+        break;
     }
     if (s != WEFT_OK) return false;
   }

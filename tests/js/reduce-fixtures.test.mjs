@@ -3,7 +3,8 @@
 // replayed through the JS API on each wasm variant, twice:
 //   - as wt.ops.call(<exact overload>, ...positional, { kwarg-only });
 //   - through the generated API in PyTorch's positional order with options
-//     last: wt.sum(x, dim, { keepdim, dtype, out }) and x.sum(dim, { ... })
+//     last: wt.sum(x, dim, { keepdim, dtype, out }) and x.sum(dim, { ... }),
+//     wt.norm(x, p, dim, { ... })
 //     alternately, a one-element dim list passed as a number.
 // Checks dtype, shape, strides (of dims longer than 1), values, that out=
 // returns the out tensor, PyTorch's error messages (WeftError), and that no
@@ -49,6 +50,7 @@ function makeArg(wt, a, made) {
   if ('int' in a) return a.int;
   if ('bool' in a) return a.bool;
   if ('dtype' in a) return a.dtype;
+  if ('scalar' in a) return a.tag === 'bool' ? !!a.scalar : num(a.scalar);
   return null;
 }
 
@@ -75,6 +77,7 @@ function viaGenerated(wt, c, vals, idx) {
     if (i === 0) return;
     const v = vals[i];
     if (a.name === 'dim') pos.push(Array.isArray(v) && v.length === 1 ? v[0] : v);
+    else if (a.name === 'p') pos.push(v); // norm(x, p, dim, { ... })
     else if (v !== null) kw[camel(a.name)] = v;
   });
   if (pos.length === 1 && pos[0] === null) pos.pop();
