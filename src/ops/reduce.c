@@ -448,7 +448,20 @@ static void arg_rows_f32(const rctx* c, char** data, const int64_t* s, int64_t n
     int64_t bi;
     memcpy(&best, x, 4);
     memcpy(&bi, ix, 8);
-    for (int64_t i = 1; i < n0 && best == best; i++) {
+    if (s[2] == 4 && n0 >= 16) {
+      /* a contiguous row: its max (min) by the SIMD kernel, then the first
+       * element equal to it (the first NaN when it is NaN); indices grow
+       * along the row, so that one has the lowest index */
+      const float* xf = (const float*)x;
+      float m = mx ? c->k->f32_rmax((size_t)n0, xf) : c->k->f32_rmin((size_t)n0, xf);
+      int64_t i = 0;
+      if (m != m) while (xf[i] == xf[i]) i++;
+      else while (xf[i] != m) i++;
+      best = xf[i];
+      memcpy(&bi, ix + i * s[3], 8);
+    }
+    int64_t scan = s[2] == 4 && n0 >= 16 ? 0 : n0; /* done above */
+    for (int64_t i = 1; i < scan && best == best; i++) {
       float v;
       memcpy(&v, x + i * s[2], 4);
       if (v != v || (mx ? v > best : v < best)) {
