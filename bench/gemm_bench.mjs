@@ -6,19 +6,10 @@
 // transB = 1). Warm-up, an idle wait for V8's background tier-up, then the
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms, GFLOP/s = 2 M N K / time.
-import { createRequire } from 'node:module';
-import { medianTimes, onnxModel } from './peer_util.mjs';
+import { libraryArgs, onnxModel, runLibrary } from './peer_util.mjs';
 
-const args = process.argv.slice(2);
-const lib = args[0];
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
-const reps = Math.max(1, Number(opt('--reps', '15')));
-let threads = Number(opt('--threads', '1'));
-const idleMs = Number(opt('--idle-ms', '2500'));
-const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
+const { lib, reps, idleMs, peerRequire, threads: asked } = libraryArgs();
+let threads = asked; // then what the library runs
 
 // name: [M, N, K, w transposed]
 const WORK = { mm_256: [256, 256, 256, false], mm_512: [512, 512, 512, false], mm_1024: [1024, 1024, 1024, false],
@@ -81,20 +72,10 @@ async function onnxruntimeWeb() {
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
   'onnxruntime-web': onnxruntimeWeb };
-if (!libs[lib]) {
-  console.error(`usage: gemm_bench.mjs <${Object.keys(libs).join('|')}> [--threads N] [--reps N]`);
-  process.exit(2);
-}
-const want = threads;
-const work = await libs[lib]();
-if (threads !== want) { // the library runs another count here (tfjs-wasm in Node: one thread)
-  console.error(`gemm_bench ${lib}: ${want} threads asked, it runs ${threads}; skipped`);
-  process.exit(0);
-}
-const ms = await medianTimes(work, reps, idleMs);
-const build = lib.startsWith('weft-') ? `wasm-${lib.slice(5)}` : lib;
-for (const [n, m] of Object.entries(ms)) {
-  const [rows, cols, depth] = WORK[n];
-  console.log(JSON.stringify({ name: n, build, threads, ms: +m.toFixed(3), 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2), reps }));
-}
-process.exit(0);
+await runLibrary({
+  script: 'gemm_bench.mjs', libs, lib, want: threads, threadsNow: () => threads, reps, idleMs,
+  row: (n, m, build) => {
+    const [rows, cols, depth] = WORK[n];
+    return { name: n, build, threads, ms: +m.toFixed(3), 'GFLOP/s': +((2 * rows * cols * depth) / (m * 1e6)).toFixed(2), reps };
+  },
+});

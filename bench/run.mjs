@@ -1,4 +1,5 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
+//                 [--no-reduce] [--only reduce]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -17,6 +18,13 @@
 // Then the GEMM rows (issue 12, bench/gemm_bench.mjs; --no-gemm skips them):
 // weft wasm-simd-threads, tfjs-wasm and onnxruntime-web at 1 and 2 threads,
 // GFLOP/s = 2 M N K / median time, ratio to tfjs-wasm at the same threads.
+// Then the reduction rows (issue 11, bench/reduce_bench.mjs; --no-reduce
+// skips them, --only reduce runs nothing else): sum of 16M float32 beside
+// the same process's memcpy, [32,64,56,56] summed over (2,3) contiguous and
+// channels_last, softmax and argmax of [512,1000]; weft wasm-simd-threads at
+// 1 and 2 threads and wasm-simd, tfjs-wasm and onnxruntime-web, with the
+// issue's ratios (sum / memcpy, channels_last / contiguous, weft / peers,
+// 2 threads / 1 thread).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +37,12 @@ const opt = (name, dflt) => {
   return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
 };
 const json = has('--json');
+const only = opt('--only', null);
+if (only !== null && only !== 'reduce') {
+  console.error(`bench: --only takes 'reduce', not '${only}'`);
+  process.exit(2);
+}
+const onlyReduce = only === 'reduce';
 const reps = opt('--reps', '15');
 const log = (s) => process.stderr.write(`${s}\n`);
 
@@ -43,6 +57,17 @@ function run(cmd, cmdArgs, what) {
   return r.stdout;
 }
 
+// One library's rows from a one-library bench script (gemm_bench, reduce_bench); none if it fails.
+function libraryRows(script, what, lib, t) {
+  log(`bench: ${what} ${lib} threads=${t}`);
+  try {
+    return parseLines(run(process.execPath, [script, lib, '--threads', String(t), '--reps', reps], `${what} ${lib}`));
+  } catch (e) {
+    log(e.message);
+    return [];
+  }
+}
+
 function parseLines(out) {
   return out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
 }
@@ -55,7 +80,7 @@ function emit(rows) {
   }
 }
 
-if (!has('--no-native')) {
+if (!has('--no-native') && !onlyReduce) {
   const dir = 'build/bench-native';
   log('bench: building the native release benchmark');
   run('cmake', ['-S', '.', '-B', dir, '-DCMAKE_BUILD_TYPE=Release', '-DWEFT_BUILD_TESTS=ON', '-DWEFT_SANITIZE=OFF'],
@@ -66,7 +91,7 @@ if (!has('--no-native')) {
   emit(parseLines(out).map(({ isa, ...r }) => r));
 }
 
-if (!has('--no-wasm')) {
+if (!has('--no-wasm') && !onlyReduce) {
   if (!has('--no-build')) {
     log('bench: building dist/ (scripts/build.sh)');
     execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -79,7 +104,7 @@ if (!has('--no-wasm')) {
   }
 }
 
-if (!has('--no-peers')) {
+if (!has('--no-peers') && !onlyReduce) {
   const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
     ['ndarray-ops', 'ndarray-ops', [1]], ['js-loop', null, [1]]];
   const ceilingOf = (name, threads) => {
@@ -87,14 +112,7 @@ if (!has('--no-peers')) {
     return c.length ? Math.max(...c.map((r) => r['GB/s'])) : NaN;
   };
   const ceilingName = { add: 'add3_simd_ceiling', cast_f32_f16: 'memcpy_4M' };
-  if (!existsSync(`${root}/bench/peers/node_modules`)) {
-    log('bench: installing the peers (bench/peers: npm install from its lock)');
-    try {
-      run('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm install');
-    } catch (e) {
-      log(`bench: peers not installed (${e.message.split('\n')[0]})`);
-    }
-  }
+  ensurePeers();
   for (const [peer, pkg, threadList] of peers) {
     if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
       log(`bench: ${peer} skipped (bench/peers/node_modules/${pkg} is missing)`);
@@ -118,7 +136,7 @@ if (!has('--no-peers')) {
 }
 
 const gemmRows = [];
-if (!has('--no-gemm')) {
+if (!has('--no-gemm') && !onlyReduce) {
   const libs = [['weft-simd-threads', null], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm'],
     ['onnxruntime-web', 'onnxruntime-web']];
   for (const [lib, pkg] of libs) {
@@ -127,15 +145,7 @@ if (!has('--no-gemm')) {
       log(`bench: gemm ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
       continue;
     }
-    for (const t of [1, 2]) {
-      log(`bench: gemm ${lib} threads=${t}`);
-      try {
-        gemmRows.push(...parseLines(run(process.execPath, ['bench/gemm_bench.mjs', lib, '--threads', String(t),
-          '--reps', reps], `gemm ${lib}`)));
-      } catch (e) {
-        log(e.message);
-      }
-    }
+    for (const t of [1, 2]) gemmRows.push(...libraryRows('bench/gemm_bench.mjs', 'gemm', lib, t));
   }
   for (const r of gemmRows) {
     const tf = gemmRows.find((p) => p.build === 'tfjs-wasm' && p.name === r.name && p.threads === r.threads);
@@ -144,7 +154,7 @@ if (!has('--no-gemm')) {
   }
 }
 
-if (!json) {
+if (!json && results.length) {
   const cols = [...new Set(results.map((r) => `${r.build} t${r.threads}`))];
   const names = [...new Set(results.map((r) => r.name))];
   const fmt = (v) => (Number.isFinite(v) ? v.toFixed(2) : '-');
@@ -177,3 +187,69 @@ if (!json && gemmRows.length) {
     console.log(`${n.padEnd(20)}${cols.map(cell).join('')}`);
   }
 }
+
+// ---- reductions (issue 11) ----
+
+function ensurePeers() {
+  if (existsSync(`${root}/bench/peers/node_modules`)) return;
+  log('bench: installing the peers (bench/peers: npm install from its lock)');
+  try {
+    run('npm', ['install', '--silent', '--no-audit', '--no-fund', '--prefix', `${root}/bench/peers`], 'npm install');
+  } catch (e) {
+    log(`bench: peers not installed (${e.message.split('\n')[0]})`);
+  }
+}
+
+function reduceBench() {
+  if (onlyReduce && !has('--no-build') && !has('--no-wasm')) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!has('--no-peers')) ensurePeers();
+  const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]],
+    ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1, 2]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]]];
+  const rows = [];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: reduce ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) rows.push(...libraryRows('bench/reduce_bench.mjs', 'reduce', lib, t));
+  }
+  return rows;
+}
+
+function reduceReport(rows) {
+  const find = (n, b, t) => rows.find((r) => r.name === n && r.build === b && r.threads === t);
+  const weft = 'wasm-simd-threads';
+  for (const r of rows) {
+    const w = find(r.name, weft, r.threads);
+    r.ratio = w && r.build !== weft ? +(w['GB/s'] / r['GB/s']).toFixed(3) : null; // weft / this library
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (json) return;
+  const cols = [...new Set(rows.map((r) => `${r.build} t${r.threads}`))];
+  console.log('\nReductions, GB/s of the bytes read (memcpy: read + written); (x): weft wasm-simd-threads at the same ' +
+    'thread count / this library');
+  console.log(`${''.padEnd(18)}${cols.map((c) => c.padEnd(24)).join('')}`);
+  for (const n of [...new Set(rows.map((r) => r.name))]) {
+    const cell = (c) => {
+      const r = rows.find((x) => x.name === n && `${x.build} t${x.threads}` === c);
+      return (r ? `${r['GB/s'].toFixed(2).padStart(7)}${r.ratio === null ? '' : ` (${r.ratio.toFixed(2)}x)`}` : '').padEnd(24);
+    };
+    console.log(`${n.padEnd(18)}${cols.map(cell).join('')}`);
+  }
+  for (const b of [weft, 'wasm-simd']) {
+    for (const t of [1, 2]) {
+      const sum = find('sum_16M', b, t), cp = find('memcpy_16M', b, t);
+      const nchw = find('sum23_nchw', b, t), nhwc = find('sum23_nhwc', b, t);
+      if (sum && cp) console.log(`${b} t${t}: sum_16M / memcpy_16M GB/s ${(sum['GB/s'] / cp['GB/s']).toFixed(2)}x (target >= 1.0)`);
+      if (nchw && nhwc) console.log(`${b} t${t}: sum23 channels_last / contiguous time ${(nhwc.ms / nchw.ms).toFixed(2)}x (target <= 1.2)`);
+    }
+  }
+  const s1 = find('sum_16M', weft, 1), s2 = find('sum_16M', weft, 2);
+  if (s1 && s2) console.log(`${weft}: sum_16M 2 threads / 1 thread ${(s1.ms / s2.ms).toFixed(2)}x (target >= 1.6)`);
+}
+
+if (!has('--no-reduce')) reduceReport(reduceBench());
