@@ -2,13 +2,13 @@
 // tests/js/reduce-fixtures.test.mjs): torch.norm's Python forms ('fro', p null,
 // keepdim without a dim), explain()'s reduction plan, Meta tensors, worker mode,
 // and float32 runs long enough for the SIMD kernels and the thread split
-// against a float64 reference.
+// against a float64 reference (var too: one Welford pass, partials merged).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initWorker } from 'weft';
 import { init, WeftError, noLeaks, VARIANTS } from './helpers.mjs';
 
-const close = (a, b, e = 1e-5) => Math.abs(a - b) <= e * (1 + Math.abs(b));
+const close = (a, b, e = 1e-5) => (Number.isNaN(b) ? Number.isNaN(a) : Math.abs(a - b) <= e * (1 + Math.abs(b)));
 
 test("norm: 'fro', p null and keepdim without a dim, as torch.norm", async () => {
   const wt = await init({ variant: 'simd' });
@@ -67,22 +67,24 @@ test('norm, all, any, logsumexp on Meta tensors: shapes and dtypes only', async 
   }));
 });
 
-// float64 reference of sum(x^2), sum |x|, max |x|, sum exp over dim 1 of [rows, cols] or dim 0
+// float64 reference of sum(x^2), sum |x|, max |x|, sum exp, var over dim 1 of [rows, cols] or dim 0
 function reference(data, rows, cols, dim) {
   const n = dim === 1 ? rows : cols, len = dim === 1 ? cols : rows;
   const at = (o, k) => (dim === 1 ? data[o * cols + k] : data[k * cols + o]);
   return Array.from({ length: n }, (_, o) => {
-    let sq = 0, ab = 0, mx = 0, ex = 0;
+    let sq = 0, ab = 0, mx = 0, ex = 0, sum = 0;
     for (let k = 0; k < len; k++) {
       const v = at(o, k);
-      sq += v * v; ab += Math.abs(v); mx = Math.max(mx, Math.abs(v)); ex += Math.exp(v);
+      sq += v * v; ab += Math.abs(v); mx = Math.max(mx, Math.abs(v)); ex += Math.exp(v); sum += v;
     }
-    return { two: Math.sqrt(sq), one: ab, inf: mx, lse: Math.log(ex) };
+    let dev = 0;
+    for (let k = 0; k < len; k++) dev += (at(o, k) - sum / len) ** 2;
+    return { two: Math.sqrt(sq), one: ab, inf: mx, lse: Math.log(ex), var: dev / (len - 1) };
   });
 }
 
 for (const variant of VARIANTS) {
-  test(`${variant}: float32 norm / logsumexp rows and columns at 1-2 threads against float64`, async () => {
+  test(`${variant}: float32 norm / logsumexp / var rows and columns at 1-2 threads against float64`, async () => {
     const wt = await init({ variant });
     for (const threads of variant === 'simd-threads' ? [1, 2] : [1]) {
       if (variant === 'simd-threads') wt.setNumThreads(threads);
@@ -94,7 +96,7 @@ for (const variant of VARIANTS) {
             const ref = reference(data, rows, cols, dim);
             const got = {
               two: x.norm(2, dim).toArray(), one: x.norm(1, dim).toArray(), inf: x.norm(Infinity, dim).toArray(),
-              lse: x.logsumexp(dim).toArray(),
+              lse: x.logsumexp(dim).toArray(), var: x.var(dim).toArray(),
             };
             for (const k of Object.keys(got)) {
               got[k].forEach((v, o) => assert.ok(close(v, ref[o][k], 2e-5), `${k} [${rows},${cols}] dim ${dim} ` +
@@ -123,5 +125,24 @@ test('worker mode: norm, all, any, logsumexp', async () => {
     assert.equal(await x.logsumexp(1).dtype, 'float32');
   } finally {
     await ww.terminate();
+  }
+});
+
+test('var / std: one pass keeps float64 accuracy far from 0, at 1 and 2 threads', async () => {
+  const wt = await init({ variant: 'simd-threads' });
+  for (const threads of [1, 2]) {
+    wt.setNumThreads(threads);
+    await noLeaks(wt, () => wt.tidy(() => {
+      const n = 300007;
+      const data = Float64Array.from({ length: n }, (_, i) => 1e6 + ((i * 7919) % 1013) / 1013);
+      let mean = 0;
+      for (const v of data) mean += v / n;
+      let dev = 0;
+      for (const v of data) dev += (v - mean) ** 2;
+      const x = wt.tensor(data, { dtype: 'float64' });
+      assert.ok(close(x.var().item(), dev / (n - 1), 1e-9), `${threads} threads`);
+      assert.ok(close(x.std(0, { correction: 0 }).item(), Math.sqrt(dev / n), 1e-9));
+      assert.deepEqual(wt.explain('var', x).reduction.accDtype, 'float64');
+    }));
   }
 });
