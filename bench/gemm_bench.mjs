@@ -6,7 +6,7 @@
 // transB = 1). Warm-up, an idle wait for V8's background tier-up, then the
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms, GFLOP/s = 2 M N K / time.
-import { libraryArgs, onnxModel, runLibrary } from './peer_util.mjs';
+import { libraryArgs, onnxModel, runLibrary, tfjsWasmBackend } from './peer_util.mjs';
 
 const { lib, reps, idleMs, peerRequire, threads: asked } = libraryArgs();
 let threads = asked; // then what the library runs
@@ -31,12 +31,9 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  threads = backend.getThreadsCount();
+  const w = await tfjsWasmBackend(peerRequire, threads);
+  const tf = w.tf;
+  threads = w.threads;
   const out = {};
   for (const [name, [m, n, k, wT]] of Object.entries(WORK)) {
     const a = tf.tensor2d(data(m * k, 1), [m, k]);

@@ -66,6 +66,17 @@ export function libraryArgs() {
   };
 }
 
+// tfjs-core on its wasm backend with `threads` threads asked; { tf, threads }
+// with the count it runs (in Node: one).
+export async function tfjsWasmBackend(peerRequire, threads) {
+  const tf = peerRequire('@tensorflow/tfjs-core');
+  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
+  backend.setThreadsCount(threads);
+  await tf.setBackend('wasm');
+  await tf.ready();
+  return { tf, threads: backend.getThreadsCount() };
+}
+
 // A one-library bench script's main step: makes lib's workloads (libs[lib]()),
 // skips the run when the library does not run the thread count asked
 // (threadsNow() after its init: tfjs-wasm in Node runs one), times them and

@@ -9,7 +9,7 @@
 // Warm-up, an idle wait for V8's background tier-up, then the median of
 // --reps runs (bench/peer_util.mjs). Prints one JSON line per workload:
 // name, build, threads (as the library reports them), ms, GB/s.
-import { libraryArgs, onnxModel, runLibrary } from './peer_util.mjs';
+import { libraryArgs, onnxModel, runLibrary, tfjsWasmBackend } from './peer_util.mjs';
 
 const { lib, reps, idleMs, peerRequire, threads: asked } = libraryArgs();
 let threads = asked; // then what the library runs
@@ -41,12 +41,9 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  threads = backend.getThreadsCount();
+  const w = await tfjsWasmBackend(peerRequire, threads);
+  const tf = w.tf;
+  threads = w.threads;
   const big = tf.tensor1d(data(N16M, 1));
   const x4 = tf.tensor4d(data(N * C * H * W, 2), [N, C, H, W]);
   const x4cl = tf.transpose(x4, [0, 2, 3, 1]);
