@@ -1,6 +1,7 @@
 // Shared by the peer benchmarks (bench/peers.mjs, bench/gemm_bench.mjs,
 // bench/conv_bench.mjs): the hand-encoded one-node ONNX model, the timing
 // loop, and the command line and main of a one-library script.
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -146,4 +147,49 @@ export async function tfjsInit(peerRequire, cli) {
   await tf.ready();
   cli.threads = backend.getThreadsCount();
   return tf;
+}
+
+// A one-library bench script's command line: <lib> [--threads N] [--reps N]
+// [--idle-ms MS], and a require() that finds the peers in bench/peers/.
+export function libraryArgs() {
+  const args = process.argv.slice(2);
+  const opt = (name, dflt) => {
+    const i = args.indexOf(name);
+    return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
+  };
+  return {
+    lib: args[0], reps: Math.max(1, Number(opt('--reps', '15'))), threads: Number(opt('--threads', '1')),
+    idleMs: Number(opt('--idle-ms', '2500')), peerRequire: createRequire(new URL('./peers/package.json', import.meta.url)),
+  };
+}
+
+// tfjs-core on its wasm backend with `threads` threads asked; { tf, threads }
+// with the count it runs (in Node: one).
+export async function tfjsWasmBackend(peerRequire, threads) {
+  const tf = peerRequire('@tensorflow/tfjs-core');
+  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
+  backend.setThreadsCount(threads);
+  await tf.setBackend('wasm');
+  await tf.ready();
+  return { tf, threads: backend.getThreadsCount() };
+}
+
+// A one-library bench script's main step: makes lib's workloads (libs[lib]()),
+// skips the run when the library does not run the thread count asked
+// (threadsNow() after its init: tfjs-wasm in Node runs one), times them and
+// prints row(name, median ms, build) as one JSON line each; then exits.
+export async function runLibrary({ script, libs, lib, want, threadsNow, reps, idleMs, row }) {
+  if (!libs[lib]) {
+    console.error(`usage: ${script} <${Object.keys(libs).join('|')}> [--threads N] [--reps N]`);
+    process.exit(2);
+  }
+  const work = await libs[lib]();
+  if (threadsNow() !== want) {
+    console.error(`${script} ${lib}: ${want} threads asked, it runs ${threadsNow()}; skipped`);
+    process.exit(0);
+  }
+  const ms = await medianTimes(work, reps, idleMs);
+  const build = lib.startsWith('weft-') ? `wasm-${lib.slice(5)}` : lib;
+  for (const [n, m] of Object.entries(ms)) console.log(JSON.stringify(row(n, m, build)));
+  process.exit(0);
 }

@@ -1,5 +1,5 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--no-conv] [--only native|wasm|peers|gemm|pool|conv|small]
+//               [--no-pool] [--no-conv] [--no-reduce] [--only native|wasm|peers|gemm|pool|conv|reduce|small]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -25,6 +25,13 @@
 // wasm-simd-threads at 1 and 2 threads beside tfjs-wasm and onnxruntime-web,
 // ms and each peer's time / weft's at the same thread count (> 1: weft ahead).
 // --only <section> runs that section alone (e.g. --only pool).
+// Then the reduction rows (issue 11, bench/reduce_bench.mjs; --no-reduce
+// skips them, --only reduce runs nothing else): sum of 16M float32 beside
+// the same process's memcpy, [32,64,56,56] summed over (2,3) contiguous and
+// channels_last, softmax and argmax of [512,1000]; weft wasm-simd-threads at
+// 1 and 2 threads and wasm-simd, tfjs-wasm and onnxruntime-web, with the
+// issue's ratios (sum / memcpy, channels_last / contiguous, weft / peers,
+// 2 threads / 1 thread).
 // Then the conv2d rows (bench/conv_bench.mjs; --no-conv skips them): weft
 // wasm-simd-threads in NCHW and channels_last at 1 and 2 threads, tfjs-wasm
 // (NHWC) and onnxruntime-web (NCHW) beside them, GFLOP/s and ratios to both.
@@ -58,6 +65,17 @@ function run(cmd, cmdArgs, what) {
   }
   if (r.stderr) process.stderr.write(r.stderr);
   return r.stdout;
+}
+
+// One library's rows from a one-library bench script (gemm_bench, reduce_bench); none if it fails.
+function libraryRows(script, what, lib, t) {
+  log(`bench: ${what} ${lib} threads=${t}`);
+  try {
+    return parseLines(run(process.execPath, [script, lib, '--threads', String(t), '--reps', reps], `${what} ${lib}`));
+  } catch (e) {
+    log(e.message);
+    return [];
+  }
 }
 
 function parseLines(out) {
@@ -279,6 +297,61 @@ if (!json && convRows.length) {
       `${r['GFLOP/s'].toFixed(2).padStart(8)}  ${f(r.ratio).padStart(6)}  ${f(r.ratio_ort).padStart(6)}`);
   }
 }
+// ---- reductions (issue 11) ----
+
+function reduceBench() {
+  if (only === 'reduce' && !has('--no-build') && !has('--no-wasm')) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!has('--no-peers')) ensurePeers();
+  const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]],
+    ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1, 2]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]]];
+  const rows = [];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: reduce ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) rows.push(...libraryRows('bench/reduce_bench.mjs', 'reduce', lib, t));
+  }
+  return rows;
+}
+
+function reduceReport(rows) {
+  const find = (n, b, t) => rows.find((r) => r.name === n && r.build === b && r.threads === t);
+  const weft = 'wasm-simd-threads';
+  for (const r of rows) {
+    const w = find(r.name, weft, r.threads);
+    r.ratio = w && r.build !== weft ? +(w['GB/s'] / r['GB/s']).toFixed(3) : null; // weft / this library
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (json) return;
+  const cols = [...new Set(rows.map((r) => `${r.build} t${r.threads}`))];
+  console.log('\nReductions, GB/s of the bytes read (memcpy: read + written); (x): weft wasm-simd-threads at the same ' +
+    'thread count / this library');
+  console.log(`${''.padEnd(18)}${cols.map((c) => c.padEnd(24)).join('')}`);
+  for (const n of [...new Set(rows.map((r) => r.name))]) {
+    const cell = (c) => {
+      const r = rows.find((x) => x.name === n && `${x.build} t${x.threads}` === c);
+      return (r ? `${r['GB/s'].toFixed(2).padStart(7)}${r.ratio === null ? '' : ` (${r.ratio.toFixed(2)}x)`}` : '').padEnd(24);
+    };
+    console.log(`${n.padEnd(18)}${cols.map(cell).join('')}`);
+  }
+  for (const b of [weft, 'wasm-simd']) {
+    for (const t of [1, 2]) {
+      const sum = find('sum_16M', b, t), cp = find('memcpy_16M', b, t);
+      const nchw = find('sum23_nchw', b, t), nhwc = find('sum23_nhwc', b, t);
+      if (sum && cp) console.log(`${b} t${t}: sum_16M / memcpy_16M GB/s ${(sum['GB/s'] / cp['GB/s']).toFixed(2)}x (target >= 1.0)`);
+      if (nchw && nhwc) console.log(`${b} t${t}: sum23 channels_last / contiguous time ${(nhwc.ms / nchw.ms).toFixed(2)}x (target <= 1.2)`);
+    }
+  }
+  const s1 = find('sum_16M', weft, 1), s2 = find('sum_16M', weft, 2);
+  if (s1 && s2) console.log(`${weft}: sum_16M 2 threads / 1 thread ${(s1.ms / s2.ms).toFixed(2)}x (target >= 1.6)`);
+}
+
+if (section('reduce')) reduceReport(reduceBench());
 if (section('small')) {
   log('bench: small ops');
   const out = run(process.execPath, ['bench/small_ops_bench.mjs', '--reps', String(Math.min(Number(reps), 9)),

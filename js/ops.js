@@ -42,6 +42,7 @@ function readJson(M, fail, ptr, op) {
 //   DOUBLE                       a number, or a Scalar as convert() gives it ({ tag, v })
 //   BOOL                         a boolean
 //   SCALAR                       { tag, v }
+//   OPT_SCALAR                   { tag, v } or null
 //   DTYPE, MEMORY_FORMAT, DEVICE an enum value or null
 const same = (v) => v;
 const TO_PARAM = {
@@ -53,6 +54,7 @@ const TO_PARAM = {
   DOUBLE: () => (v) => (v !== null && typeof v === 'object' ? v.v : v),
   BOOL: () => (v) => (v ? 1 : 0),
   SCALAR: (argSlots, name, slot) => (v) => argSlots.writeScalar(slot, v.tag, v.v),
+  OPT_SCALAR: (argSlots, name, slot) => (v) => (v === null ? 0 : argSlots.writeScalar(slot, v.tag, v.v)), // None: NULL
   DTYPE: () => (v) => (v === null ? -1 : v),
   DEVICE: () => (v) => (v === null ? 0 : v), // None is cpu
 };
@@ -87,7 +89,7 @@ function entryPoint(M, info, argSlots) {
   }
   let slot = 0;
   const params = kinds.map((kd) =>
-    TO_PARAM[kd](argSlots, info.base, kd === 'INT_LIST' || kd === 'OPT_INT_LIST' || kd === 'SCALAR' ? slot++ : -1));
+    TO_PARAM[kd](argSlots, info.base, kd === 'INT_LIST' || kd === 'OPT_INT_LIST' || kd === 'SCALAR' || kd === 'OPT_SCALAR' ? slot++ : -1));
   return slot <= argSlots.count ? withParams(fn, params) : null;
 }
 
@@ -747,10 +749,46 @@ export function installOps(api, k) {
     return (kw) => (kw && wantsOut(kw) ? (out.length ? out : cands) : (plain.length ? plain : cands));
   }
 
+  // Argument forms of PyTorch's Python wrappers that no schema has, by op:
+  // (pos, kw, at) -> [pos, kw], `at` the index of the first argument after self.
+  const PREPARE = { norm: normArgs };
+
+  // torch.norm's: p = 'fro' is the 2-norm over at most 2 dims (no dtype),
+  // 'nuc' and other strings are refused; without a dim, a p of null or a
+  // keepdim / out reduces every dim (norm.ScalarOpt_dim with dim []); a
+  // dtype with a dim gets keepdim false.
+  function normArgs(pos, kw, at) {
+    let p = at < pos.length ? pos[at] : kw?.p;
+    const dimGiven = at + 1 < pos.length || kw?.dim != null;
+    if (typeof p === 'string') {
+      const dim = at + 1 < pos.length ? pos[at + 1] : kw?.dim;
+      if (p === 'nuc') throw new WeftError('InvalidArgument', 'norm(): the nuclear norm (p = \'nuc\') is not supported');
+      if (p !== 'fro') {
+        throw new WeftError('InvalidArgument', `norm(): only valid string values are 'fro' and 'nuc', found ${p}`);
+      }
+      if (kw?.dtype != null) throw new WeftError('InvalidArgument', 'norm(): dtype argument is not supported in frobenius norm');
+      if (Array.isArray(dim) && dim.length > 2) {
+        throw new WeftError('InvalidArgument', `norm(): Expected at most 2 dimensions, but got ${dim.length} dimensions instead.`);
+      }
+      p = 2;
+    }
+    const needDims = !dimGiven && (p === null || kw?.keepdim !== undefined || kw?.out != null);
+    const inKw = at >= pos.length && kw != null && 'p' in kw;
+    pos = pos.slice();
+    kw = kw && { ...kw };
+    if (inKw) delete kw.p;
+    if (at < pos.length || inKw || needDims) pos[at] = p === undefined ? 2 : p;
+    if (needDims) pos[at + 1] = [];
+    // norm.ScalarOpt_dim_dtype has no keepdim default
+    if ((dimGiven || needDims) && kw?.dtype != null && kw.keepdim === undefined) kw.keepdim = false;
+    return [pos, kw];
+  }
+
   function methodFor(base, cands) {
     const pick = byOut(cands);
+    const prep = PREPARE[base];
     return function generatedMethod(...rawArgs) {
-      const [pos, kw] = splitKw(rawArgs);
+      const [pos, kw] = prep ? prep(...splitKw(rawArgs), 0) : splitKw(rawArgs);
       const [op, vals] = resolve(base, pick(kw), pos, kw, this);
       return invoke(op, vals);
     };
@@ -758,8 +796,9 @@ export function installOps(api, k) {
 
   function functionFor(base, cands) {
     const pick = byOut(cands);
+    const prep = PREPARE[base];
     return (...rawArgs) => {
-      const [pos, kw] = splitKw(rawArgs);
+      const [pos, kw] = prep ? prep(...splitKw(rawArgs), 1) : splitKw(rawArgs);
       const [op, vals] = resolve(base, pick(kw), pos, kw, undefined);
       return invoke(op, vals);
     };

@@ -199,6 +199,16 @@ export interface OpFunctions {
   cumsum(self: Operand, dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
   /** cumprod, cumprod.out */
   cumprod(self: Operand, dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
+  /** norm.Scalar, norm.ScalarOpt_dim, norm.ScalarOpt_dim_dtype, norm.ScalarOpt_dtype, norm.out, norm.dtype_out */
+  norm(self: Operand, p: Scalar | null, dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  norm(self: Operand, p: Scalar | null, dim: number | Shape, keepdim: boolean, options?: { dtype?: DTypeName; out?: Tensor }): Tensor;
+  norm(self: Operand, p?: Scalar | null, options?: { dtype?: DTypeName }): Tensor;
+  /** all, all.dim, all.out, all.all_out */
+  all(self: Operand, dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** any, any.dim, any.out, any.all_out */
+  any(self: Operand, dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** logsumexp, logsumexp.out */
+  logsumexp(self: Operand, dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
   /** mm, mm.out */
   mm(self: Operand, mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -510,6 +520,16 @@ export interface OpMethods {
   cumprod(dim: number, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
   /** cumprod_ */
   cumprod_(dim: number, options?: { dtype?: DTypeName | null }): Tensor;
+  /** norm.Scalar, norm.ScalarOpt_dim, norm.ScalarOpt_dim_dtype, norm.ScalarOpt_dtype, norm.out, norm.dtype_out */
+  norm(p: Scalar | null, dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  norm(p: Scalar | null, dim: number | Shape, keepdim: boolean, options?: { dtype?: DTypeName; out?: Tensor }): Tensor;
+  norm(p?: Scalar | null, options?: { dtype?: DTypeName }): Tensor;
+  /** all, all.dim, all.out, all.all_out */
+  all(dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** any, any.dim, any.out, any.all_out */
+  any(dim?: number, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
+  /** logsumexp, logsumexp.out */
+  logsumexp(dim: number | Shape, keepdim?: boolean, options?: { out?: Tensor }): Tensor;
   /** mm, mm.out */
   mm(mat2: Operand, options?: { out?: Tensor }): Tensor;
   /** bmm, bmm.out */
@@ -578,9 +598,11 @@ type Name =
   | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var'
   | 'var.dim' | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'max.dim' | 'max.dim_max' | 'min.dim'
   | 'min.dim_min' | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction'
-  | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'mm'
-  | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot'
-  | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear'
-  | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out'
-  | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
+  | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'norm'
+  | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype' | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out' | 'all' | 'all.dim'
+  | 'all.out' | 'all.all_out' | 'any' | 'any.dim' | 'any.out' | 'any.all_out' | 'logsumexp' | 'logsumexp.out'
+  | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
+  | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
+  | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
 export type OpName = Name | `aten::${Name}`;

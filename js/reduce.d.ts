@@ -56,7 +56,7 @@ export interface ScanOptions {
   out?: Tensor;
 }
 
-export interface ReduceFunctions {
+export interface ReduceFunctions extends NormFunctions {
   sum(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
   sum(self: Tensor, dim: Dims | null, options?: ReduceOptions): Tensor;
   mean(self: Tensor, options?: { dtype?: DTypeName }): Tensor;
@@ -96,7 +96,7 @@ export interface ReduceFunctions {
   cumprod(self: Tensor, dim: number, options?: ScanOptions): Tensor;
 }
 
-export interface ReduceTensorOps {
+export interface ReduceTensorOps extends NormTensorOps {
   sum(options?: { dtype?: DTypeName }): Tensor;
   sum(dim: Dims | null, options?: ReduceOptions): Tensor;
   mean(options?: { dtype?: DTypeName }): Tensor;
@@ -126,4 +126,37 @@ export interface ReduceTensorOps {
   /** In place: self keeps its dtype (a different dtype= is refused). */
   cumsum_(dim: number, options?: { dtype?: DTypeName }): Tensor;
   cumprod_(dim: number, options?: { dtype?: DTypeName }): Tensor;
+}
+
+// norm, all, any, logsumexp (src/ops/norm.c).
+export interface NormOptions {
+  keepdim?: boolean;
+  /** The result dtype (floating); the input is converted to it first. */
+  dtype?: DTypeName;
+  out?: Tensor;
+}
+/** p: a number (0 counts non-zeros, Infinity / -Infinity the max / min of |x|), null for 2, or 'fro'. */
+export type NormP = number | boolean | 'fro' | null;
+
+export interface NormFunctions {
+  /** The p-norm of every element (p default 2), or over dim; floating inputs (or a floating dtype). */
+  norm(self: Tensor, p?: NormP, options?: NormOptions): Tensor;
+  norm(self: Tensor, p: NormP, dim: Dims, options?: NormOptions): Tensor;
+  /** bool (uint8 for uint8 inputs): every element non-zero (NaN counts as true). */
+  all(self: Tensor, options?: { out?: Tensor }): Tensor;
+  all(self: Tensor, dim: number, options?: MinMaxOptions): Tensor;
+  any(self: Tensor, options?: { out?: Tensor }): Tensor;
+  any(self: Tensor, dim: number, options?: MinMaxOptions): Tensor;
+  /** log(sum(exp(x))) over dim, shifted by the max (no overflow); integral inputs give float32. */
+  logsumexp(self: Tensor, dim: Dims, options?: MinMaxOptions): Tensor;
+}
+
+export interface NormTensorOps {
+  norm(p?: NormP, options?: NormOptions): Tensor;
+  norm(p: NormP, dim: Dims, options?: NormOptions): Tensor;
+  all(options?: { out?: Tensor }): Tensor;
+  all(dim: number, options?: MinMaxOptions): Tensor;
+  any(options?: { out?: Tensor }): Tensor;
+  any(dim: number, options?: MinMaxOptions): Tensor;
+  logsumexp(dim: Dims, options?: MinMaxOptions): Tensor;
 }

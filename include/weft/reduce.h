@@ -101,6 +101,32 @@ weft_tensor* weft_cumprod(const weft_tensor* self, int64_t dim, weft_dtype dtype
 weft_status weft_cumprod_(weft_tensor* self, int64_t dim, weft_dtype dtype);
 weft_tensor* weft_cumprod_out(const weft_tensor* self, int64_t dim, weft_dtype dtype, weft_tensor* out);
 
+/* norm, all, any, logsumexp (src/ops/norm.c). norm's p: NULL (None) is 2; 0 counts non-zeros, inf / -inf
+ * take the max / min of |x|; floating inputs only, an empty input gives zeros. dim lists as above. */
+weft_tensor* weft_norm(const weft_tensor* self, weft_scalar p);
+weft_tensor* weft_norm_dim(const weft_tensor* self, const weft_scalar* p, const int64_t* dim, int64_t dim_len,
+                           bool keepdim);
+weft_tensor* weft_norm_dim_dtype(const weft_tensor* self, const weft_scalar* p, const int64_t* dim, int64_t dim_len,
+                                 bool keepdim, weft_dtype dtype);
+weft_tensor* weft_norm_dtype(const weft_tensor* self, const weft_scalar* p, weft_dtype dtype);
+weft_tensor* weft_norm_out(const weft_tensor* self, const weft_scalar* p, const int64_t* dim, int64_t dim_len,
+                           bool keepdim, weft_tensor* out);
+weft_tensor* weft_norm_dtype_out(const weft_tensor* self, const weft_scalar* p, const int64_t* dim, int64_t dim_len,
+                                 bool keepdim, weft_dtype dtype, weft_tensor* out);
+/* all / any: bool results (uint8 for uint8 inputs; out= may be bool or uint8); NaN is true */
+weft_tensor* weft_all(const weft_tensor* self);
+weft_tensor* weft_all_dim(const weft_tensor* self, int64_t dim, bool keepdim);
+weft_tensor* weft_all_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out);
+weft_tensor* weft_all_all_out(const weft_tensor* self, weft_tensor* out);
+weft_tensor* weft_any(const weft_tensor* self);
+weft_tensor* weft_any_dim(const weft_tensor* self, int64_t dim, bool keepdim);
+weft_tensor* weft_any_out(const weft_tensor* self, int64_t dim, bool keepdim, weft_tensor* out);
+weft_tensor* weft_any_all_out(const weft_tensor* self, weft_tensor* out);
+/* logsumexp: max-shifted; integral inputs give float32 */
+weft_tensor* weft_logsumexp(const weft_tensor* self, const int64_t* dim, int64_t dim_len, bool keepdim);
+weft_tensor* weft_logsumexp_out(const weft_tensor* self, const int64_t* dim, int64_t dim_len, bool keepdim,
+                                weft_tensor* out);
+
 #ifdef __cplusplus
 }
 #endif

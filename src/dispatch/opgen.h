@@ -37,6 +37,7 @@
  *   DOUBLE      double                    float, or Scalar where the C API takes a double
  *   BOOL        bool                      bool
  *   SCALAR      weft_scalar               Scalar
+ *   OPT_SCALAR  const weft_scalar* / NULL Scalar? (the pointed-to value lives for the call)
  *   DTYPE       weft_dtype                ScalarType (ScalarType?: None -> -1)
  *   MEMORY_FORMAT weft_memory_format      MemoryFormat (MemoryFormat?: None -> -1, the kernel's default)
  *   DEVICE      weft_device               Device (Device?: None -> cpu)
@@ -77,7 +78,7 @@
 enum {
   WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
   WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING,
-  WEFT__K_OPT_INT_LIST
+  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR
 };
 
 #define WEFT__P(K, n) WEFT__P_##K(n)
@@ -169,6 +170,16 @@ enum {
 #define WEFT__KS_SCALAR WEFT__KS_0
 #define WEFT__DK_SCALAR WEFT__DK_0
 
+#define WEFT__P_OPT_SCALAR(n) , const weft_scalar* n
+#define WEFT__A_OPT_SCALAR WEFT__A_1
+#define WEFT__U_OPT_SCALAR(n)                             \
+  weft_scalar n##_v_;                                     \
+  const weft_scalar* n = weft__unbox_opt_scalar(&a_[i_++], &n##_v_, &bad_);
+#define WEFT__B_OPT_SCALAR(n) \
+  if (!s_) s_ = n ? weft_stack_push_scalar(&st_, *n) : weft_stack_push_none(&st_);
+#define WEFT__KS_OPT_SCALAR WEFT__KS_0
+#define WEFT__DK_OPT_SCALAR WEFT__DK_0
+
 #define WEFT__P_DTYPE(n) , weft_dtype n
 #define WEFT__A_DTYPE WEFT__A_1
 #define WEFT__U_DTYPE(n) WEFT__SIMPLE_U(weft_dtype, weft__unbox_dtype, n)
@@ -209,6 +220,7 @@ const int64_t* weft__unbox_opt_int_list(const weft_ivalue* v, int64_t* len, int*
 double weft__unbox_double(const weft_ivalue* v, int* bad);
 bool weft__unbox_bool(const weft_ivalue* v, int* bad);
 weft_scalar weft__unbox_scalar(const weft_ivalue* v, int* bad);
+const weft_scalar* weft__unbox_opt_scalar(const weft_ivalue* v, weft_scalar* storage, int* bad); /* None: NULL */
 weft_dtype weft__unbox_dtype(const weft_ivalue* v, int* bad);
 weft_memory_format weft__unbox_memory_format(const weft_ivalue* v, int* bad);
 weft_device weft__unbox_device(const weft_ivalue* v, int* bad);

@@ -305,6 +305,12 @@ weft_scalar weft__unbox_scalar(const weft_ivalue* v, int* bad) {
   }
 }
 
+const weft_scalar* weft__unbox_opt_scalar(const weft_ivalue* v, weft_scalar* storage, int* bad) {
+  if (v->tag == WEFT_IV_NONE) return NULL;
+  *storage = weft__unbox_scalar(v, bad);
+  return storage;
+}
+
 weft_dtype weft__unbox_dtype(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_DTYPE) return v->u.dtype;
   if (v->tag == WEFT_IV_NONE) return (weft_dtype)-1;

@@ -24,7 +24,9 @@
 #include "core/scalar.h"
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
+#include "ops/ops.h"
 #include "ops/reduce_internal.h"
+#include "ops/reduce_util.h"
 #include "weft/iter.h"
 
 typedef enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN, R_ARGMAX, R_ARGMIN } rop;
@@ -65,23 +67,7 @@ static void release_all(reduction* r) {
 }
 
 static weft_status dim_mask(reduction* r, const int64_t* dims, int64_t n) {
-  int nd = r->self->ndim;
-  r->mask = 0;
-  if (n == 0) { /* every dim */
-    r->mask = nd ? (uint32_t)((1ull << nd) - 1) : 0;
-    return WEFT_OK;
-  }
-  for (int64_t i = 0; i < n; i++) {
-    int64_t d;
-    if (!weft__wrap_dim(r->name, dims[i], nd, &d)) return weft_last_status();
-    if (r->mask & (1u << d)) {
-      return weft__error(WEFT_INVALID_ARGUMENT, "%s: dim %lld appears multiple times in the list of dims", r->name,
-                         (long long)d);
-    }
-    r->mask |= 1u << d;
-  }
-  if (nd == 0) r->mask = 0;
-  return WEFT_OK;
+  return weft__reduce_dim_mask(r->name, r->self, dims, n, &r->mask);
 }
 
 static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor* out) {
@@ -163,33 +149,12 @@ static weft_status check_empty(const reduction* r, bool dims_given) {
 }
 
 /* *dst: out resized to the reduced shape (its strides kept when the shape
- * already fits), or a new contiguous tensor of dtype. */
+ * already fits), or a new contiguous tensor of dtype (ops/reduce_util.c). */
 static weft_status make_reduced(reduction* r, weft_tensor* out, weft_dtype dtype, weft_tensor** dst) {
-  const weft_tensor* s = r->self;
-  int64_t sizes[WEFT_MAX_DIMS] = {0}, strides[WEFT_MAX_DIMS] = {0};
-  int n = 0;
-  r->count = 1;
-  for (int d = 0; d < s->ndim; d++) {
-    if (r->mask >> d & 1) {
-      r->count *= s->sizes[d];
-      if (r->keepdim) sizes[n++] = 1;
-    } else {
-      sizes[n++] = s->sizes[d];
-    }
-  }
-  weft__strides_for_format(sizes, n, WEFT_CONTIGUOUS_FORMAT, strides);
-  if (!out) {
-    *dst = weft__tensor_alloc(r->name, sizes, strides, n, dtype, s->device);
-    return *dst ? WEFT_OK : weft_last_status();
-  }
-  bool same = out->ndim == n;
-  for (int d = 0; same && d < n; d++) same = out->sizes[d] == sizes[d];
-  if (!same) {
-    weft_status st = weft__tensor_resize_(out, sizes, strides, n, r->name);
-    if (st != WEFT_OK) return st;
-  }
-  *dst = weft_tensor_retain(out);
-  return WEFT_OK;
+  int64_t sizes[WEFT_MAX_DIMS];
+  weft__reduce_shape(r->self, r->mask, r->keepdim, sizes, &r->count);
+  *dst = weft__reduce_result(r->name, r->self, r->mask, r->keepdim, dtype, out);
+  return *dst ? WEFT_OK : weft_last_status();
 }
 
 static weft_status make_result(reduction* r, weft_tensor* out) {
@@ -198,18 +163,7 @@ static weft_status make_result(reduction* r, weft_tensor* out) {
 
 /* review_reduce_result: the result seen with self's shape, stride 0 on the reduced dims. */
 static weft_tensor* reduce_view(const reduction* r, const weft_tensor* res) {
-  const weft_tensor* s = r->self;
-  int64_t strides[WEFT_MAX_DIMS];
-  int k = 0;
-  for (int d = 0; d < s->ndim; d++) {
-    if (r->mask >> d & 1) {
-      strides[d] = 0;
-      if (r->keepdim) k++;
-    } else {
-      strides[d] = res->strides[k++];
-    }
-  }
-  return weft__tensor_new(res->storage, s->sizes, strides, s->ndim, res->storage_offset, res->dtype);
+  return weft__reduce_view(r->self, r->mask, r->keepdim, res);
 }
 
 /* argmax/argmin's extra operands: a values buffer shaped as the result, and
@@ -513,7 +467,20 @@ static void arg_rows_f32(const rctx* c, char** data, const int64_t* s, int64_t n
     int64_t bi;
     memcpy(&best, x, 4);
     memcpy(&bi, ix, 8);
-    for (int64_t i = 1; i < n0 && best == best; i++) {
+    if (s[2] == 4 && n0 >= 16) {
+      /* a contiguous row: its max (min) by the SIMD kernel, then the first
+       * element equal to it (the first NaN when it is NaN); indices grow
+       * along the row, so that one has the lowest index */
+      const float* xf = (const float*)x;
+      float m = mx ? c->k->f32_rmax((size_t)n0, xf) : c->k->f32_rmin((size_t)n0, xf);
+      int64_t i = 0;
+      if (m != m) while (xf[i] == xf[i]) i++;
+      else while (xf[i] != m) i++;
+      best = xf[i];
+      memcpy(&bi, ix + i * s[3], 8);
+    }
+    int64_t scan = s[2] == 4 && n0 >= 16 ? 0 : n0; /* done above */
+    for (int64_t i = 1; i < scan && best == best; i++) {
       float v;
       memcpy(&v, x + i * s[2], 4);
       if (v != v || (mx ? v > best : v < best)) {

@@ -17,6 +17,7 @@
  *       BOOL                         i32
  *       SCALAR                       f64*: the tag (0 int, 1 float, 2 bool), then the
  *                                    value (an argument slot)
+ *       OPT_SCALAR                   the same, or 0 (NULL) for None
  *       DTYPE, MEMORY_FORMAT         i32 (-1 = None)
  *       DEVICE                       i32
  *       STRING                       char*

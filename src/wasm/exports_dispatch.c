@@ -234,6 +234,9 @@ __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
 #define WJ_P_SCALAR(n) , const double* n
 #define WJ_C_SCALAR WJ_NOCONV
 #define WJ_A_SCALAR(n) , wj_scalar(n)
+#define WJ_P_OPT_SCALAR(n) , const double* n
+#define WJ_C_OPT_SCALAR(n) weft_scalar n##_v = n ? wj_scalar(n) : weft_scalar_int(0);
+#define WJ_A_OPT_SCALAR(n) , (n ? &n##_v : NULL)
 #define WJ_P_DTYPE(n) , int n
 #define WJ_C_DTYPE WJ_NOCONV
 #define WJ_A_DTYPE(n) , (weft_dtype)n

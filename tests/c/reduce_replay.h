@@ -17,7 +17,8 @@ enum {
 };
 
 typedef struct {
-  char kind; /* 't' tensor, 'L' int list, 'i' int, 'b' bool, 'y' dtype, 'n' None */
+  char kind; /* 't' tensor, 'L' int list, 'i' int, 'b' bool, 'y' dtype, 's' Scalar (dtype: its tag, 0 int /
+                1 float / 2 bool; vals[vals]: its value), 'n' None */
   int dtype;
   int ndim; /* tensor: dims; 'L': list length */
   int64_t size[6], stride[6];
@@ -66,6 +67,11 @@ static inline bool rd_push_args(weft_stack* st, const rd_arg* args, const double
       case 'i': s = weft_stack_push_int(st, a->scalar); break;
       case 'b': s = weft_stack_push_bool(st, a->scalar != 0); break;
       case 'y': s = weft_stack_push_dtype(st, (weft_dtype)a->dtype); break;
+      case 's':
+        s = a->dtype == 1   ? weft_stack_push_double(st, vals[a->vals])
+            : a->dtype == 2 ? weft_stack_push_bool(st, vals[a->vals] != 0)
+                            : weft_stack_push_int(st, (int64_t)vals[a->vals]);
+        break;
       case 'n': s = weft_stack_push_none(st); break;
     }
     if (s != WEFT_OK) return false;

@@ -1,7 +1,9 @@
 /* f32 reduction kernels: every backend against a float64 reference and
  * bit for bit against the scalar backend (the same cascade on every
  * backend), at the tile sizes and around them; NaN and signed zeros for
- * max/min; the accuracy cases (16,777,217 ones; 10^7 uniform values). */
+ * max/min; the accuracy cases (16,777,217 ones; 10^7 uniform values).
+ * The sums of x*x and |x| (norm's rsumsq / rasum / vsumsq_rows /
+ * vasum_rows) run through the same tests as the plain sums. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -10,17 +12,27 @@
 
 #define MAXN 100003
 
-static void test_rsum(void) {
+/* the three sum kernels of each shape: x, x*x, |x| */
+enum { XF_ID, XF_SQ, XF_ABS };
+static double xf(int k, double v) { return k == XF_SQ ? v * v : k == XF_ABS ? fabs(v) : v; }
+static weft_f32_rsum_fn* rsum_of(const weft_kernels* t, int k) {
+  return k == XF_SQ ? t->f32_rsumsq : k == XF_ABS ? t->f32_rasum : t->f32_rsum;
+}
+static weft_f32_vsum_rows_fn* vsum_rows_of(const weft_kernels* t, int k) {
+  return k == XF_SQ ? t->f32_vsumsq_rows : k == XF_ABS ? t->f32_vasum_rows : t->f32_vsum_rows;
+}
+
+static void test_rsum(int k) {
   float* x = malloc(MAXN * sizeof(float));
   for (size_t i = 0; i < MAXN; i++) x[i] = kt_randf(-1.0f, 1.0f);
   size_t extra[] = {4095, 4096, 4097, 65537, MAXN};
   for (size_t s = 0; s < KT_NSIZES + 5; s++) {
     size_t n = s < KT_NSIZES ? kt_sizes[s] : extra[s - KT_NSIZES];
     double ref = 0, mag = 0;
-    for (size_t i = 0; i < n; i++) ref += x[i], mag += fabs(x[i]);
-    float scalar = weft__kernels_scalar()->f32_rsum(n, x);
+    for (size_t i = 0; i < n; i++) ref += xf(k, x[i]), mag += fabs(xf(k, x[i]));
+    float scalar = rsum_of(weft__kernels_scalar(), k)(n, x);
     for (int b = 0; b < KT_NBACKENDS; b++) {
-      float got = kt_backend(b)->f32_rsum(n, x);
+      float got = rsum_of(kt_backend(b), k)(n, x);
       CHECK(fabs(got - ref) <= 1e-6 * mag + 1e-7);
       CHECK(kt_same_f32(got, scalar));
     }
@@ -63,7 +75,7 @@ static void test_rminmax(void) {
   }
 }
 
-static void test_vsum_rows(void) {
+static void test_vsum_rows(int k) {
   size_t rows_list[] = {1, 2, 3, 127, 128, 129, 300};
   size_t cols_list[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33};
   for (size_t ri = 0; ri < 7; ri++)
@@ -74,14 +86,14 @@ static void test_vsum_rows(void) {
       for (size_t i = 0; i < rows * ld; i++) x[i] = kt_randf(-1.0f, 1.0f);
       for (size_t j = 0; j < cols + 2; j++) y0[j] = kt_randf(-1.0f, 1.0f);
       memcpy(ys, y0, sizeof y0);
-      weft__kernels_scalar()->f32_vsum_rows(rows, cols, x, ld * 4, ys);
+      vsum_rows_of(weft__kernels_scalar(), k)(rows, cols, x, ld * 4, ys);
       for (int b = 0; b < KT_NBACKENDS; b++) {
         memcpy(y, y0, sizeof y0);
-        kt_backend(b)->f32_vsum_rows(rows, cols, x, ld * 4, y);
+        vsum_rows_of(kt_backend(b), k)(rows, cols, x, ld * 4, y);
         int bad = 0;
         for (size_t j = 0; j < cols; j++) {
           double ref = y0[j];
-          for (size_t r = 0; r < rows; r++) ref += x[r * ld + j];
+          for (size_t r = 0; r < rows; r++) ref += xf(k, x[r * ld + j]);
           if (fabs(y[j] - ref) > 1e-5 * (double)(rows + 1)) bad++;
           if (!kt_same_f32(y[j], ys[j])) bad++;
         }
@@ -93,9 +105,11 @@ static void test_vsum_rows(void) {
 }
 
 int main(void) {
-  test_rsum();
+  for (int k = XF_ID; k <= XF_ABS; k++) {
+    test_rsum(k);
+    test_vsum_rows(k);
+  }
   test_rsum_accuracy();
   test_rminmax();
-  test_vsum_rows();
   TEST_REPORT();
 }

@@ -48,6 +48,7 @@ function makeArg(wt, a, made) {
   if ('int' in a) return a.int;
   if ('bool' in a) return a.bool;
   if ('dtype' in a) return a.dtype;
+  if ('scalar' in a) return a.tag === 'bool' ? !!a.scalar : num(a.scalar);
   return null;
 }
 
@@ -73,6 +74,7 @@ function viaGenerated(wt, c, vals, idx) {
     if (i === 0) return;
     const v = vals[i];
     if (a.name === 'dim') pos.push(Array.isArray(v) && v.length === 1 ? v[0] : v);
+    else if (a.name === 'p') pos.push(v); // norm(x, p, dim, { ... })
     else if (v !== null) kw[camel(a.name)] = v;
   });
   if (pos.length === 1 && pos[0] === null) pos.pop();
