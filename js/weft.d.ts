@@ -195,6 +195,8 @@ export interface TensorShortcuts<D extends DType = DType> {
   long(): Tensor<'int64'>;
   bool(): Tensor<'bool'>;
   byte(): Tensor<'uint8'>;
+  short(): Tensor<'int16'>;
+  char(): Tensor<'int8'>;
   /** toArray() under PyTorch's name. */
   tolist<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
   /** The op table's to(dtype), typed by the dtype: a copy (the same data when the dtype is already D, unless copy). */

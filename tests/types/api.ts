@@ -87,7 +87,7 @@ async function tour(): Promise<void> {
   const nd: number = x.ndim;
   expectType<Equal<ReturnType<typeof x.float>, Tensor<'float32'>>>();
   expectType<Equal<ReturnType<typeof x.bool>, Tensor<'bool'>>>();
-  const casts = [x.double(), x.half(), x.bfloat16(), x.int(), x.long(), x.byte(), x.float(), x.bool()];
+  const casts = [x.double(), x.half(), x.bfloat16(), x.int(), x.long(), x.byte(), x.short(), x.char(), x.float(), x.bool()];
   const toLong = x.to('torch.long', { copy: true });
   expectType<Equal<typeof toLong, Tensor<'int64'>>>();
   // @ts-expect-error: t.Tt is no property of a tensor

@@ -17,7 +17,8 @@ async function tuples() {
   const c: Tensor = wt.cumsum(x, 1, { dtype: 'float64' });
   const p: Tensor = x.cumprod(-1);
   const ip: Tensor = x.cumsum_(0);
-  console.log(v2, i2, first, out.indices, all, var_, mean, sd, m2, c, p, ip);
+  const ip2: Tensor = x.cumprod_(0);
+  console.log(v2, i2, first, out.indices, all, var_, mean, sd, m2, c, p, ip, ip2);
   // @ts-expect-error a tuple has no dtype
   console.log(r.dtype);
   // @ts-expect-error cumsum needs a dim
