@@ -508,7 +508,7 @@ static weft_status allocate_or_resize_outputs(weft_iter* it) {
     int64_t es = (int64_t)weft_dtype_size(op->dtype), next = es;
     for (int d = 0; d < n; d++) { /* compatible_stride: dense in iteration order */
       op->stride_bytes[d] = next;
-      next *= it->shape[d];
+      next = weft__mul_saturate(next, it->shape[d]); /* overflows only for empty shapes */
     }
     op->has_strides = true;
     int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
@@ -544,7 +544,7 @@ static void coalesce_dimensions(weft_iter* it) {
   for (int d = 1; d < it->ndim; d++) {
     if (can_coalesce(it, prev, d)) {
       if (it->shape[prev] == 1) replace_stride(it, prev, d);
-      it->shape[prev] *= it->shape[d];
+      it->shape[prev] = weft__mul_saturate(it->shape[prev], it->shape[d]);
     } else {
       prev++;
       if (prev != d) {
@@ -629,6 +629,8 @@ void weft_iter_destroy(weft_iter* it) {
 
 int64_t weft_iter_numel(const weft_iter* it) {
   int64_t n = 1;
+  for (int d = 0; d < it->ndim; d++)
+    if (!it->shape[d]) return 0; /* [2**62, 8, 0] is empty, its product overflows */
   for (int d = 0; d < it->ndim; d++) n *= it->shape[d];
   return n;
 }
