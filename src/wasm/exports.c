@@ -143,3 +143,37 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_max_threads(void) {
 EMSCRIPTEN_KEEPALIVE void weft_wasm_manual_seed(uint32_t hi, uint32_t lo) {
   weft_manual_seed(((uint64_t)hi << 32) | lo);
 }
+
+/* ---- allocation-failure injection (tests/js/fault-injection.test.mjs) ----
+ * An allocator that fails the Nth allocation from now (tensor data and the
+ * tensor and storage structs all come from it, so N counts both) and passes
+ * everything else to the default one. Storages keep the allocator they were
+ * made with, so this one stays installed-or-not but always valid. */
+
+static int64_t fail_countdown; /* fail the allocation that brings this to 0; 0: never */
+static int64_t fail_injected;
+
+static void* injecting_alloc(void* ctx, size_t n) {
+  if (fail_countdown > 0 && --fail_countdown == 0) {
+    fail_injected++;
+    return NULL;
+  }
+  return weft_default_allocator()->alloc(ctx, n);
+}
+
+static void injecting_free(void* ctx, void* p, size_t n) {
+  weft_default_allocator()->free(ctx, p, n);
+}
+
+static const weft_allocator injecting = {injecting_alloc, injecting_free, NULL, "fail-nth"};
+
+/* n >= 1: install, failing the nth allocation from now; 0: back to the default allocator. */
+EMSCRIPTEN_KEEPALIVE void weft_wasm_fail_allocation(int n) {
+  fail_countdown = n > 0 ? n : 0;
+  weft_set_allocator(n > 0 ? &injecting : NULL);
+}
+
+/* Failures injected since the module loaded. */
+EMSCRIPTEN_KEEPALIVE double weft_wasm_injected_failures(void) {
+  return (double)fail_injected;
+}
