@@ -520,14 +520,19 @@ export function createApi(M, info) {
 
   // Re-reads a tensor's cached metadata after an op that may have changed it
   // in place (an out= argument resized by the kernel).
+  // A second wrapper of the same C tensor (contiguous() or to() returning
+  // self) has its own cache: every refresh bumps metaGeneration, and a cache
+  // older than that is read again on its next use.
   let refreshMeta;
+  let metaGeneration = 0;
 
   class Tensor {
     #ptr;
     #meta;
+    #gen;
 
     static {
-      refreshMeta = (t) => { if (t.#ptr) t.#load(); };
+      refreshMeta = (t) => { metaGeneration++; if (t.#ptr) t.#load(); };
     }
 
     // Every Tensor joins the open tidy() scope and the collection safety net.
@@ -538,6 +543,7 @@ export function createApi(M, info) {
     }
 
     #load() {
+      this.#gen = metaGeneration;
       M._weft_wasm_meta(this.#ptr);
       const m = scratch();
       const o = SLOT_OUT;
@@ -554,36 +560,42 @@ export function createApi(M, info) {
       };
     }
 
+    // The cached metadata, read again when an out= resize may have changed it.
+    get #m() {
+      if (this.#gen !== metaGeneration && this.#ptr) this.#load();
+      return this.#meta;
+    }
+
     // The live handle, or a WeftError naming the op.
     #h(op) {
       if (!this.#ptr) throw new WeftError('InvalidArgument', `${op}: tensor has been disposed`);
       return this.#ptr;
     }
 
-    get shape() { this.#h('shape'); return this.#meta.sizes.slice(); }
-    get dtype() { this.#h('dtype'); return this.#meta.dtype; }
-    get device() { this.#h('device'); return this.#meta.device; }
+    get shape() { this.#h('shape'); return this.#m.sizes.slice(); }
+    get dtype() { this.#h('dtype'); return this.#m.dtype; }
+    get device() { this.#h('device'); return this.#m.device; }
     get isDisposed() { return !this.#ptr; }
     // The weft_tensor* (for code calling the wasm exports directly).
     handle(op = 'handle') { return this.#h(op); }
 
     size(dim) {
       this.#h('size');
-      if (dim === undefined) return this.#meta.sizes.slice();
-      return this.#meta.sizes[wrapDim('size', dim, this.#meta.ndim, false)];
+      if (dim === undefined) return this.#m.sizes.slice();
+      return this.#m.sizes[wrapDim('size', dim, this.#m.ndim, false)];
     }
 
     stride(dim) {
       this.#h('stride');
-      if (dim === undefined) return this.#meta.strides.slice();
-      return this.#meta.strides[wrapDim('stride', dim, this.#meta.ndim, false)];
+      if (dim === undefined) return this.#m.strides.slice();
+      return this.#m.strides[wrapDim('stride', dim, this.#m.ndim, false)];
     }
 
-    storageOffset() { this.#h('storageOffset'); return this.#meta.offset; }
-    dim() { this.#h('dim'); return this.#meta.ndim; }
+    storageOffset() { this.#h('storageOffset'); return this.#m.offset; }
+    dim() { this.#h('dim'); return this.#m.ndim; }
     ndimension() { return this.dim(); }
-    numel() { this.#h('numel'); return this.#meta.numel; }
-    elementSize() { this.#h('elementSize'); return this.#meta.elementSize; }
+    numel() { this.#h('numel'); return this.#m.numel; }
+    elementSize() { this.#h('elementSize'); return this.#m.elementSize; }
     dataPtr() { return M._weft_tensor_data_ptr(this.#h('dataPtr')) >>> 0; }
 
     isContiguous(memoryFormat) {
@@ -716,7 +728,7 @@ export function createApi(M, info) {
 
     #read(op, bits = false) {
       const h = this.#h(op);
-      const { dtype, device, numel } = this.#meta;
+      const { dtype, device, numel } = this.#m;
       if (device === 'meta') {
         throw new WeftError('NotImplemented', `${op}: Cannot copy out of meta tensor; no data!`);
       }
@@ -732,7 +744,7 @@ export function createApi(M, info) {
 
     toArray() {
       this.#h('toArray');
-      const { sizes, dtype } = this.#meta;
+      const { sizes, dtype } = this.#m;
       // Checked before reading anything: a result JS cannot hold would take
       // seconds to build and then die (V8's arrays stop at 2**27 - 3 fast elements).
       const made = toArrayValues(sizes);
@@ -759,17 +771,17 @@ export function createApi(M, info) {
 
     item() {
       this.#h('item');
-      if (this.#meta.numel !== 1) {
+      if (this.#m.numel !== 1) {
         throw new WeftError('InvalidArgument',
-          `item: a Tensor with ${this.#meta.numel} elements cannot be converted to Scalar`);
+          `item: a Tensor with ${this.#m.numel} elements cannot be converted to Scalar`);
       }
       const v = this.#read('item')[0];
-      return this.#meta.dtype === 'bool' ? v !== 0 : this.#meta.dtype === 'int64' ? Number(v) : v;
+      return this.#m.dtype === 'bool' ? v !== 0 : this.#m.dtype === 'int64' ? Number(v) : v;
     }
 
     toString() {
       this.#h('toString');
-      const { sizes, dtype, device } = this.#meta;
+      const { sizes, dtype, device } = this.#m;
       return formatTensor({ shape: sizes, dtype, device }, () => this.#read('toString'));
     }
 
@@ -988,6 +1000,15 @@ export function createApi(M, info) {
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
   };
+  // For tests only (tests/js/fault-injection.test.mjs), not enumerable, not
+  // in the types: fail the nth weft allocation from now (0 stops), and the
+  // number of failures injected so far.
+  Object.defineProperty(api, '_faultInjection', {
+    value: Object.freeze({
+      failAllocation: (n) => M._weft_wasm_fail_allocation(n),
+      injected: () => M._weft_wasm_injected_failures(),
+    }),
+  });
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, lookup, buffer, argSlots, putList,
     registry, DTYPES, DEVICES, FORMATS, refreshMeta });
