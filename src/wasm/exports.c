@@ -145,35 +145,20 @@ EMSCRIPTEN_KEEPALIVE void weft_wasm_manual_seed(uint32_t hi, uint32_t lo) {
 }
 
 /* ---- allocation-failure injection (tests/js/fault-injection.test.mjs) ----
- * An allocator that fails the Nth allocation from now (tensor data and the
- * tensor and storage structs all come from it, so N counts both) and passes
- * everything else to the default one. Storages keep the allocator they were
- * made with, so this one stays installed-or-not but always valid. */
+ * The library's fail-the-Nth allocator (include/weft/alloc.h): tensor data
+ * and the tensor and storage structs all count. Storages keep the allocator
+ * they were made with, so it lives as long as the module. */
 
-static int64_t fail_countdown; /* fail the allocation that brings this to 0; 0: never */
-static int64_t fail_injected;
-
-static void* injecting_alloc(void* ctx, size_t n) {
-  if (fail_countdown > 0 && --fail_countdown == 0) {
-    fail_injected++;
-    return NULL;
-  }
-  return weft_default_allocator()->alloc(ctx, n);
-}
-
-static void injecting_free(void* ctx, void* p, size_t n) {
-  weft_default_allocator()->free(ctx, p, n);
-}
-
-static const weft_allocator injecting = {injecting_alloc, injecting_free, NULL, "fail-nth"};
+static weft_fail_nth_allocator injecting;
 
 /* n >= 1: install, failing the nth allocation from now; 0: back to the default allocator. */
 EMSCRIPTEN_KEEPALIVE void weft_wasm_fail_allocation(int n) {
-  fail_countdown = n > 0 ? n : 0;
-  weft_set_allocator(n > 0 ? &injecting : NULL);
+  if (!injecting.allocator.alloc) weft_fail_nth_allocator_init(&injecting);
+  injecting.countdown = n > 0 ? n : 0;
+  weft_set_allocator(n > 0 ? &injecting.allocator : NULL);
 }
 
 /* Failures injected since the module loaded. */
 EMSCRIPTEN_KEEPALIVE double weft_wasm_injected_failures(void) {
-  return (double)fail_injected;
+  return (double)injecting.injected;
 }
