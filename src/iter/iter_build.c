@@ -433,7 +433,8 @@ static void compute_strides(weft_iter* it, const weft_iter_config* c) {
     for (int d = 0; d < orig_ndim; d++) {
       /* a broadcast dim moves by 0 (see PyTorch's NOTE: [Computing output strides]) */
       bool broadcast = orig[d] == 1 && it->shape[offset + d] != 1;
-      op->stride_bytes[offset + d] = broadcast ? 0 : t->strides[d] * es;
+      /* saturating: a size-1 dim may have any stride (INT64_MAX * 2 overflowed) */
+      op->stride_bytes[offset + d] = broadcast ? 0 : weft__mul_saturate(t->strides[d], es);
     }
     op->has_strides = true;
   }
@@ -529,7 +530,7 @@ static bool can_coalesce(const weft_iter* it, int dim0, int dim1) {
   if (s0 == 1 || s1 == 1) return true;
   for (int i = 0; i < it->ntensors; i++) {
     const int64_t* st = it->ops[i].stride_bytes;
-    if (s0 * st[dim0] != st[dim1]) return false;
+    if (weft__mul_saturate(s0, st[dim0]) != st[dim1]) return false; /* (empty shapes overflow) */
   }
   return true;
 }

@@ -442,6 +442,7 @@ static void test_chains(void) {
  * (ASan+UBSan build: no signed overflow on the way). */
 static void test_huge_shapes(void) {
   weft_tensor* base = weft_empty((const int64_t[]){4}, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  CHECK(weft_fill_(base, 1.5) == WEFT_OK);
   /* stride 0 fits any storage: the bounds check alone let [2**62, 8] through */
   CHECK(weft_as_strided(base, (const int64_t[]){INT64_MAX / 2, 8}, (const int64_t[]){0, 0}, 2, 0) == NULL);
   CHECK(weft_last_status() == WEFT_OVERFLOW);
@@ -463,6 +464,13 @@ static void test_huge_shapes(void) {
     weft_tensor_release(r);
   }
   weft_tensor_release(e);
+  /* a size-1 dim with any stride: the iterator's byte strides overflowed (views/crashes/iter-byte-stride-overflow-size1) */
+  weft_tensor* one = weft_as_strided(base, (const int64_t[]){1, 3}, (const int64_t[]){INT64_MAX, 1}, 2, 0);
+  CHECK(one != NULL);
+  weft_tensor* c1 = one ? weft_clone(one, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  CHECK(c1 != NULL && weft_tensor_get_double(c1, 2) == weft_tensor_get_double(base, 2));
+  weft_tensor_release(c1);
+  weft_tensor_release(one);
   weft_tensor_release(base);
 }
 
