@@ -471,6 +471,20 @@ static void test_huge_shapes(void) {
   CHECK(c1 != NULL && weft_tensor_get_double(c1, 2) == weft_tensor_get_double(base, 2));
   weft_tensor_release(c1);
   weft_tensor_release(one);
+  /* an empty tensor's huge stride: slice/select offsets overflowed (views/crashes/slice-offset-overflow-empty) */
+  weft_tensor* z = weft_as_strided(base, (const int64_t[]){0, 4}, (const int64_t[]){1, INT64_MAX / 2}, 2, 0);
+  CHECK(z != NULL);
+  if (z) {
+    CHECK(weft_slice(z, 1, 3, 4, 1) == NULL && weft_last_status() == WEFT_OVERFLOW);
+    CHECK_ERROR_HAS("slice: storage offset 0 + 3 * stride 4611686018427387903 overflows");
+    CHECK(weft_select(z, 1, 3) == NULL && weft_last_status() == WEFT_OVERFLOW);
+    weft_clear_error();
+  }
+  weft_tensor_release(z);
+  /* a float arange starting at 1e300 converted start to int64 (UB; boxed/crashes/arange-float-start-1e300) */
+  weft_tensor* ar = weft_arange(1e300, 1e300, 1, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  CHECK(ar != NULL && weft_tensor_numel(ar) == 0);
+  weft_tensor_release(ar);
   weft_tensor_release(base);
 }
 

@@ -215,6 +215,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (weft_tensor_numel(in[a]) > MAX_NUMEL || ((reduce || !same_layout(out, in[a])) && bytes_meet(out, in[a])))
         determinate = false; /* (a reduction into its own input accumulates what it reads) */
     if (determinate && !reduce && bytes_meet(out, out)) determinate = false;
+    /* bfloat16 holds integers exactly up to 256 only: longer sums depend on the order */
+    if (reduce && weft_tensor_dtype(out) == WEFT_BFLOAT16 && weft_tensor_numel(in[0]) > 80) determinate = false;
     run_and_check(&it, in, nin, reduce, determinate);
     weft_iter_destroy(&it);
   } else {
