@@ -633,15 +633,20 @@ export function createApi(M, info) {
 
   // Re-reads a tensor's cached metadata after an op that may have changed it
   // in place (an out= argument resized by the kernel).
+  // A second wrapper of the same C tensor (contiguous() or to() returning
+  // self) has its own cache: every refresh bumps metaGeneration, and a cache
+  // older than that is read again on its next use.
   let refreshMeta;
+  let metaGeneration = 0;
 
   class Tensor {
     #ptr;
     #meta;
+    #gen;
 
     static {
-      // metadata changed in C (out= resized it): read again on next use
-      refreshMeta = (t) => { t.#meta = null; };
+      // metadata changed in C (out= resized it): every wrapper reads again on next use
+      refreshMeta = () => { metaGeneration++; };
     }
 
     // Every Tensor joins the open tidy() scope and the collection safety net.
@@ -653,9 +658,16 @@ export function createApi(M, info) {
       mem.adopt(this, ptr);
     }
 
-    get #md() { return this.#meta ?? this.#load(); }
+    // Read lazily, and again when an out= resize may have changed it (another
+    // wrapper of the same C tensor, from contiguous()/to() returning self, may
+    // have been the one written through).
+    get #md() {
+      if (this.#meta === null || (this.#gen !== metaGeneration && this.#ptr)) return this.#load();
+      return this.#meta;
+    }
 
     #load() {
+      this.#gen = metaGeneration;
       M._weft_wasm_meta(this.#ptr);
       const m = scratch();
       const o = SLOT_OUT;
@@ -1143,6 +1155,15 @@ export function createApi(M, info) {
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
   };
+  // For tests only (tests/js/fault-injection.test.mjs), not enumerable, not
+  // in the types: fail the nth weft allocation from now (0 stops), and the
+  // number of failures injected so far.
+  Object.defineProperty(api, '_faultInjection', {
+    value: Object.freeze({
+      failAllocation: (n) => M._weft_wasm_fail_allocation(n),
+      injected: () => M._weft_wasm_injected_failures(),
+    }),
+  });
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });

@@ -31,6 +31,9 @@ weft_bootstrap() {
   command -v cmake >/dev/null 2>&1 || pkgs+=(cmake)
   command -v make >/dev/null 2>&1 || pkgs+=(make)
   command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
+  # the libFuzzer targets (npm run fuzz, in npm test): clang and its fuzzer runtime
+  command -v clang >/dev/null 2>&1 || pkgs+=(clang)
+  compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null || pkgs+=(libclang-rt-dev)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
   command -v npm >/dev/null 2>&1 || pkgs+=(npm)
   # browser tests drive Debian's chromium (no browser download works here)

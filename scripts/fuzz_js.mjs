@@ -167,9 +167,8 @@ export function fuzz(wt, { n = 1000, seed = 1, log = null } = {}) {
       const c = attempt(`copy ${f} of ${e.t.shape}`, () => f(e.t));
       if (c instanceof wt.Tensor && c.handle('fuzz') === e.t.handle('fuzz')) {
         // contiguous()/to() returned self: a second JS wrapper of one C
-        // tensor. Known gap: an out= resize through one wrapper leaves the
-        // other's cached shape stale, so the fuzzer keeps one wrapper.
-        c.dispose();
+        // tensor, kept (an out= resize through one must show in the other).
+        add(c, e.root);
       } else if (c instanceof wt.Tensor && c !== e.t) {
         add(c, fresh(c));
         if (c.dtype === e.t.dtype && e.t.numel() <= 4096) {

@@ -6,7 +6,9 @@
 #   build/native-tsan            native SSE2 kernels, ThreadSanitizer
 #   build/wasm-tests-threads     wasm SIMD + pthreads, under Node
 #   build/wasm-tests-nothreads   wasm SIMD single-threaded, under Node
-# then the browser tests (Chromium). Each stage prints its time.
+# then the fuzz targets for a few seconds each (scripts/fuzz.mjs: libFuzzer,
+# clang ASan+UBSan, build/fuzz; and the .npy reader's JS fuzzer), then the
+# browser tests (Chromium). Each stage prints its time.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 cd "$WEFT_ROOT"
@@ -50,6 +52,9 @@ for threads in ON OFF; do
 done
 node --test tests/js/*.test.mjs
 stage_done "JS tests"
+# every committed crash replayed, then 4 s of fuzzing per target (seeded)
+node scripts/fuzz.mjs --time 4 --seed 1
+stage_done "fuzz targets"
 node --test tests/browser/*.test.mjs
 stage_done "browser tests"
 echo "test: all passed ($((SECONDS - total_start)) s)"

@@ -31,6 +31,18 @@ const weft_allocator* weft_default_allocator(void);
 const weft_allocator* weft_set_allocator(const weft_allocator* a);
 const weft_allocator* weft_get_allocator(void);
 
+/* Allocation-failure injection (the C tests, the wasm test hook): the
+ * allocation that brings `countdown` to 0 fails and counts in `injected`;
+ * every other one goes to the default allocator (countdown <= 0: none
+ * fails). Init once, install with weft_set_allocator(&f->allocator); f must
+ * outlive the storages made through it. */
+typedef struct weft_fail_nth_allocator {
+  weft_allocator allocator;
+  int64_t countdown;
+  int64_t injected;
+} weft_fail_nth_allocator;
+void weft_fail_nth_allocator_init(weft_fail_nth_allocator* f);
+
 typedef struct weft_memory_stats {
   int64_t tensors;      /* live tensor handles */
   int64_t storages;     /* live storages */

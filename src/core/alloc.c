@@ -18,6 +18,21 @@ static void default_free(void* ctx, void* ptr, size_t nbytes) {
 }
 
 static const weft_allocator default_allocator = {default_alloc, default_free, NULL, "cpu"};
+static void* fail_nth_alloc(void* ctx, size_t nbytes) {
+  weft_fail_nth_allocator* f = ctx;
+  if (f->countdown > 0 && --f->countdown == 0) {
+    f->injected++;
+    return NULL;
+  }
+  return default_alloc(NULL, nbytes);
+}
+
+void weft_fail_nth_allocator_init(weft_fail_nth_allocator* f) {
+  f->allocator = (weft_allocator){fail_nth_alloc, default_free, f, "fail-nth"};
+  f->countdown = 0;
+  f->injected = 0;
+}
+
 static _Atomic(const weft_allocator*) current_allocator = &default_allocator;
 
 const weft_allocator* weft_default_allocator(void) { return &default_allocator; }

@@ -24,8 +24,9 @@ static void strided_convert(const weft_tensor* dst, const int64_t* src_strides, 
         sp += src_strides[d] * sesize;
         break;
       }
-      dp -= dst->strides[d] * desize * (dst->sizes[d] - 1);
-      sp -= src_strides[d] * sesize * (dst->sizes[d] - 1);
+      /* (size - 1) first: a size-1 dim may have any stride (INT64_MAX * 2 overflowed) */
+      dp -= dst->strides[d] * (dst->sizes[d] - 1) * desize;
+      sp -= src_strides[d] * (dst->sizes[d] - 1) * sesize;
       idx[d] = 0;
     }
   }

@@ -16,7 +16,7 @@ static bool compute_contiguous(const weft_tensor* t) {
   for (int64_t d = t->ndim - 1; d >= 0; d--) {
     if (t->sizes[d] == 1) continue;
     if (t->strides[d] != expected) return false;
-    expected *= t->sizes[d];
+    expected = weft__mul_saturate(expected, t->sizes[d]); /* huge empty shapes overflow */
   }
   return true;
 }
@@ -28,7 +28,7 @@ static bool contiguous_in_order(const weft_tensor* t, const int* order, int n) {
     int64_t d = order[i];
     if (t->sizes[d] == 1) continue;
     if (t->strides[d] != expected) return false;
-    expected *= t->sizes[d];
+    expected = weft__mul_saturate(expected, t->sizes[d]); /* huge empty shapes overflow */
   }
   return true;
 }
@@ -48,7 +48,8 @@ static bool strides_like_channels_last(const weft_tensor* t, const int* order, i
     /* N111 with identical strides, or N11W sliced on W: ambiguous, say NCHW */
     if (d == 0 && min == t->strides[1]) return false;
     min = t->strides[d];
-    if (t->sizes[d] > 1) min *= t->sizes[d];
+    /* saturate: an as_strided view may have strides whose products overflow */
+    if (t->sizes[d] > 1 && weft__mul_overflow(min, t->sizes[d], &min)) min = INT64_MAX;
   }
   return true;
 }

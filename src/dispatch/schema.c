@@ -7,6 +7,7 @@
  * Errors name the position: "schema: expected ')' but found ',' at position 17". */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -158,7 +159,11 @@ static bool parse_type(parser* p, weft_arg* a) {
     a->optional = false;
     skip_ws(p);
     if (isdigit((unsigned char)p->text[p->pos])) {
-      a->list_size = (int)strtol(p->text + p->pos, NULL, 10);
+      /* int[N]: N must fit an int (PyTorch's stoi throws past that) */
+      errno = 0;
+      long long n = strtoll(p->text + p->pos, NULL, 10);
+      if (errno == ERANGE || n > INT_MAX) return fail(p, "a list size of at most 2147483647");
+      a->list_size = (int)n;
       while (isdigit((unsigned char)p->text[p->pos])) p->pos++;
     }
     if (!expect(p, "]")) return false;
@@ -224,6 +229,8 @@ static bool parse_int_list_default(parser* p, const weft_arg* a, weft_ivalue* v)
     if (!parse_number(p, &d, &vals[0], &f)) return false;
     if (f) return fail(p, "an integer");
     n = a->list_size > 0 ? a->list_size : 1;
+    /* the same bound as a written list (int[204] k=0 overflowed vals) */
+    if (n > (int64_t)(sizeof vals / sizeof vals[0])) return fail(p, "a list size of at most 32 for a default");
     for (int64_t k = 1; k < n; k++) vals[k] = vals[0];
   }
   v->tag = WEFT_IV_INT_LIST;

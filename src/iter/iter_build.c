@@ -433,7 +433,8 @@ static void compute_strides(weft_iter* it, const weft_iter_config* c) {
     for (int d = 0; d < orig_ndim; d++) {
       /* a broadcast dim moves by 0 (see PyTorch's NOTE: [Computing output strides]) */
       bool broadcast = orig[d] == 1 && it->shape[offset + d] != 1;
-      op->stride_bytes[offset + d] = broadcast ? 0 : t->strides[d] * es;
+      /* saturating: a size-1 dim may have any stride (INT64_MAX * 2 overflowed) */
+      op->stride_bytes[offset + d] = broadcast ? 0 : weft__mul_saturate(t->strides[d], es);
     }
     op->has_strides = true;
   }
@@ -508,7 +509,7 @@ static weft_status allocate_or_resize_outputs(weft_iter* it) {
     int64_t es = (int64_t)weft_dtype_size(op->dtype), next = es;
     for (int d = 0; d < n; d++) { /* compatible_stride: dense in iteration order */
       op->stride_bytes[d] = next;
-      next *= it->shape[d];
+      next = weft__mul_saturate(next, it->shape[d]); /* overflows only for empty shapes */
     }
     op->has_strides = true;
     int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS];
@@ -529,7 +530,7 @@ static bool can_coalesce(const weft_iter* it, int dim0, int dim1) {
   if (s0 == 1 || s1 == 1) return true;
   for (int i = 0; i < it->ntensors; i++) {
     const int64_t* st = it->ops[i].stride_bytes;
-    if (s0 * st[dim0] != st[dim1]) return false;
+    if (weft__mul_saturate(s0, st[dim0]) != st[dim1]) return false; /* (empty shapes overflow) */
   }
   return true;
 }
@@ -544,7 +545,7 @@ static void coalesce_dimensions(weft_iter* it) {
   for (int d = 1; d < it->ndim; d++) {
     if (can_coalesce(it, prev, d)) {
       if (it->shape[prev] == 1) replace_stride(it, prev, d);
-      it->shape[prev] *= it->shape[d];
+      it->shape[prev] = weft__mul_saturate(it->shape[prev], it->shape[d]);
     } else {
       prev++;
       if (prev != d) {
@@ -661,6 +662,8 @@ void weft_iter_destroy(weft_iter* it) {
 
 int64_t weft_iter_numel(const weft_iter* it) {
   int64_t n = 1;
+  for (int d = 0; d < it->ndim; d++)
+    if (!it->shape[d]) return 0; /* [2**62, 8, 0] is empty, its product overflows */
   for (int d = 0; d < it->ndim; d++) n *= it->shape[d];
   return n;
 }

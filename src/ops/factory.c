@@ -146,7 +146,9 @@ static weft_tensor* arange_impl(double start, double end, double step, weft_dtyp
   int64_t size = (int64_t)n;
   weft_tensor* t = weft_empty(&size, 1, dtype, device, WEFT_CONTIGUOUS_FORMAT);
   if (!t) return NULL;
-  arange_ctx c = {dtype, weft_dtype_is_integral(dtype, false), (int64_t)start, (int64_t)step, start, step};
+  /* saturating: a float arange from 1e300 must not convert it to int64 (UB) */
+  arange_ctx c = {dtype, weft_dtype_is_integral(dtype, false), weft__f64_to_i64_sat(start), weft__f64_to_i64_sat(step),
+                  start, step};
   for_each_element(t, arange_one, &c);
   return t;
 }

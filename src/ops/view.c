@@ -100,6 +100,8 @@ static weft_tensor* as_strided_impl(const weft_tensor* self, const int64_t* size
   if (storage_offset < 0)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "as_strided: Tensor: invalid storage offset %" PRId64,
                             storage_offset);
+  /* after PyTorch's checks: stride-0 sizes fit any storage, so the bounds do not catch [2**62, 8] */
+  if (weft_check_shape("as_strided", sizes, ndim) != WEFT_OK) return NULL;
   return weft__view_of(self, sizes, strides, ndim, storage_offset);
 }
 
@@ -291,7 +293,10 @@ static weft_tensor* flatten_impl(const weft_tensor* self, int64_t start_dim, int
   int64_t shape[WEFT_MAX_DIMS];
   int64_t n = 0, slice_numel = 1;
   for (int64_t d = 0; d < s; d++) shape[n++] = self->sizes[d];
-  for (int64_t d = s; d <= e; d++) slice_numel *= self->sizes[d];
+  for (int64_t d = s; d <= e; d++)
+    if (weft__mul_overflow(slice_numel, self->sizes[d], &slice_numel)) /* only an empty tensor gets here */
+      return weft__error_null(WEFT_OVERFLOW, "flatten(): the flattened size of %s overflows int64",
+                              WEFT__LIST(self->sizes + s, e - s + 1));
   shape[n++] = slice_numel;
   for (int64_t d = e + 1; d < self->ndim; d++) shape[n++] = self->sizes[d];
   return weft_reshape(self, shape, n);

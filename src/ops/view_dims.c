@@ -280,7 +280,11 @@ static weft_tensor* slice_impl(const weft_tensor* self, int64_t dim, int64_t sta
   if (weft__mul_overflow(self->strides[d], step, &strides[d]))
     return weft__error_null(WEFT_OVERFLOW, "slice: stride %" PRId64 " times step %" PRId64 " overflows",
                             self->strides[d], step);
-  int64_t offset = self->storage_offset + start * self->strides[d]; /* within the storage: no overflow */
+  /* within the storage unless the tensor is empty, where a huge stride may overflow */
+  int64_t offset;
+  if (weft__mul_overflow(start, self->strides[d], &offset) || weft__add_overflow(offset, self->storage_offset, &offset))
+    return weft__error_null(WEFT_OVERFLOW, "slice: storage offset %" PRId64 " + %" PRId64 " * stride %" PRId64 " overflows",
+                            self->storage_offset, start, self->strides[d]);
   return weft__view_of(self, sizes, strides, self->ndim, offset);
 }
 
@@ -311,7 +315,11 @@ static weft_tensor* select_impl(const weft_tensor* self, int64_t dim, int64_t in
                             "select(): index %" PRId64 " out of range for tensor of size %s at dimension %" PRId64,
                             index, WEFT__LIST(self->sizes, self->ndim), d);
   if (index < 0) index += size;
-  return view_without_dim(self, d, self->storage_offset + index * self->strides[d]);
+  int64_t offset; /* (an empty tensor's huge stride may overflow) */
+  if (weft__mul_overflow(index, self->strides[d], &offset) || weft__add_overflow(offset, self->storage_offset, &offset))
+    return weft__error_null(WEFT_OVERFLOW, "select: storage offset %" PRId64 " + %" PRId64 " * stride %" PRId64 " overflows",
+                            self->storage_offset, index, self->strides[d]);
+  return view_without_dim(self, d, offset);
 }
 
 /* ---- kernels ---- */

@@ -147,3 +147,22 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_max_threads(void) {
 EMSCRIPTEN_KEEPALIVE void weft_wasm_manual_seed(uint32_t hi, uint32_t lo) {
   weft_manual_seed(((uint64_t)hi << 32) | lo);
 }
+
+/* ---- allocation-failure injection (tests/js/fault-injection.test.mjs) ----
+ * The library's fail-the-Nth allocator (include/weft/alloc.h): tensor data
+ * and the tensor and storage structs all count. Storages keep the allocator
+ * they were made with, so it lives as long as the module. */
+
+static weft_fail_nth_allocator injecting;
+
+/* n >= 1: install, failing the nth allocation from now; 0: back to the default allocator. */
+EMSCRIPTEN_KEEPALIVE void weft_wasm_fail_allocation(int n) {
+  if (!injecting.allocator.alloc) weft_fail_nth_allocator_init(&injecting);
+  injecting.countdown = n > 0 ? n : 0;
+  weft_set_allocator(n > 0 ? &injecting.allocator : NULL);
+}
+
+/* Failures injected since the module loaded. */
+EMSCRIPTEN_KEEPALIVE double weft_wasm_injected_failures(void) {
+  return (double)injecting.injected;
+}

@@ -198,6 +198,12 @@ static void test_schema_malformed(void) {
   check_malformed("add(int a=1 int b) -> Tensor", "expected ')' but found 'int' at position 12");
   check_malformed("add.(Tensor a) -> Tensor", "overload name");
   check_malformed("add(str s='x) -> Tensor", "closing quote");
+  /* found by tests/fuzz (schema/crashes/list-size-overflow): a size past int wrapped to -1 */
+  check_malformed("f(int[18888888888888888888] d) -> Tensor", "expected a list size of at most 2147483647");
+  check_malformed("f(int[2147483648] d) -> Tensor", "at position 6");
+  /* schema/crashes/list-default-overflow: one default value filled int[204] into a 32-entry buffer */
+  check_malformed("f(int[204] k=0) -> Tensor", "expected a list size of at most 32 for a default");
+  check_roundtrip("f(int[32] k=7) -> Tensor", "aten::f(int[32] k=7) -> Tensor");
 }
 
 int main(void) {

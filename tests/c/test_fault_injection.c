@@ -8,18 +8,8 @@
 
 #include "test.h"
 
-static long countdown; /* fail the allocation that brings this to 0; <= 0: never */
-static long injected;
-
-static void* inject_alloc(void* ctx, size_t n) {
-  if (countdown > 0 && --countdown == 0) {
-    injected++;
-    return NULL;
-  }
-  return weft_default_allocator()->alloc(ctx, n);
-}
-static void inject_free(void* ctx, void* p, size_t n) { weft_default_allocator()->free(ctx, p, n); }
-static const weft_allocator injecting = {inject_alloc, inject_free, NULL, "injecting"};
+/* the library's fail-the-Nth allocator (include/weft/alloc.h) */
+static weft_fail_nth_allocator injecting;
 
 /* A scenario makes its result (NULL + the error on failure) from inputs made
  * before injection starts; check verifies a completed result. */
@@ -127,13 +117,13 @@ static void run_scenario(const scenario* sc, weft_tensor* const* in) {
   weft_memory_stats base = weft_memory();
   long failures = 0;
   for (long n = 1;; n++) {
-    countdown = n;
+    injecting.countdown = n;
     weft_clear_error();
-    weft_set_allocator(&injecting);
+    weft_set_allocator(&injecting.allocator);
     weft_tensor* r = sc->run(in);
     weft_set_allocator(NULL);
-    bool hit = countdown == 0; /* the Nth allocation happened (and failed) */
-    countdown = 0;
+    bool hit = injecting.countdown == 0; /* the Nth allocation happened (and failed) */
+    injecting.countdown = 0;
     if (r) {
       CHECK(!hit); /* a failed allocation must not give a result */
       CHECK(sc->check(r, in));
@@ -159,6 +149,7 @@ static void run_scenario(const scenario* sc, weft_tensor* const* in) {
 
 int main(void) {
   weft_init();
+  weft_fail_nth_allocator_init(&injecting);
   weft_manual_seed(3);
   const int64_t s4[] = {2, 3, 4, 5}, s2[] = {4, 1};
   weft_tensor* in[2] = {weft_rand(s4, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU), weft_rand(s2, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU)};
@@ -169,7 +160,7 @@ int main(void) {
       {"factories + boxed mul", run_boxed, check_boxed},
   };
   for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) run_scenario(&scenarios[i], in);
-  printf("%ld allocation failures injected\n", injected);
+  printf("%lld allocation failures injected\n", (long long)injecting.injected);
   weft_tensor_release(in[0]);
   weft_tensor_release(in[1]);
   CHECK_NO_LEAKS();

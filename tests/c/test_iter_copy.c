@@ -252,6 +252,27 @@ static void test_copy_errors(void) {
   for (int i = 0; i < 5; i++) weft_tensor_release(all[i]);
 }
 
+/* Found by tests/fuzz (views/crashes/f16-nan-broadcast-copy): a same-dtype
+ * copy keeps every bit; the broadcast (fill) path went through a double and
+ * turned a float16 signalling NaN 0xfc01 into 0xfe00. */
+static void test_broadcast_copy_keeps_bits(void) {
+  static const struct { weft_dtype t; uint64_t bits; } cases[] = {
+      {WEFT_FLOAT16, 0xfc01}, {WEFT_BFLOAT16, 0xff81}, {WEFT_FLOAT32, 0x7f800001}, {WEFT_FLOAT64, 0xfff0000000000001ull}};
+  int64_t n = 5, zero = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    weft_tensor* x = weft_empty(&n, 1, cases[i].t, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+    weft_tensor* y = weft_empty(&n, 1, cases[i].t, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+    size_t es = weft_dtype_size(cases[i].t);
+    memcpy(weft_tensor_data_ptr(x), &cases[i].bits, es);
+    weft_tensor* b = weft_as_strided(x, &n, &zero, 1, 0);
+    CHECK(weft_copy_(y, b) == WEFT_OK);
+    for (int64_t j = 0; j < n; j++) CHECK(memcmp((char*)weft_tensor_data_ptr(y) + j * es, &cases[i].bits, es) == 0);
+    weft_tensor_release(b);
+    weft_tensor_release(x);
+    weft_tensor_release(y);
+  }
+}
+
 static void test_copy_explain(void) {
   int64_t s[] = {1, 64, 56, 56};
   weft_tensor* in = weft_empty(s, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
@@ -296,6 +317,7 @@ int main(void) {
   setenv("WEFT_MAX_THREADS", "4", 1); /* 1-4 threads even on a 2-core machine */
   test_copy_explain();
   test_copy_errors();
+  test_broadcast_copy_keeps_bits();
   test_for_each_chunks();
   test_random_copies();
   test_large_copies();

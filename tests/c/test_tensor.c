@@ -291,6 +291,23 @@ static void test_copy_and_contiguous(void) {
   weft_tensor_release(x);
 }
 
+/* Found by tests/fuzz (views/crashes/channels-last-stride-overflow): an empty
+ * view may have any strides; deciding whether they look channels_last
+ * multiplied them by the sizes and overflowed int64 (UBSan). */
+static void test_huge_strides_of_an_empty_view(void) {
+  weft_tensor* base = weft_empty((const int64_t[]){4}, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* v = weft_as_strided(base, (const int64_t[]){0, 25, 2, 3}, (const int64_t[]){1, INT64_MAX, 3, 1}, 4, 0);
+  CHECK(v != NULL);
+  if (v) {
+    CHECK(weft_tensor_suggest_memory_format(v) == WEFT_CONTIGUOUS_FORMAT);
+    weft_tensor* c = weft_contiguous(v, WEFT_PRESERVE_FORMAT);
+    CHECK(c != NULL);
+    weft_tensor_release(c);
+  }
+  weft_tensor_release(v);
+  weft_tensor_release(base);
+}
+
 static void test_conversions(void) {
   CHECK(weft__f32_to_f16(1.0f) == 0x3c00);
   CHECK(weft__f32_to_f16(65504.0f) == 0x7bff);
@@ -323,6 +340,7 @@ int main(void) {
   test_rand();
   test_alloc_failure();
   test_copy_and_contiguous();
+  test_huge_strides_of_an_empty_view();
   test_conversions();
   CHECK_NO_LEAKS();
   TEST_REPORT();

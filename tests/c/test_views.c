@@ -437,7 +437,59 @@ static void test_chains(void) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) weft_tensor_release(all[i]);
 }
 
+/* Found by tests/fuzz/fuzz_views (views/crashes/): shapes whose element
+ * counts overflow int64 are clean OverflowErrors, and huge empty shapes work
+ * (ASan+UBSan build: no signed overflow on the way). */
+static void test_huge_shapes(void) {
+  weft_tensor* base = weft_empty((const int64_t[]){4}, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  CHECK(weft_fill_(base, 1.5) == WEFT_OK);
+  /* stride 0 fits any storage: the bounds check alone let [2**62, 8] through */
+  CHECK(weft_as_strided(base, (const int64_t[]){INT64_MAX / 2, 8}, (const int64_t[]){0, 0}, 2, 0) == NULL);
+  CHECK(weft_last_status() == WEFT_OVERFLOW);
+  CHECK_ERROR_HAS("as_strided: the number of elements of a tensor of size [4611686018427387903, 8] overflows int64");
+  weft_clear_error();
+  weft_tensor* e = weft_as_strided(base, (const int64_t[]){INT64_MAX, INT64_MAX, 0},
+                                   (const int64_t[]){INT64_MAX, 1, 1}, 3, 0);
+  CHECK(e != NULL && weft_tensor_numel(e) == 0);
+  if (e) {
+    CHECK(weft_flatten(e, 0, 1) == NULL);
+    CHECK(weft_last_status() == WEFT_OVERFLOW);
+    CHECK_ERROR_HAS("flatten(): the flattened size of [9223372036854775807, 9223372036854775807] overflows int64");
+    weft_clear_error();
+    weft_tensor* r = weft_reshape(e, (const int64_t[]){INT64_MAX, 0, INT64_MAX}, 3);
+    CHECK(r != NULL);
+    weft_tensor* c = r ? weft_contiguous(r, WEFT_CONTIGUOUS_FORMAT) : NULL;
+    CHECK(c != NULL && weft_tensor_numel(c) == 0);
+    weft_tensor_release(c);
+    weft_tensor_release(r);
+  }
+  weft_tensor_release(e);
+  /* a size-1 dim with any stride: the iterator's byte strides overflowed (views/crashes/iter-byte-stride-overflow-size1) */
+  weft_tensor* one = weft_as_strided(base, (const int64_t[]){1, 3}, (const int64_t[]){INT64_MAX, 1}, 2, 0);
+  CHECK(one != NULL);
+  weft_tensor* c1 = one ? weft_clone(one, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  CHECK(c1 != NULL && weft_tensor_get_double(c1, 2) == weft_tensor_get_double(base, 2));
+  weft_tensor_release(c1);
+  weft_tensor_release(one);
+  /* an empty tensor's huge stride: slice/select offsets overflowed (views/crashes/slice-offset-overflow-empty) */
+  weft_tensor* z = weft_as_strided(base, (const int64_t[]){0, 4}, (const int64_t[]){1, INT64_MAX / 2}, 2, 0);
+  CHECK(z != NULL);
+  if (z) {
+    CHECK(weft_slice(z, 1, 3, 4, 1) == NULL && weft_last_status() == WEFT_OVERFLOW);
+    CHECK_ERROR_HAS("slice: storage offset 0 + 3 * stride 4611686018427387903 overflows");
+    CHECK(weft_select(z, 1, 3) == NULL && weft_last_status() == WEFT_OVERFLOW);
+    weft_clear_error();
+  }
+  weft_tensor_release(z);
+  /* a float arange starting at 1e300 converted start to int64 (UB; boxed/crashes/arange-float-start-1e300) */
+  weft_tensor* ar = weft_arange(1e300, 1e300, 1, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  CHECK(ar != NULL && weft_tensor_numel(ar) == 0);
+  weft_tensor_release(ar);
+  weft_tensor_release(base);
+}
+
 int main(void) {
+  test_huge_shapes();
   test_table();
   test_sharing();
   test_reshape_copy();

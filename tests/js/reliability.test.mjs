@@ -37,6 +37,25 @@ for (const variant of VARIANTS) {
     // before the fix, the stack still held `live` until the next boxed call
     assert.deepEqual(counts(wt), before);
   });
+
+  test(`${variant}: an out= resize through one wrapper shows in another wrapper of the same tensor`, async () => {
+    const wt = await init({ variant });
+    const before = counts(wt);
+    const x = wt.empty([0]);
+    const c = x.contiguous(); // self: a second JS wrapper of one C tensor
+    const d = x.to('float32');
+    assert.equal(c.handle('test'), x.handle('test'));
+    assert.equal(d.handle('test'), x.handle('test'));
+    const a = wt.arange(0, 4, { dtype: 'float32' });
+    wt.add(a, 1, { out: c });
+    for (const t of [x, c, d]) {
+      assert.deepEqual(t.shape, [4]);
+      assert.equal(t.numel(), 4);
+      assert.deepEqual(Array.from(t.data()), [1, 2, 3, 4]);
+    }
+    for (const t of [a, x, c, d]) t.dispose();
+    assert.deepEqual(counts(wt), before);
+  });
 }
 
 test('setNumThreads: integers >= 1 only; above maxThreads() clamped, and wt.backend says so', async () => {

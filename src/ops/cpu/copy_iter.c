@@ -87,7 +87,9 @@ static void loop_fill(void* p, char** data, const int64_t* s, int64_t n0, int64_
   char *y = data[0], *x = data[1];
   for (int64_t j = 0; j < n1; j++, y += s[2], x += s[3]) {
     char value[8];
-    weft__store(value, c->dst_t, weft__load(x, c->src_t));
+    /* same dtype: the bits as they are (a float16 NaN through a double lost its payload) */
+    if (c->dst_t == c->src_t) memcpy(value, x, c->es);
+    else weft__store(value, c->dst_t, weft__load(x, c->src_t));
     c->fill((size_t)n0, value, y);
   }
 }
