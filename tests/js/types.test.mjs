@@ -59,11 +59,12 @@ function declared(typeNames) {
   return out;
 }
 
-// Own string keys up the prototype chain, Object.prototype excluded.
+// Own string keys up the prototype chain, Object.prototype excluded; names
+// with a leading _ are test hooks (wt._faultInjection), not API.
 function runtimeNames(obj) {
   const names = new Set();
   for (let p = obj; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
-    for (const k of Object.getOwnPropertyNames(p)) if (k !== 'constructor') names.add(k);
+    for (const k of Object.getOwnPropertyNames(p)) if (k !== 'constructor' && !k.startsWith('_')) names.add(k);
   }
   return names;
 }
