@@ -155,4 +155,15 @@ static inline void rd_replay_all(const rd_tables* tb, int n, const char* label) 
   printf("%s: %d rows, %d failed\n", label, n, test__failed - before);
 }
 
+/* Every row at 1 thread, then at 3 when the pool has more than one. */
+static inline void rd_replay_threads(const rd_tables* tb, int n) {
+  weft_set_num_threads(1);
+  rd_replay_all(tb, n, "1 thread");
+  if (weft_max_threads() > 1) {
+    weft_set_num_threads(3);
+    rd_replay_all(tb, n, "3 threads");
+    weft_set_num_threads(1);
+  }
+}
+
 #endif

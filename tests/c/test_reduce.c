@@ -251,13 +251,7 @@ static void test_explain(void) {
 }
 
 int main(void) {
-  weft_set_num_threads(1);
-  rd_replay_all(&tables, NROWS, "1 thread");
-  if (weft_max_threads() > 1) {
-    weft_set_num_threads(3);
-    rd_replay_all(&tables, NROWS, "3 threads");
-    weft_set_num_threads(1);
-  }
+  rd_replay_threads(&tables, NROWS);
   test_property();
   test_accuracy();
   test_meta();

@@ -142,13 +142,7 @@ static void test_meta(void) {
 }
 
 int main(void) {
-  weft_set_num_threads(1);
-  rd_replay_all(&tables, NROWS, "1 thread");
-  if (weft_max_threads() > 1) {
-    weft_set_num_threads(3);
-    rd_replay_all(&tables, NROWS, "3 threads");
-    weft_set_num_threads(1);
-  }
+  rd_replay_threads(&tables, NROWS);
   test_typed();
   test_scan_threads();
   test_meta();

@@ -38,3 +38,11 @@ export function tracker() {
   track.disposeAll = () => { for (const t of live.splice(0)) t.dispose(); };
   return track;
 }
+
+// A replayed value against a fixture's: NaN matches NaN, infinities exactly,
+// the rest within e relative to the wanted magnitude.
+export function close(got, want, e) {
+  if (Number.isNaN(want)) return Number.isNaN(got);
+  if (!Number.isFinite(want)) return got === want;
+  return Math.abs(got - want) <= e * (1 + Math.abs(want));
+}

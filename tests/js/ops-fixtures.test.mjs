@@ -12,7 +12,7 @@
 // wt.memory() where it found it.
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { init, WeftError, counts, VARIANTS } from './helpers.mjs';
+import { init, WeftError, close, counts, VARIANTS } from './helpers.mjs';
 
 const FIXTURE = JSON.parse(readFileSync(new URL('../fixtures/ops.json', import.meta.url), 'utf8'));
 const CASES = FIXTURE.cases;
@@ -30,12 +30,6 @@ function caseTol(c) {
   for (const a of c.args) if (a.tensor) e = Math.max(e, TOL[a.tensor.dtype] ?? 0);
   if (e === 0 && FLOATING.has(c.expect.dtype)) e = TOL.float32;
   return e;
-}
-
-function close(got, want, e) {
-  if (Number.isNaN(want)) return Number.isNaN(got);
-  if (!Number.isFinite(want)) return got === want;
-  return Math.abs(got - want) <= e * (1 + Math.abs(want));
 }
 
 // Schema facts per overload: argument names and which are kwarg-only.

@@ -12,7 +12,7 @@
 // reduce2-fixtures.test.mjs.
 import { test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { init, WeftError, counts, VARIANTS } from './helpers.mjs';
+import { init, WeftError, close, counts, VARIANTS } from './helpers.mjs';
 
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 const TOL = { float16: 2e-3, bfloat16: 1.6e-2, float32: 2e-6, float64: 1e-12 };
@@ -25,12 +25,6 @@ function caseTol(c, dtype) {
     if (a.dtype) e = Math.max(e, TOL[a.dtype] ?? 0);
   }
   return e;
-}
-
-function close(got, want, e) {
-  if (Number.isNaN(want)) return Number.isNaN(got);
-  if (!Number.isFinite(want)) return got === want;
-  return Math.abs(got - want) <= e * (1 + Math.abs(want));
 }
 
 function makeArg(wt, a, made) {
