@@ -57,6 +57,22 @@ static inline weft__value weft__load(const void* p, weft_dtype t) {
 
 static inline double weft__value_f64(weft__value v) { return v.is_float ? v.f : (double)v.i; }
 
+/* One element as a double: float32 and float64 without the tagged value (the
+ * hot path of the reductions' and softmax's plain loops), the rest through it. */
+static inline double weft__load_f64(const void* p, weft_dtype t) {
+  if (t == WEFT_FLOAT32) {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  if (t == WEFT_FLOAT64) {
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+  }
+  return weft__value_f64(weft__load(p, t));
+}
+
 static inline void weft__store(void* p, weft_dtype t, weft__value v) {
   int64_t i = v.is_float ? weft__f64_to_i64_sat(v.f) : v.i;
   switch (t) {

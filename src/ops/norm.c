@@ -106,22 +106,6 @@ static weft_status nred_meta(nred* r, const char* name, weft_tensor* x, const in
 
 static bool is_f64(weft_dtype t) { return t == WEFT_FLOAT64; }
 
-static inline float ld_f32(const char* p, weft_dtype t) {
-  if (t == WEFT_FLOAT32) {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  return (float)weft__value_f64(weft__load(p, t));
-}
-static inline double ld_f64(const char* p, weft_dtype t) {
-  if (t == WEFT_FLOAT64) {
-    double d;
-    memcpy(&d, p, 8);
-    return d;
-  }
-  return weft__value_f64(weft__load(p, t));
-}
 
 /* A finishing pass over the result: result = fin(acc[, m]) in the result's
  * dtype, through an elementwise iterator (the result may be a strided out=). */
@@ -138,8 +122,8 @@ static void fin_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t
   for (int64_t j = 0; j < n1; j++)
     for (int64_t i = 0; i < n0; i++) {
       char* o = data[0] + i * s[0] + j * s[nin];
-      double a = ld_f64(data[1] + i * s[1] + j * s[nin + 1], f->acc);
-      double m = nin == 3 ? ld_f64(data[2] + i * s[2] + j * s[nin + 2], f->m) : 0;
+      double a = weft__load_f64(data[1] + i * s[1] + j * s[nin + 1], f->acc);
+      double m = nin == 3 ? weft__load_f64(data[2] + i * s[2] + j * s[nin + 2], f->m) : 0;
       weft__store(o, f->out, weft__value_from_double(f->fn(f->ctx, a, m)));
     }
 }
@@ -224,7 +208,7 @@ static float row_f32(const nctx* c, const char* x, int64_t st, int64_t n) {
   double acc = c->kind == P_NINF ? INFINITY : 0;
   for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
     int64_t m = n - i0 < BLOCK ? n - i0 : BLOCK;
-    for (int64_t i = 0; i < m; i++) buf[i] = (float)term(c, ld_f32(x + (i0 + i) * st, c->in));
+    for (int64_t i = 0; i < m; i++) buf[i] = (float)term(c, (float)weft__load_f64(x + (i0 + i) * st, c->in));
     if (c->kind == P_INF || c->kind == P_NINF) {
       for (int64_t i = 0; i < m; i++) acc = comb(c->kind, acc, buf[i]);
     } else {
@@ -251,7 +235,7 @@ static void norm_loop_f32(const nctx* c, char** data, const int64_t* s, int64_t 
     }
     for (int64_t i = 0; i < n0; i++) {
       float* o = (float*)(data[0] + i * so0 + j * so1);
-      *o = (float)comb(c->kind, *o, (float)term(c, ld_f32(data[1] + i * si0 + j * si1, c->in)));
+      *o = (float)comb(c->kind, *o, (float)term(c, (float)weft__load_f64(data[1] + i * si0 + j * si1, c->in)));
     }
   }
 }
@@ -265,7 +249,7 @@ static void norm_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_
   for (int64_t j = 0; j < n1; j++)
     for (int64_t i = 0; i < n0; i++) {
       double* o = (double*)(data[0] + i * s[0] + j * s[2]);
-      *o = comb(c->kind, *o, term(c, ld_f64(data[1] + i * s[1] + j * s[3], c->in)));
+      *o = comb(c->kind, *o, term(c, weft__load_f64(data[1] + i * s[1] + j * s[3], c->in)));
     }
 }
 
@@ -364,7 +348,7 @@ static inline bool truthy(const char* p, weft_dtype t, bool as_u8) {
   }
   switch (t) {
     case WEFT_BOOL: case WEFT_UINT8: case WEFT_INT8: return *p != 0;
-    case WEFT_FLOAT32: return ld_f32(p, t) != 0; /* NaN != 0 */
+    case WEFT_FLOAT32: return (float)weft__load_f64(p, t) != 0; /* NaN != 0 */
     default: {
       weft__value v = weft__load(p, t);
       return v.is_float ? v.f != 0 : v.i != 0;
@@ -458,7 +442,7 @@ static float lse_row_f32(const lctx* c, const char* x, int64_t st, int64_t n, fl
       c->k->f32_vsubc((size_t)b, (const float*)x + i0, &m, buf, NULL);
       c->k->f32_vexp((size_t)b, buf, buf, NULL);
     } else {
-      for (int64_t i = 0; i < b; i++) buf[i] = rnd(c->in, expf(rnd(c->in, ld_f32(x + (i0 + i) * st, c->in) - m)));
+      for (int64_t i = 0; i < b; i++) buf[i] = rnd(c->in, expf(rnd(c->in, (float)weft__load_f64(x + (i0 + i) * st, c->in) - m)));
     }
     acc += c->k->f32_rsum((size_t)b, buf);
   }
@@ -471,7 +455,7 @@ static void lse_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t
   for (int64_t j = 0; j < n1; j++) {
     if (c->acc == WEFT_FLOAT32 && s[0] == 0 && s[2] == 0) {
       float* o = (float*)(data[0] + j * s[3]);
-      *o += lse_row_f32(c, data[1] + j * s[4], s[1], n0, ld_f32(data[2] + j * s[5], c->in));
+      *o += lse_row_f32(c, data[1] + j * s[4], s[1], n0, (float)weft__load_f64(data[2] + j * s[5], c->in));
       continue;
     }
     for (int64_t i = 0; i < n0; i++) {
@@ -479,9 +463,9 @@ static void lse_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t
       const char* x = data[1] + i * s[1] + j * s[4];
       const char* m = data[2] + i * s[2] + j * s[5];
       /* exp in the input's precision (x - m and exp are ops on x's dtype), summed in the accumulator's */
-      float e = c->in == WEFT_FLOAT64 ? 0 : rnd(c->in, expf(rnd(c->in, ld_f32(x, c->in) - ld_f32(m, c->in))));
+      float e = c->in == WEFT_FLOAT64 ? 0 : rnd(c->in, expf(rnd(c->in, (float)weft__load_f64(x, c->in) - (float)weft__load_f64(m, c->in))));
       if (c->acc == WEFT_FLOAT32) *(float*)o += e;
-      else *(double*)o += c->in == WEFT_FLOAT64 ? exp(ld_f64(x, c->in) - ld_f64(m, c->in)) : e;
+      else *(double*)o += c->in == WEFT_FLOAT64 ? exp(weft__load_f64(x, c->in) - weft__load_f64(m, c->in)) : e;
     }
   }
 }

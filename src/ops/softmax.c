@@ -11,6 +11,7 @@
 
 #include "base/half.h"
 #include "core/internal.h"
+#include "core/scalar.h"
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/ops.h"
@@ -26,21 +27,6 @@ typedef struct {
   int64_t len, inner, nblk; /* along dim; after it; column blocks per outer index */
 } sm_job;
 
-static inline double ld(const char* p, weft_dtype t) {
-  if (t == WEFT_FLOAT32) {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  if (t == WEFT_FLOAT64) {
-    double d;
-    memcpy(&d, p, 8);
-    return d;
-  }
-  uint16_t b;
-  memcpy(&b, p, 2);
-  return weft__bf16_to_f32(b);
-}
 
 static inline void st(char* p, weft_dtype t, double v) {
   if (t == WEFT_FLOAT64) {
@@ -98,20 +84,20 @@ static weft_status sm_range(void* p, int64_t begin, int64_t end) {
     const char* in = j->in + base;
     char* out = j->out + base;
     for (int64_t c = 0; c < w; c++) {
-      mx[c] = ld(in + c * es, j->t);
+      mx[c] = weft__load_f64(in + c * es, j->t);
       sum[c] = 0;
     }
     for (int64_t k = 1; k < j->len; k++)
       for (int64_t c = 0; c < w; c++) {
-        double v = ld(in + k * step + c * es, j->t);
+        double v = weft__load_f64(in + k * step + c * es, j->t);
         if (v != v || v > mx[c]) mx[c] = v == v && mx[c] != mx[c] ? mx[c] : v;
       }
     for (int64_t k = 0; k < j->len; k++)
-      for (int64_t c = 0; c < w; c++) sum[c] = rnd(j->t, sum[c] + ex(j->t, rnd(j->t, ld(in + k * step + c * es, j->t) - mx[c])));
+      for (int64_t c = 0; c < w; c++) sum[c] = rnd(j->t, sum[c] + ex(j->t, rnd(j->t, weft__load_f64(in + k * step + c * es, j->t) - mx[c])));
     for (int64_t c = 0; c < w; c++) sum[c] = j->log ? lg(j->t, sum[c]) : sum[c];
     for (int64_t k = 0; k < j->len; k++)
       for (int64_t c = 0; c < w; c++) {
-        double x = rnd(j->t, ld(in + k * step + c * es, j->t) - mx[c]);
+        double x = rnd(j->t, weft__load_f64(in + k * step + c * es, j->t) - mx[c]);
         st(out + k * step + c * es, j->t, j->log ? x - sum[c] : rnd(j->t, ex(j->t, x)) / sum[c]);
       }
   }

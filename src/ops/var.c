@@ -54,14 +54,6 @@ static inline void w_store(char* const* o, welford w) {
   memcpy(o[2], &w.m2, 8);
 }
 
-static inline double ld(const char* p, weft_dtype t) {
-  if (t == WEFT_FLOAT32) {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  return weft__value_f64(weft__load(p, t));
-}
 
 /* operands: n, mean, m2, x; strides s[0..3] along dim 0, s[4..7] along dim 1 */
 static void var_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t n1) {
@@ -72,14 +64,14 @@ static void var_loop(void* p, char** data, const int64_t* s, int64_t n0, int64_t
     if (row) {
       char* o[3] = {data[0] + j * s[4], data[1] + j * s[5], data[2] + j * s[6]};
       welford w = {0, 0, 0};
-      for (int64_t i = 0; i < n0; i++) w_add(&w, ld(x + i * s[3], t));
+      for (int64_t i = 0; i < n0; i++) w_add(&w, weft__load_f64(x + i * s[3], t));
       w_store(o, w_merge(w_load(o), w));
       continue;
     }
     for (int64_t i = 0; i < n0; i++) {
       char* o[3] = {data[0] + i * s[0] + j * s[4], data[1] + i * s[1] + j * s[5], data[2] + i * s[2] + j * s[6]};
       welford w = w_load(o);
-      w_add(&w, ld(x + i * s[3], t));
+      w_add(&w, weft__load_f64(x + i * s[3], t));
       w_store(o, w);
     }
   }
