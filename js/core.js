@@ -634,10 +634,13 @@ export function createApi(M, info) {
   // Re-reads a tensor's cached metadata after an op that may have changed it
   // in place (an out= argument resized by the kernel).
   // A second wrapper of the same C tensor (contiguous() or to() returning
-  // self) has its own cache: every refresh bumps metaGeneration, and a cache
-  // older than that is read again on its next use.
+  // self) has its own cache: a refresh that finds the layout changed (or had
+  // nothing to compare) bumps metaGeneration, and a cache older than that is
+  // read again on its next use. In-place ops that keep the layout bump nothing.
   let refreshMeta;
   let metaGeneration = 0;
+  const sameLayout = (a, b) => a.ndim === b.ndim && a.offset === b.offset &&
+    a.sizes.every((v, d) => v === b.sizes[d]) && a.strides.every((v, d) => v === b.strides[d]);
 
   class Tensor {
     #ptr;
@@ -645,8 +648,13 @@ export function createApi(M, info) {
     #gen;
 
     static {
-      // metadata changed in C (out= resized it): every wrapper reads again on next use
-      refreshMeta = () => { metaGeneration++; };
+      refreshMeta = (t) => {
+        if (!t.#ptr) return;
+        const old = t.#meta;
+        const now = t.#load();
+        if (old && sameLayout(old, now)) return;
+        t.#gen = ++metaGeneration; // every other wrapper reads again on next use
+      };
     }
 
     // Every Tensor joins the open tidy() scope and the collection safety net.
