@@ -105,7 +105,8 @@ weft_keyset weft_keyset_full_after(weft_dispatch_key k);
 /* The runtime keys an alias stands for (getRuntimeDispatchKeySet); a runtime
  * key gives its own set. */
 weft_keyset weft_alias_runtime_keyset(weft_dispatch_key alias);
-/* Keys a tensor on device d carries: {Dense, AutogradFunctionality} x d plus ADInplaceOrView. */
+/* Keys a tensor on device d may carry: {Dense, AutogradFunctionality} x d plus ADInplaceOrView
+ * (a tensor that does not require grad drops AutogradFunctionality). */
 weft_keyset weft_device_keyset(weft_device d);
 /* Just the backend key of d ({CPU} or {Meta}): what BackendSelect redispatches to. */
 weft_keyset weft_device_backend_keyset(weft_device d);

@@ -46,6 +46,10 @@ weft_tensor* weft_tensor_retain(weft_tensor* t);
 void weft_tensor_release(weft_tensor* t); /* NULL is a no-op */
 void weft_tensor2_release(weft_tensor2 r); /* both; NULLs are no-ops */
 int32_t weft_tensor_refcount(const weft_tensor* t);
+/* Autograd's version counter (shared by every view of one storage): in-place
+ * ops bump it, saved tensors compare it (PyTorch's tensor._version). */
+uint32_t weft_tensor_version(const weft_tensor* t);
+void weft_tensor_bump_version(weft_tensor* t);
 
 /* ---- metadata (never fail on a valid handle) ---- */
 int64_t weft_tensor_dim(const weft_tensor* t);

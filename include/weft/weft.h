@@ -2,6 +2,7 @@
 #ifndef WEFT_H
 #define WEFT_H
 #include "weft/alloc.h"
+#include "weft/autograd.h"
 #include "weft/copy.h"
 #include "weft/device.h"
 #include "weft/dispatch.h"

@@ -23,6 +23,10 @@ struct weft_storage {
   size_t alloc_bytes;   /* size handed to the allocator (padding included); 0 for meta */
   void* data;           /* NULL for meta */
   const weft_allocator* allocator; /* data and this struct came from it */
+  /* Autograd's version counter: bumped by every in-place write. It lives
+   * here because every view of one base shares the storage, so they share
+   * the counter (PyTorch's VariableVersion shared through view metadata). */
+  atomic_uint version;
 };
 
 struct weft_tensor {
@@ -42,7 +46,15 @@ struct weft_tensor {
   bool is_non_overlapping_and_dense;
   int64_t sizes[WEFT_MAX_DIMS];
   int64_t strides[WEFT_MAX_DIMS];
+  /* Autograd state, owned by src/autograd (core cannot know its type): the
+   * dispatcher reads requires_grad to add the Autograd key, and releasing
+   * the tensor hands autograd_meta to weft__autograd_meta_free. */
+  bool requires_grad;
+  void* autograd_meta;
 };
+
+/* Set once by the autograd layer; NULL while no tensor ever had meta. */
+extern void (*_Atomic weft__autograd_meta_free)(void* meta);
 
 /* Wrap a possibly negative dim into [0, ndim). ndim 0 is treated as 1, as
  * PyTorch's maybe_wrap_dim does for scalars. Sets the "Dimension out of

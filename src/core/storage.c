@@ -26,6 +26,7 @@ weft_storage* weft_storage_new(int64_t nbytes, weft_device device) {
     return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: tried to allocate %zu bytes", sizeof *s);
   }
   atomic_init(&s->refcount, 1);
+  atomic_init(&s->version, 0);
   s->device = device;
   s->nbytes = nbytes;
   s->alloc_bytes = alloc_bytes;

@@ -126,6 +126,8 @@ weft_tensor* weft__tensor_new(weft_storage* s, const int64_t* sizes, const int64
   t->device = s->device;
   t->storage = weft_storage_retain(s);
   t->storage_offset = offset;
+  t->requires_grad = false;
+  t->autograd_meta = NULL;
   if (ndim > 0) {
     memcpy(t->sizes, sizes, (size_t)ndim * sizeof(int64_t));
     memcpy(t->strides, strides, (size_t)ndim * sizeof(int64_t));
@@ -143,6 +145,7 @@ weft_tensor* weft_tensor_retain(weft_tensor* t) {
 void weft_tensor_release(weft_tensor* t) {
   if (!t) return;
   if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (t->autograd_meta) atomic_load(&weft__autograd_meta_free)(t->autograd_meta);
   weft_storage_release(t->storage);
   weft__stats_tensor(-1);
   t->allocator->free(t->allocator->ctx, t, sizeof *t);
@@ -152,6 +155,11 @@ void weft_tensor2_release(weft_tensor2 r) {
   weft_tensor_release(r.t[0]);
   weft_tensor_release(r.t[1]);
 }
+
+void (*_Atomic weft__autograd_meta_free)(void* meta);
+
+uint32_t weft_tensor_version(const weft_tensor* t) { return atomic_load(&t->storage->version); }
+void weft_tensor_bump_version(weft_tensor* t) { atomic_fetch_add(&t->storage->version, 1); }
 
 int32_t weft_tensor_refcount(const weft_tensor* t) { return atomic_load(&((weft_tensor*)t)->refcount); }
 

@@ -83,8 +83,13 @@ struct weft_op {
   int ntensor_args;
 };
 
+/* A tensor carries the Autograd key only while it requires grad, so calls on
+ * plain tensors skip autograd by the key set alone (PyTorch's TensorImpl
+ * key_set_ after set_requires_grad). */
 static inline weft_keyset weft__tensor_keyset(const weft_tensor* t) {
-  return t ? weft_device_keyset(t->device) : 0;
+  if (!t) return 0;
+  weft_keyset ks = weft_device_keyset(t->device);
+  return t->requires_grad ? ks : ks & ~WEFT__FBIT(WEFT_KEY_AUTOGRAD_FUNCTIONALITY);
 }
 
 /* The call key set: tensors' keys, TLS included minus excluded, fallthrough keys removed. */

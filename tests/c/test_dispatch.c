@@ -266,6 +266,10 @@ static void test_precedence(weft_op* op) {
 
 static void test_autograd_redispatch(weft_op* op) {
   weft_registration* cpu = weft_impl_tst_unary(WEFT_KEY_CPU, unary_cpu, "unary_cpu");
+  /* only tensors that require grad carry the Autograd key */
+  call_unary(cpu_t);
+  CHECK_LOG("cpu");
+  cpu_t->requires_grad = meta_t->requires_grad = true; /* what weft_set_requires_grad does, as seen by dispatch */
   weft_registration* meta = weft_impl_tst_unary(WEFT_KEY_META, unary_meta, "unary_meta");
   weft_registration* ag = weft_impl_tst_unary_ks(WEFT_KEY_AUTOGRAD, unary_autograd, "unary_autograd");
   weft_dispatch_key src;
@@ -360,6 +364,7 @@ static void test_autograd_redispatch(weft_op* op) {
   CHECK(te.boxed_only && strcmp(te.kernel, "unary_boxed") == 0);
   weft_registration_release(bx);
   CHECK_EQ_I64(weft_tensor_refcount(cpu_t), rc);
+  cpu_t->requires_grad = meta_t->requires_grad = false;
 
   weft_registration_release(ag);
   weft_registration_release(meta);

@@ -26,7 +26,7 @@ static void test_contiguous_trace(void) {
     int depth;
     bool redispatch;
   } want[] = {
-      {"aten::contiguous", WEFT_KEY_AUTOGRAD_CPU, 0, false}, /* CompositeImplicitAutograd fills AutogradCPU */
+      {"aten::contiguous", WEFT_KEY_CPU, 0, false}, /* CompositeImplicitAutograd fills CPU (no grad: no Autograd key) */
       {"aten::clone", WEFT_KEY_CPU, 1, false},
       {"aten::empty_like", WEFT_KEY_CPU, 2, false},
       {"aten::empty.memory_format", WEFT_KEY_BACKEND_SELECT, 3, false},

@@ -1,0 +1,112 @@
+/* Autograd internals (src/autograd/): the per-tensor AutogradMeta, graph
+ * nodes and the formula table's expansion (torch/csrc/autograd/variable.h,
+ * function.h). Not installed. */
+#ifndef WEFT_AUTOGRAD_INTERNAL_H
+#define WEFT_AUTOGRAD_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "core/internal.h"
+#include "ops/ops.h"
+#include "weft/autograd.h"
+#include "weft/dispatch.h"
+
+/* AutogradMeta: hung on weft_tensor.autograd_meta by weft__meta_get. */
+typedef struct weft__meta {
+  weft_tensor* grad;     /* owned */
+  weft_node* grad_fn;    /* owned; NULL for leaves */
+  int32_t output_nr;
+  bool leaf_requires_grad;
+  bool retains_grad;
+  weft_node* grad_acc;   /* weak: the leaf's AccumulateGrad while it lives */
+  weft_tensor* owner;    /* weak back-pointer */
+} weft__meta;
+
+typedef struct {
+  weft_node* node; /* owned; NULL: no gradient flows there */
+  int32_t input_nr;
+} weft__edge;
+
+/* What backward needs of a tensor input besides its data: the shape its
+ * gradient is summed back to and the dtype it is cast back to. */
+typedef struct {
+  int64_t sizes[WEFT_MAX_DIMS];
+  int32_t ndim;
+  weft_dtype dtype;
+  weft_device device;
+} weft__input_meta;
+
+struct weft__formula;
+
+struct weft_node {
+  atomic_int refcount;
+  const char* name;
+  uint64_t seq;
+  int32_t nnext;
+  weft__edge* next;
+  int8_t* edge_arg;              /* formula nodes: schema argument of each edge */
+  /* formula nodes */
+  const struct weft__formula* f;
+  weft_ivalue* args;             /* the op's arguments; unsaved tensors are None */
+  uint32_t* versions;            /* version of each saved tensor argument */
+  weft__input_meta* in;          /* per schema argument (tensors only) */
+  int32_t nargs;
+  weft_tensor* result;           /* saved output: an alias without autograd meta */
+  uint32_t result_version;
+  bool saved_something, released;
+  weft_tensor* retained;         /* weak: a non-leaf output with retain_grad */
+  /* AccumulateGrad */
+  weft_tensor* variable;         /* owned */
+};
+
+/* Sequence number of AccumulateGrad: run as soon as ready, as in PyTorch. */
+#define WEFT__SEQ_MAX UINT64_MAX
+
+/* Backward context of one formula node: the saved arguments and result, the
+ * incoming gradient, and the gradient of each schema argument. */
+typedef struct weft__bctx {
+  weft_node* node;
+  const weft_tensor* grad;
+  weft_tensor* saved[16];       /* unpacked saved tensors by argument (owned) */
+  weft_tensor* result;          /* unpacked saved result (owned) */
+  uint32_t needs;               /* arguments whose gradient is wanted */
+  weft_tensor* gi[16];          /* outputs (owned) */
+  weft_tensor* temps[48];       /* intermediates, released after the formula */
+  int ntemps;
+} weft__bctx;
+
+typedef struct weft__formula {
+  const char* node_name;
+  weft_op* (*op)(void);
+  uint32_t save_mask;  /* tensor arguments saved for backward */
+  bool save_result;
+  uint32_t diff_mask;  /* arguments with a gradient formula */
+  weft_status (*backward)(weft__bctx* c);
+} weft__formula;
+
+extern const weft__formula weft__formulas[];
+extern const int weft__nformulas;
+
+/* meta.c */
+weft__meta* weft__meta_get(weft_tensor* t); /* creates; NULL + OOM error */
+static inline weft__meta* weft__meta_peek(const weft_tensor* t) { return (weft__meta*)t->autograd_meta; }
+void weft__autograd_init(void);
+/* The edge gradient flows along into t: (grad_fn, output_nr), or the
+ * leaf's AccumulateGrad (created on demand); {NULL} when t needs none. */
+weft_status weft__gradient_edge(weft_tensor* t, weft__edge* out);
+/* A handle on t's storage and layout, with no autograd meta. */
+weft_tensor* weft__alias(const weft_tensor* t);
+void weft__shape_str(const int64_t* sizes, int64_t ndim, char* buf, size_t cap);
+
+/* function.c */
+weft_node* weft__node_new(const char* name, int32_t nnext, uint64_t seq);
+void weft__node_release_saved(weft_node* n);
+weft_status weft__register_kernels(void);
+/* Unpacks saved tensors into c (version checks, "backward a second time"). */
+weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph);
+weft_tensor* weft__sum_to_size(const weft_tensor* g, const int64_t* sizes, int64_t ndim);
+
+/* engine.c */
+weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph);
+
+#endif

@@ -1,0 +1,392 @@
+/* The engine (torch/csrc/autograd/engine.cpp, seed 004): a graph task from
+ * the roots, dependency counts by one walk over next edges, a ready queue
+ * ordered by sequence number (highest first: the most recent forward op runs
+ * first), one input buffer per node summing the gradients that reach it.
+ * Runs on the calling thread; kernels inside nodes may use the pool. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd_internal.h"
+
+/* ---- per-task state of a node, found through a small open-addressing map ---- */
+typedef struct {
+  weft_node* node;
+  int32_t deps;
+  bool exec;        /* grad(): leads to a captured input */
+  bool visited;
+  int32_t capture;  /* grad(): index into the results, -1 if none */
+  weft_tensor* buffer;
+} slot;
+
+typedef struct {
+  slot* slots;
+  int64_t cap, count;
+  weft_node** heap;
+  int64_t nheap;
+  bool retain_graph, create_graph, capturing;
+  weft_tensor** results;
+} graph_task;
+
+static uint64_t hash_ptr(const void* p) { return ((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 16; }
+
+static slot* find(graph_task* g, const weft_node* n) {
+  for (int64_t i = (int64_t)(hash_ptr(n) & (uint64_t)(g->cap - 1));; i = (i + 1) & (g->cap - 1))
+    if (g->slots[i].node == n || !g->slots[i].node) return &g->slots[i];
+}
+
+static weft_status grow(graph_task* g) {
+  int64_t old = g->cap;
+  slot* s = g->slots;
+  g->cap = old ? old * 2 : 64;
+  if (!(g->slots = calloc((size_t)g->cap, sizeof *g->slots))) {
+    g->slots = s;
+    g->cap = old;
+    return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd graph task");
+  }
+  for (int64_t i = 0; i < old; i++)
+    if (s[i].node) *find(g, s[i].node) = s[i];
+  free(s);
+  return WEFT_OK;
+}
+
+static slot* insert(graph_task* g, weft_node* n, bool* fresh) {
+  if ((g->count + 1) * 2 > g->cap && grow(g)) return NULL;
+  slot* s = find(g, n);
+  *fresh = !s->node;
+  if (*fresh) {
+    s->node = n;
+    s->capture = -1;
+    g->count++;
+  }
+  return s;
+}
+
+/* compute_dependencies: every node reachable from the roots, counting the edges into it. */
+static weft_status compute_dependencies(graph_task* g, weft_node* const* roots, int64_t nroots) {
+  int64_t cap = 64, top = 0;
+  weft_node** stack = malloc(sizeof *stack * (size_t)cap);
+  if (!stack) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd graph task");
+  bool fresh;
+  for (int64_t i = 0; i < nroots; i++)
+    if (roots[i] && insert(g, roots[i], &fresh) && fresh) stack[top++] = roots[i];
+  weft_status st = WEFT_OK;
+  while (top > 0 && !st) {
+    weft_node* n = stack[--top];
+    for (int32_t e = 0; e < n->nnext && !st; e++) {
+      weft_node* c = n->next[e].node;
+      if (!c) continue;
+      slot* s = insert(g, c, &fresh);
+      if (!s) { st = weft_last_status(); break; }
+      s->deps++;
+      if (!fresh) continue;
+      if (top == cap) {
+        weft_node** b = realloc(stack, sizeof *stack * (size_t)(cap *= 2));
+        if (!b) { st = weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd graph task"); break; }
+        stack = b;
+      }
+      stack[top++] = c;
+    }
+  }
+  free(stack);
+  return st;
+}
+
+/* grad(): a node runs only when some path from it reaches a captured input. */
+static bool mark_exec(graph_task* g, weft_node* n) {
+  slot* s = find(g, n);
+  if (!s->visited) {
+    s->visited = true;
+    for (int32_t e = 0; e < n->nnext; e++)
+      if (n->next[e].node && mark_exec(g, n->next[e].node)) s->exec = true;
+  }
+  return s->exec || s->capture >= 0;
+}
+
+/* ---- the ready queue: a max-heap on sequence number ---- */
+static weft_status push(graph_task* g, weft_node* n) {
+  if ((g->nheap & (g->nheap - 1)) == 0) {
+    weft_node** h = realloc(g->heap, sizeof *h * (size_t)(g->nheap ? g->nheap * 2 : 16));
+    if (!h) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd ready queue");
+    g->heap = h;
+  }
+  int64_t i = g->nheap++;
+  while (i > 0 && g->heap[(i - 1) / 2]->seq < n->seq) {
+    g->heap[i] = g->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  g->heap[i] = n;
+  return WEFT_OK;
+}
+
+static weft_node* pop(graph_task* g) {
+  weft_node* top = g->heap[0];
+  weft_node* last = g->heap[--g->nheap];
+  int64_t i = 0;
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= g->nheap) break;
+    if (c + 1 < g->nheap && g->heap[c + 1]->seq > g->heap[c]->seq) c++;
+    if (g->heap[c]->seq <= last->seq) break;
+    g->heap[i] = g->heap[c];
+    i = c;
+  }
+  if (g->nheap > 0) g->heap[i] = last;
+  return top;
+}
+
+/* InputBuffer::add: the first gradient is kept, later ones summed. Takes g. */
+static weft_status buffer_add(slot* s, weft_tensor* g) {
+  if (!s->buffer) {
+    s->buffer = g;
+    return WEFT_OK;
+  }
+  weft_tensor* sum = weft_add(s->buffer, g, weft_scalar_int(1));
+  weft_tensor_release(g);
+  if (!sum) return weft_last_status();
+  weft_tensor_release(s->buffer);
+  s->buffer = sum;
+  return WEFT_OK;
+}
+
+/* ---- running one node ---- */
+static bool same_sizes(const weft_tensor* t, const int64_t* sizes, int64_t ndim) {
+  return t->ndim == ndim && memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0;
+}
+
+/* The formula's gradient for input i, summed back over broadcast dims and
+ * cast back to the input's dtype (type promotion in the forward). */
+static weft_tensor* fit_to_input(weft_tensor* g, const weft__input_meta* im) {
+  if (!same_sizes(g, im->sizes, im->ndim)) {
+    weft_tensor* r = weft__sum_to_size(g, im->sizes, im->ndim);
+    weft_tensor_release(g);
+    if (!(g = r)) return NULL;
+  }
+  if (g->dtype != im->dtype) {
+    weft_tensor* r = weft_to_dtype(g, im->dtype, false);
+    weft_tensor_release(g);
+    g = r;
+  }
+  return g;
+}
+
+static weft_status apply_formula(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
+  weft__bctx c;
+  memset(&c, 0, sizeof c);
+  c.node = n;
+  c.grad = grad;
+  for (int32_t e = 0; e < n->nnext; e++)
+    if (n->next[e].node) c.needs |= 1u << n->edge_arg[e];
+  weft_status s = weft__unpack_saved(n, &c, create_graph);
+  if (!s) s = n->f->backward(&c);
+  for (int i = 0; i < c.ntemps; i++) weft_tensor_release(c.temps[i]);
+  for (int i = 0; i < 16; i++) weft_tensor_release(c.saved[i]);
+  weft_tensor_release(c.result);
+  for (int32_t e = 0; e < n->nnext; e++) {
+    int a = n->edge_arg[e];
+    weft_tensor* g = c.gi[a];
+    c.gi[a] = NULL;
+    if (!s && g && n->next[e].node && !(out[e] = fit_to_input(g, &n->in[a]))) s = weft_last_status();
+    else if (s || !n->next[e].node) weft_tensor_release(g);
+  }
+  return s;
+}
+
+weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph) {
+  if (!same_sizes(g, var->sizes, var->ndim) || g->dtype != var->dtype) {
+    char a[256], b[256];
+    weft__shape_str(g->sizes, g->ndim, a, sizeof a);
+    weft__shape_str(var->sizes, var->ndim, b, sizeof b);
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "Function AccumulateGrad returned an invalid gradient - got %s %s but expected %s %s",
+                       weft_dtype_name(g->dtype), a, weft_dtype_name(var->dtype), b);
+  }
+  weft__meta* m = weft__meta_get(var);
+  if (!m) return weft_last_status();
+  weft_tensor* fresh;
+  if (m->grad) fresh = weft_add(m->grad, g, weft_scalar_int(1));
+  else if (create_graph) fresh = weft_tensor_retain(g);
+  /* a buffer nobody else holds is stolen; anything shared is copied so .grad never aliases it */
+  else fresh = weft_tensor_refcount(g) == 1 ? weft__alias(g) : weft_clone(g, (weft_memory_format)-1);
+  if (!fresh) return weft_last_status();
+  weft_tensor_release(m->grad);
+  m->grad = fresh;
+  return WEFT_OK;
+}
+
+static weft_status retain_nonleaf_grad(weft_node* n, const weft_tensor* g) {
+  weft_tensor* t = n->retained;
+  if (!t) return WEFT_OK;
+  weft__meta* m = weft__meta_peek(t);
+  weft_tensor* fresh = m->grad ? weft_add(m->grad, g, weft_scalar_int(1)) : weft_clone(g, (weft_memory_format)-1);
+  if (!fresh) return weft_last_status();
+  weft_tensor_release(m->grad);
+  m->grad = fresh;
+  return WEFT_OK;
+}
+
+static weft_status run_node(graph_task* g, weft_node* n, slot* s) {
+  if (n->variable) return weft__accumulate_into_grad(n->variable, s->buffer, g->create_graph);
+  weft_status st = g->capturing ? WEFT_OK : retain_nonleaf_grad(n, s->buffer);
+  weft_tensor* out[64] = {0};
+  if (n->nnext > 64) return weft__error(WEFT_INTERNAL, "autograd: too many inputs on %s", n->name);
+  if (!st) st = apply_formula(n, s->buffer, g->create_graph, out);
+  if (!g->retain_graph) weft__node_release_saved(n);
+  for (int32_t e = 0; e < n->nnext; e++) {
+    weft_node* c = n->next[e].node;
+    if (!c || !out[e] || st) {
+      weft_tensor_release(out[e]);
+      continue;
+    }
+    slot* cs = find(g, c);
+    st = buffer_add(cs, out[e]);
+    if (!st && --cs->deps == 0) st = push(g, c);
+  }
+  return st;
+}
+
+static weft_status execute(graph_task* g) {
+  weft_status st = WEFT_OK;
+  while (g->nheap > 0 && !st) {
+    weft_node* n = pop(g);
+    slot* s = find(g, n);
+    if (s->capture >= 0) g->results[s->capture] = weft_tensor_retain(s->buffer);
+    bool run = g->capturing ? s->exec && !n->variable : true;
+    if (run && s->buffer) st = run_node(g, n, s);
+    weft_tensor_release(s->buffer);
+    s->buffer = NULL;
+  }
+  return st;
+}
+
+static void task_free(graph_task* g) {
+  for (int64_t i = 0; i < g->cap; i++) weft_tensor_release(g->slots[i].buffer);
+  free(g->slots);
+  free(g->heap);
+}
+
+/* ---- roots ---- */
+static weft_status root_grad(weft_tensor* root, weft_tensor* given, int64_t i, weft_tensor** out) {
+  if (!root->requires_grad)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "element %lld of tensors does not require grad and does not have a grad_fn", (long long)i);
+  if (given) {
+    if (!same_sizes(given, root->sizes, root->ndim)) {
+      char a[256], b[256];
+      weft__shape_str(given->sizes, given->ndim, a, sizeof a);
+      weft__shape_str(root->sizes, root->ndim, b, sizeof b);
+      return weft__error(WEFT_INVALID_ARGUMENT,
+                         "Mismatch in shape: grad_output[%lld] has a shape of %s and output[%lld] has a shape of %s.",
+                         (long long)i, a, (long long)i, b);
+    }
+    *out = weft_tensor_retain(given);
+    return WEFT_OK;
+  }
+  if (root->numel != 1)
+    return weft__error(WEFT_INVALID_ARGUMENT, "grad can be implicitly created only for scalar outputs");
+  *out = weft_full(root->sizes, root->ndim, 1.0, root->dtype, root->device);
+  return *out ? WEFT_OK : weft_last_status();
+}
+
+/* Seeds the input buffers of the roots' nodes (GraphRoot's outputs). */
+static weft_status seed_roots(graph_task* g, weft_tensor* const* roots, weft_tensor* const* grads, int64_t n,
+                              weft__edge* edges) {
+  for (int64_t i = 0; i < n; i++) {
+    weft_tensor* rg = NULL;
+    weft_status st = root_grad(roots[i], grads ? grads[i] : NULL, i, &rg);
+    if (!st) st = weft__gradient_edge(roots[i], &edges[i]);
+    if (!st && edges[i].node) st = buffer_add(find(g, edges[i].node), rg);
+    else weft_tensor_release(rg);
+    if (st) return st;
+  }
+  return WEFT_OK;
+}
+
+static weft_status run_task(graph_task* g, weft_tensor* const* roots, weft_tensor* const* grads, int64_t n,
+                            weft__edge* edges, weft__edge* captures, int64_t ncap) {
+  weft_node* rn[64];
+  if (n > 64) return weft__error(WEFT_INVALID_ARGUMENT, "backward: at most 64 roots");
+  for (int64_t i = 0; i < n; i++) {
+    weft_status st = weft__gradient_edge(roots[i], &edges[i]);
+    if (st) return st;
+    rn[i] = edges[i].node;
+  }
+  weft_status st = compute_dependencies(g, rn, n);
+  for (int64_t i = 0; i < n; i++) {
+    weft_node_release(edges[i].node);
+    edges[i].node = NULL;
+  }
+  if (!st) st = seed_roots(g, roots, grads, n, edges);
+  for (int64_t i = 0; i < ncap && !st; i++) {
+    if (!captures[i].node) continue;
+    slot* s = find(g, captures[i].node);
+    if (s->node) s->capture = (int32_t)i;
+  }
+  if (!st && g->capturing)
+    for (int64_t i = 0; i < n; i++)
+      if (rn[i]) mark_exec(g, rn[i]);
+  /* the roots' nodes that nothing else in the graph points at start the pass */
+  for (int64_t i = 0; i < n && !st; i++) {
+    slot* s = edges[i].node ? find(g, edges[i].node) : NULL;
+    if (s && s->deps == 0 && s->buffer) {
+      s->deps = -1; /* queued once, even when two roots share a node */
+      st = push(g, edges[i].node);
+    }
+  }
+  if (!st) st = execute(g);
+  return st;
+}
+
+static weft_status with_grad_mode(bool on, graph_task* g, weft_tensor* const* roots, weft_tensor* const* grads,
+                                  int64_t n, weft__edge* captures, int64_t ncap) {
+  weft__edge edges[64];
+  memset(edges, 0, sizeof edges);
+  bool was = weft_set_grad_enabled(on);
+  weft_status st = run_task(g, roots, grads, n, edges, captures, ncap);
+  weft_set_grad_enabled(was);
+  for (int64_t i = 0; i < n && i < 64; i++) weft_node_release(edges[i].node);
+  return st;
+}
+
+weft_status weft_backward(weft_tensor* const* roots, weft_tensor* const* grads, int64_t n, bool retain_graph,
+                          bool create_graph) {
+  graph_task g;
+  memset(&g, 0, sizeof g);
+  g.retain_graph = retain_graph || create_graph;
+  g.create_graph = create_graph;
+  weft_status st = with_grad_mode(create_graph, &g, roots, grads, n, NULL, 0);
+  task_free(&g);
+  return st;
+}
+
+weft_status weft_autograd_grad(weft_tensor* const* outputs, weft_tensor* const* grad_outputs, int64_t n_outputs,
+                               weft_tensor* const* inputs, int64_t n_inputs, bool retain_graph, bool create_graph,
+                               bool allow_unused, weft_tensor** results) {
+  for (int64_t i = 0; i < n_inputs; i++) results[i] = NULL;
+  weft__edge* caps = calloc((size_t)(n_inputs ? n_inputs : 1), sizeof *caps);
+  if (!caps) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd.grad");
+  weft_status st = WEFT_OK;
+  for (int64_t i = 0; i < n_inputs && !st; i++) {
+    if (!inputs[i]->requires_grad) st = weft__error(WEFT_INVALID_ARGUMENT, "One of the differentiated Tensors does not require grad");
+    else st = weft__gradient_edge(inputs[i], &caps[i]);
+  }
+  graph_task g;
+  memset(&g, 0, sizeof g);
+  g.retain_graph = retain_graph || create_graph;
+  g.create_graph = create_graph;
+  g.capturing = true;
+  g.results = results;
+  if (!st) st = with_grad_mode(create_graph, &g, outputs, grad_outputs, n_outputs, caps, n_inputs);
+  task_free(&g);
+  for (int64_t i = 0; i < n_inputs; i++) weft_node_release(caps[i].node);
+  free(caps);
+  for (int64_t i = 0; i < n_inputs && !st; i++)
+    if (!results[i] && !allow_unused)
+      st = weft__error(WEFT_INVALID_ARGUMENT, "One of the differentiated Tensors appears to not have been used in "
+                                              "the graph. Set allowUnused: true if this is the desired behavior.");
+  if (st)
+    for (int64_t i = 0; i < n_inputs; i++) {
+      weft_tensor_release(results[i]);
+      results[i] = NULL;
+    }
+  return st;
+}

@@ -1,0 +1,327 @@
+/* Graph nodes, saved variables and the dispatcher kernels of autograd: the
+ * recording kernel every formula of derivatives.def registers on the
+ * Autograd keys (VariableType in PyTorch), the refusal for ops without a
+ * formula, and ADInplaceOrView's version bump for ops that write. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd_internal.h"
+
+/* ---- nodes ---- */
+static atomic_uint_fast64_t next_seq;
+
+weft_node* weft__node_new(const char* name, int32_t nnext, uint64_t seq) {
+  weft_node* n = calloc(1, sizeof *n);
+  if (!n || (nnext && !(n->next = calloc((size_t)nnext, sizeof *n->next)))) {
+    free(n);
+    return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  }
+  atomic_init(&n->refcount, 1);
+  n->name = name;
+  n->nnext = nnext;
+  n->seq = seq;
+  return n;
+}
+
+weft_node* weft_node_retain(weft_node* n) {
+  if (n) atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed);
+  return n;
+}
+
+void weft__node_release_saved(weft_node* n) {
+  for (int32_t i = 0; n->args && i < n->nargs; i++) weft_ivalue_destroy(&n->args[i]);
+  weft_tensor_release(n->result);
+  n->result = NULL;
+  n->released = true;
+}
+
+void weft_node_release(weft_node* n) {
+  if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
+  for (int32_t i = 0; i < n->nnext; i++) weft_node_release(n->next[i].node);
+  weft__node_release_saved(n);
+  if (n->variable) {
+    weft__meta* m = weft__meta_peek(n->variable);
+    if (m && m->grad_acc == n) m->grad_acc = NULL;
+    weft_tensor_release(n->variable);
+  }
+  free(n->next);
+  free(n->edge_arg);
+  free(n->args);
+  free(n->versions);
+  free(n->in);
+  free(n);
+}
+
+const char* weft_node_name(const weft_node* n) { return n->name; }
+int64_t weft_node_num_next(const weft_node* n) { return n->nnext; }
+uint64_t weft_node_sequence_nr(const weft_node* n) { return n->seq; }
+weft_tensor* weft_node_variable(const weft_node* n) { return n->variable; }
+weft_node* weft_node_next(const weft_node* n, int64_t i, int64_t* input_nr) {
+  if (i < 0 || i >= n->nnext) return NULL;
+  if (input_nr) *input_nr = n->next[i].input_nr;
+  return n->next[i].node;
+}
+
+/* ---- saved variables ---- */
+static weft_status version_error(weft_node* n, const weft_tensor* t, uint32_t expected) {
+  char shape[256], out[160] = "";
+  weft__shape_str(t->sizes, t->ndim, shape, sizeof shape);
+  const weft__meta* m = weft__meta_peek(t);
+  if (m && m->grad_fn) snprintf(out, sizeof out, ", which is output %d of %s,", m->output_nr, m->grad_fn->name);
+  return weft__error(WEFT_INVALID_ARGUMENT,
+                     "one of the variables needed for gradient computation has been modified by an inplace "
+                     "operation: [%s %s]%s is at version %u; expected version %u instead. (needed by %s)",
+                     weft_dtype_name(t->dtype), shape, out, weft_tensor_version(t), expected, n->name);
+}
+
+static weft_status freed_error(void) {
+  return weft__error(WEFT_INVALID_ARGUMENT,
+                     "Trying to backward through the graph a second time (or directly access saved tensors "
+                     "after they have already been freed). Saved intermediate values of the graph are freed "
+                     "when you call backward() or autograd.grad(). Specify retainGraph: true if you need to "
+                     "backward through the graph a second time or if you need to access saved tensors after "
+                     "calling backward.");
+}
+
+/* The saved output, as PyTorch's SavedVariable::unpack: when the backward
+ * pass is recorded it is an output of this very node again. */
+static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
+  weft_tensor* r = weft__alias(n->result);
+  if (!r || !create_graph) return r;
+  weft__meta* m = weft__meta_get(r);
+  if (!m) {
+    weft_tensor_release(r);
+    return NULL;
+  }
+  m->grad_fn = weft_node_retain(n);
+  r->requires_grad = true;
+  return r;
+}
+
+weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
+  if (n->released && n->saved_something) return freed_error();
+  for (int32_t i = 0; i < n->nargs; i++) {
+    if (!(n->f->save_mask & (1u << i)) || n->args[i].tag != WEFT_IV_TENSOR) continue;
+    weft_tensor* t = n->args[i].u.t;
+    if (weft_tensor_version(t) != n->versions[i]) return version_error(n, t, n->versions[i]);
+    c->saved[i] = weft_tensor_retain(t);
+  }
+  if (n->f->save_result) {
+    if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version);
+    if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
+  }
+  return WEFT_OK;
+}
+
+/* ---- sum_to_size: a broadcast gradient back to its input's shape ---- */
+weft_tensor* weft__sum_to_size(const weft_tensor* g, const int64_t* sizes, int64_t ndim) {
+  int64_t lead = g->ndim - ndim, dims[WEFT_MAX_DIMS], nd = 0;
+  for (int64_t i = 0; i < g->ndim; i++)
+    if (i < lead || (sizes[i - lead] == 1 && g->sizes[i] != 1)) dims[nd++] = i;
+  if (nd == 0) return weft_tensor_retain((weft_tensor*)g);
+  weft_tensor* r = weft_sum_dim(g, dims, nd, true, (weft_dtype)-1);
+  if (!r || lead == 0) return r;
+  weft_tensor* v = weft_view(r, sizes, ndim);
+  weft_tensor_release(r);
+  return v;
+}
+
+/* ---- the recording kernel ---- */
+static uint32_t args_needing_grad(const weft__formula* f, const weft_ivalue* a, int n) {
+  uint32_t needs = 0;
+  for (int i = 0; i < n; i++)
+    if ((f->diff_mask & (1u << i)) && a[i].tag == WEFT_IV_TENSOR && a[i].u.t->requires_grad) needs |= 1u << i;
+  return needs;
+}
+
+static weft_status save_args(weft_node* n, const weft__formula* f, const weft_ivalue* a, int nargs) {
+  n->nargs = nargs;
+  n->args = calloc((size_t)nargs, sizeof *n->args);
+  n->versions = calloc((size_t)nargs, sizeof *n->versions);
+  n->in = calloc((size_t)nargs, sizeof *n->in);
+  if (!n->args || !n->versions || !n->in) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  for (int i = 0; i < nargs; i++) {
+    if (a[i].tag == WEFT_IV_TENSOR) {
+      const weft_tensor* t = a[i].u.t;
+      weft__input_meta* im = &n->in[i];
+      memcpy(im->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+      im->ndim = t->ndim;
+      im->dtype = t->dtype;
+      im->device = t->device;
+      if (!(f->save_mask & (1u << i))) continue;
+      n->versions[i] = weft_tensor_version(t);
+      n->saved_something = true;
+    }
+    weft_status s = weft_ivalue_copy(&n->args[i], &a[i]);
+    if (s) return s;
+  }
+  return WEFT_OK;
+}
+
+static weft_status add_edges(weft_node* n, const weft__formula* f, const weft_ivalue* a, int nargs) {
+  int32_t ne = 0;
+  for (int i = 0; i < nargs; i++)
+    if ((f->diff_mask & (1u << i)) && a[i].tag == WEFT_IV_TENSOR) ne++;
+  n->next = calloc((size_t)(ne ? ne : 1), sizeof *n->next);
+  n->edge_arg = calloc((size_t)(ne ? ne : 1), 1);
+  if (!n->next || !n->edge_arg) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  for (int i = 0; i < nargs; i++) {
+    if (!(f->diff_mask & (1u << i)) || a[i].tag != WEFT_IV_TENSOR) continue;
+    n->edge_arg[n->nnext] = (int8_t)i;
+    weft_status s = weft__gradient_edge(a[i].u.t, &n->next[n->nnext++]);
+    if (s) return s;
+  }
+  return WEFT_OK;
+}
+
+static weft_node* record_node(const weft__formula* f, const weft_ivalue* a, int nargs) {
+  weft_node* n = weft__node_new(f->node_name, 0, atomic_fetch_add(&next_seq, 1));
+  if (!n) return NULL;
+  n->f = f;
+  if (save_args(n, f, a, nargs) || add_edges(n, f, a, nargs)) {
+    weft_node_release(n);
+    return NULL;
+  }
+  return n;
+}
+
+static weft_status redispatch_below(const weft_op* op, weft_keyset ks, weft_keyset after, weft_stack* st) {
+  weft_tls_guard g = weft_dispatch_below_ad_inplace_or_view();
+  weft_status s = weft_op_redispatch_boxed(op, ks & after, st);
+  weft_tls_restore(g);
+  return s;
+}
+
+/* The result becomes an output of n (its grad_fn, output 0). */
+static weft_status attach_result(weft_node* n, weft_tensor* r) {
+  if (n->f->save_result) {
+    if (!(n->result = weft__alias(r))) return weft_last_status();
+    n->result_version = weft_tensor_version(r);
+    n->saved_something = true;
+  }
+  weft__meta* m = weft__meta_get(r);
+  if (!m) return weft_last_status();
+  weft_node_release(m->grad_fn);
+  m->grad_fn = n;
+  m->output_nr = 0;
+  r->requires_grad = true;
+  return WEFT_OK;
+}
+
+static bool is_input(const weft_ivalue* a, int nargs, const weft_tensor* r) {
+  for (int i = 0; i < nargs; i++)
+    if (a[i].tag == WEFT_IV_TENSOR && a[i].u.t == r) return true;
+  return false;
+}
+
+static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  const weft__formula* f = ctx;
+  int nargs = weft_op_schema(op)->nargs;
+  const weft_ivalue* a = st->v + st->size - nargs;
+  weft_node* n = NULL;
+  if (args_needing_grad(f, a, nargs) && !(n = record_node(f, a, nargs))) {
+    weft_stack_drop(st, nargs);
+    return weft_last_status();
+  }
+  /* the inputs, for the returned-its-input check below (still referenced by n or the caller) */
+  weft_ivalue in[16];
+  memcpy(in, a, sizeof(weft_ivalue) * (size_t)nargs);
+  weft_status s = redispatch_below(op, ks, weft_after_autograd_keyset(), st);
+  if (s || !n) {
+    weft_node_release(n);
+    return s;
+  }
+  weft_tensor* r = weft_stack_peek(st, 0)->u.t;
+  if (is_input(in, nargs, r)) { /* `to` with nothing to do returns its input: no new node */
+    weft_node_release(n);
+    return WEFT_OK;
+  }
+  if ((s = attach_result(n, r))) weft_node_release(n);
+  return s;
+}
+
+/* ---- ops without a formula ---- */
+static bool any_requires_grad(const weft_ivalue* a, int nargs) {
+  for (int i = 0; i < nargs; i++) {
+    if (a[i].tag == WEFT_IV_TENSOR && a[i].u.t->requires_grad) return true;
+    if (a[i].tag == WEFT_IV_TENSOR_LIST)
+      for (int64_t j = 0; j < a[i].u.tlist.len; j++)
+        if (a[i].u.tlist.data[j] && a[i].u.tlist.data[j]->requires_grad) return true;
+  }
+  return false;
+}
+
+static weft_status refuse(const weft_op* op, const weft_ivalue* a) {
+  const weft_schema* sc = weft_op_schema(op);
+  for (int i = 0; i < sc->nargs; i++) {
+    if (!sc->args[i].is_write || a[i].tag != WEFT_IV_TENSOR) continue;
+    const weft_tensor* t = a[i].u.t;
+    if (t->requires_grad && weft_is_leaf(t))
+      return weft__error(WEFT_INVALID_ARGUMENT,
+                         "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (sc->args[i].kwarg_only)
+      return weft__error(WEFT_INVALID_ARGUMENT,
+                         "%s(): functions with out=... arguments don't support automatic differentiation, "
+                         "but one of the arguments requires grad.", sc->name);
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "the derivative for '%s' is not implemented: in-place operations on tensors that take part "
+                       "in autograd are not supported yet (use the out-of-place form)", sc->name);
+  }
+  return weft__error(WEFT_INVALID_ARGUMENT, "the derivative for '%s' is not implemented.", sc->name);
+}
+
+/* PyTorch's autogradNotImplementedFallback: never a silent wrong gradient. */
+static weft_status no_formula_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  int nargs = weft_op_schema(op)->nargs;
+  const weft_ivalue* a = st->v + st->size - nargs;
+  if (any_requires_grad(a, nargs)) {
+    weft_status s = refuse(op, a);
+    weft_stack_drop(st, nargs);
+    return s;
+  }
+  return redispatch_below(op, ks, weft_after_autograd_keyset(), st);
+}
+
+/* ---- ADInplaceOrView: every write bumps the version of its storage ---- */
+static weft_status inplace_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  const weft_schema* sc = weft_op_schema(op);
+  const weft_ivalue* a = st->v + st->size - sc->nargs;
+  for (int i = 0; i < sc->nargs; i++)
+    if (sc->args[i].is_write && a[i].tag == WEFT_IV_TENSOR) weft_tensor_bump_version(a[i].u.t);
+  weft_tls_guard g = weft_tls_exclude(weft_keyset_of(WEFT_KEY_AD_INPLACE_OR_VIEW));
+  weft_status s = weft_op_redispatch_boxed(op, ks & weft_after_ad_inplace_or_view_keyset(), st);
+  weft_tls_restore(g);
+  return s;
+}
+
+static bool writes(const weft_schema* sc) {
+  for (int i = 0; i < sc->nargs; i++)
+    if (sc->args[i].is_write) return true;
+  return false;
+}
+
+static const weft__formula* formula_of(const weft_op* op) {
+  for (int i = 0; i < weft__nformulas; i++)
+    if (weft__formulas[i].op() == op) return &weft__formulas[i];
+  return NULL;
+}
+
+weft_status weft__register_kernels(void) {
+  for (int64_t i = 0; i < weft_op_count(); i++) {
+    weft_op* op = weft_op_at(i);
+    const weft__formula* f = formula_of(op);
+    bool ok = true;
+    if (f) {
+      /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
+      ok = weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, autograd_kernel, (void*)f, f->node_name) &&
+           weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, autograd_kernel, (void*)f, f->node_name);
+    } else {
+      ok = weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
+    }
+    if (ok && writes(weft_op_schema(op)))
+      ok = weft_op_impl_boxed(op, WEFT_KEY_AD_INPLACE_OR_VIEW, inplace_kernel, NULL, "ad_inplace_or_view");
+    if (!ok) return weft_last_status();
+  }
+  return WEFT_OK;
+}
