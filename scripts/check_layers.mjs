@@ -43,6 +43,7 @@ export const PUBLIC_HEADERS = {
   'iter.h': 'iter',
   'dispatch.h': 'dispatch',
   'copy.h': 'ops', 'elementwise.h': 'ops', 'explain.h': 'ops', 'factory.h': 'ops', 'reduce.h': 'ops', 'view.h': 'ops',
+  'autograd.h': 'autograd',
   'weft.h': 'wasm', // the umbrella: only the top may include everything
 };
 
