@@ -3,6 +3,7 @@
 import { formatTensor } from './format.js';
 import { installOps, readOpRegistry } from './ops.js';
 import { installPool } from './pool.js';
+import { installAutograd } from './autograd.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1177,5 +1178,7 @@ export function createApi(M, info) {
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
+  // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
+  installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   return api;
 }

@@ -304,7 +304,6 @@ static weft_status seed_roots(graph_task* g, weft_tensor* const* roots, weft_ten
 static weft_status run_task(graph_task* g, weft_tensor* const* roots, weft_tensor* const* grads, int64_t n,
                             weft__edge* edges, weft__edge* captures, int64_t ncap) {
   weft_node* rn[64];
-  if (n > 64) return weft__error(WEFT_INVALID_ARGUMENT, "backward: at most 64 roots");
   for (int64_t i = 0; i < n; i++) {
     weft_status st = weft__gradient_edge(roots[i], &edges[i]);
     if (st) return st;
@@ -343,12 +342,14 @@ static weft_status with_grad_mode(bool on, graph_task* g, weft_tensor* const* ro
   bool was = weft_set_grad_enabled(on);
   weft_status st = run_task(g, roots, grads, n, edges, captures, ncap);
   weft_set_grad_enabled(was);
-  for (int64_t i = 0; i < n && i < 64; i++) weft_node_release(edges[i].node);
+  for (int64_t i = 0; i < n; i++) weft_node_release(edges[i].node);
   return st;
 }
 
 weft_status weft_backward(weft_tensor* const* roots, weft_tensor* const* grads, int64_t n, bool retain_graph,
                           bool create_graph) {
+  if (n < 1 || n > 64)
+    return weft__error(WEFT_INVALID_ARGUMENT, "backward: expected 1 to 64 tensors, got %lld", (long long)n);
   graph_task g;
   memset(&g, 0, sizeof g);
   g.retain_graph = retain_graph || create_graph;
@@ -361,6 +362,9 @@ weft_status weft_backward(weft_tensor* const* roots, weft_tensor* const* grads, 
 weft_status weft_autograd_grad(weft_tensor* const* outputs, weft_tensor* const* grad_outputs, int64_t n_outputs,
                                weft_tensor* const* inputs, int64_t n_inputs, bool retain_graph, bool create_graph,
                                bool allow_unused, weft_tensor** results) {
+  if (n_inputs < 1 || n_outputs < 1 || n_outputs > 64)
+    return weft__error(WEFT_INVALID_ARGUMENT, "autograd.grad: expected 1 to 64 outputs and at least one input, got %lld "
+                       "and %lld", (long long)n_outputs, (long long)n_inputs);
   for (int64_t i = 0; i < n_inputs; i++) results[i] = NULL;
   weft__edge* caps = calloc((size_t)(n_inputs ? n_inputs : 1), sizeof *caps);
   if (!caps) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd.grad");

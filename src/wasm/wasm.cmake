@@ -68,7 +68,7 @@ if(WEFT_WASM_THREADS)
 endif()
 
 function(weft_wasm_glue target subdir)
-  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c src/wasm/bench_exports.c
+  add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c src/wasm/exports_autograd.c src/wasm/bench_exports.c
     bench/workloads.c)
   target_link_libraries(${target} PRIVATE weft)
   target_include_directories(${target} PRIVATE src)

@@ -1,0 +1,195 @@
+// Autograd's JS API over src/wasm/exports_autograd.c (PyTorch's names in camelCase):
+//   factories take { requiresGrad: true }
+//   t.requiresGrad (get/set), t.requiresGrad_(flag = true), t.isLeaf, t.grad (get/set),
+//   t.retainGrad(), t.retainsGrad, t.gradFn (null for leaves), t.detach(), t.detach_(),
+//   t.backward(gradient?, { retainGraph, createGraph })
+//   wt.noGrad(fn), wt.enableGrad(fn), wt.isGradEnabled(), wt.setGradEnabled(on)
+//   wt.autograd.grad(outputs, inputs, { gradOutputs, retainGraph, createGraph, allowUnused })
+// A gradFn is a GradFn: name ('MulBackward0'), nextFunctions ([[GradFn | null, inputNr], ...]
+// as PyTorch's next_functions), variable (AccumulateGrad's leaf). It holds a
+// reference to its graph node, released by dispose() or when it is collected.
+const FACTORIES = ['empty', 'emptyStrided', 'emptyLike', 'zeros', 'ones', 'full', 'arange', 'tensor', 'rand', 'randn'];
+
+export function installAutograd(api, k) {
+  const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer } = k;
+  const check = (status, op) => { if (status !== 0) fail(op); };
+  const nodeRegistry = typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((h) => M._weft_wasm_node_release(h)) : null;
+
+  class GradFn {
+    #h;
+    constructor(h) {
+      this.#h = h;
+      nodeRegistry?.register(this, h, this);
+    }
+    #handle() {
+      if (!this.#h) throw new WeftError('InvalidArgument', 'gradFn: node has been disposed');
+      return this.#h;
+    }
+    get name() { return M.UTF8ToString(M._weft_wasm_node_name(this.#handle())); }
+    get nextFunctions() {
+      const h = this.#handle();
+      const n = M._weft_wasm_node_num_next(h);
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const c = M._weft_wasm_node_next(h, i);
+        out.push([c ? new GradFn(c) : null, M._weft_wasm_node_input_nr(h, i)]);
+      }
+      return out;
+    }
+    // AccumulateGrad's leaf tensor (a new wrapper), else null
+    get variable() {
+      const v = M._weft_wasm_node_variable(this.#handle());
+      return v ? new Tensor(v) : null;
+    }
+    toString() { return `<${this.name}>`; }
+    dispose() {
+      if (!this.#h) return;
+      nodeRegistry?.unregister(this);
+      M._weft_wasm_node_release(this.#h);
+      this.#h = 0;
+    }
+  }
+
+  function tensorArg(op, name, v) {
+    if (!(v instanceof Tensor)) throw new WeftError('TypeError', `${op}(): argument '${name}' must be a Tensor, not ${typeName(v)}`);
+    return v.handle(op);
+  }
+
+  function boolOpt(op, o, key, dflt) {
+    const v = o[key] ?? dflt;
+    if (typeof v !== 'boolean') throw new WeftError('TypeError', `${op}(): option '${key}' must be a boolean, not ${typeName(v)}`);
+    return v;
+  }
+
+  function checkOptions(op, o, allowed) {
+    if (o === undefined || o === null) return {};
+    if (!isOptions(o) || o instanceof Tensor) throw new WeftError('TypeError', `${op}(): options must be an object, not ${typeName(o)}`);
+    for (const key of Object.keys(o)) {
+      if (!allowed.includes(key)) {
+        throw new WeftError('TypeError', `${op}(): unknown option '${key}' (expected one of ${allowed.join(', ')})`);
+      }
+    }
+    return o;
+  }
+
+  // Handles into malloc'd memory for the list entry points; freed by the caller.
+  function handles(list) {
+    const p = M._malloc(Math.max(1, list.length) * 4) >>> 0;
+    const view = new Uint32Array(buffer(), p, list.length);
+    list.forEach((h, i) => { view[i] = h; });
+    return p;
+  }
+
+  const P = Tensor.prototype;
+  Object.defineProperty(P, 'requiresGrad', {
+    get() { return !!M._weft_wasm_requires_grad(this.handle('requiresGrad')); },
+    set(v) { this.requiresGrad_(v); },
+  });
+  P.requiresGrad_ = function requiresGrad_(flag = true) {
+    if (typeof flag !== 'boolean') throw new WeftError('TypeError', `requires_grad_(): argument 'requires_grad' must be a boolean, not ${typeName(flag)}`);
+    check(M._weft_wasm_set_requires_grad(this.handle('requiresGrad_'), flag ? 1 : 0), 'requiresGrad_');
+    return this;
+  };
+  Object.defineProperty(P, 'isLeaf', { get() { return !!M._weft_wasm_is_leaf(this.handle('isLeaf')); } });
+  Object.defineProperty(P, 'retainsGrad', { get() { return !!M._weft_wasm_retains_grad(this.handle('retainsGrad')); } });
+  Object.defineProperty(P, '_version', { get() { return M._weft_wasm_version(this.handle('_version')); } });
+  Object.defineProperty(P, 'grad', {
+    get() {
+      const g = M._weft_wasm_grad(this.handle('grad'));
+      return g ? new Tensor(g) : null;
+    },
+    set(g) {
+      const gh = g === null || g === undefined ? 0 : tensorArg('grad', 'grad', g);
+      check(M._weft_wasm_set_grad(this.handle('grad'), gh), 'grad');
+    },
+  });
+  Object.defineProperty(P, 'gradFn', {
+    get() {
+      const n = M._weft_wasm_grad_fn(this.handle('gradFn'));
+      return n ? new GradFn(n) : null;
+    },
+  });
+  P.retainGrad = function retainGrad() {
+    check(M._weft_wasm_retain_grad(this.handle('retainGrad')), 'retainGrad');
+  };
+  P.detach = function detach() { return wrap(M._weft_wasm_detach(this.handle('detach')), 'detach'); };
+  P.detach_ = function detach_() {
+    check(M._weft_wasm_detach_(this.handle('detach_')), 'detach_');
+    return this;
+  };
+  P.backward = function backward(gradient, opts) {
+    const o = checkOptions('backward', opts, ['retainGraph', 'createGraph']);
+    const create = boolOpt('backward', o, 'createGraph', false);
+    const retain = boolOpt('backward', o, 'retainGraph', create);
+    const r = handles([this.handle('backward')]);
+    const g = handles([gradient === undefined || gradient === null ? 0 : tensorArg('backward', 'gradient', gradient)]);
+    try {
+      check(M._weft_wasm_backward(r, g, 1, retain ? 1 : 0, create ? 1 : 0), 'backward');
+    } finally {
+      M._free(r);
+      M._free(g);
+    }
+  };
+
+  function grad(outputs, inputs, opts) {
+    const o = checkOptions('autograd.grad', opts, ['gradOutputs', 'retainGraph', 'createGraph', 'allowUnused']);
+    const outs = (Array.isArray(outputs) ? outputs : [outputs]).map((t, i) => tensorArg('autograd.grad', `outputs[${i}]`, t));
+    const ins = (Array.isArray(inputs) ? inputs : [inputs]).map((t, i) => tensorArg('autograd.grad', `inputs[${i}]`, t));
+    let gouts = o.gradOutputs ?? outs.map(() => null);
+    if (!Array.isArray(gouts)) gouts = [gouts];
+    if (gouts.length !== outs.length) {
+      throw new WeftError('InvalidArgument', `autograd.grad(): gradOutputs has ${gouts.length} entries but outputs has ${outs.length}`);
+    }
+    const gh = gouts.map((t, i) => (t === null || t === undefined ? 0 : tensorArg('autograd.grad', `gradOutputs[${i}]`, t)));
+    const create = boolOpt('autograd.grad', o, 'createGraph', false);
+    const retain = boolOpt('autograd.grad', o, 'retainGraph', create);
+    const allowUnused = boolOpt('autograd.grad', o, 'allowUnused', false);
+    const po = handles(outs); const pg = handles(gh); const pi = handles(ins); const pr = handles(ins.map(() => 0));
+    try {
+      check(M._weft_wasm_autograd_grad(po, pg, outs.length, pi, ins.length, retain ? 1 : 0, create ? 1 : 0,
+        allowUnused ? 1 : 0, pr), 'autograd.grad');
+      const res = new Uint32Array(buffer(), pr, ins.length);
+      return Array.from(res, (h) => (h ? new Tensor(h) : null));
+    } finally {
+      for (const p of [po, pg, pi, pr]) M._free(p);
+    }
+  }
+
+  function withGradMode(op, on, fn) {
+    if (typeof fn !== 'function') throw new WeftError('TypeError', `${op}(): expected a function, got ${typeName(fn)}`);
+    const was = M._weft_wasm_set_grad_enabled(on ? 1 : 0);
+    try {
+      return fn();
+    } finally {
+      M._weft_wasm_set_grad_enabled(was);
+    }
+  }
+
+  // Factories: { requiresGrad } is taken off the options, then set on the result.
+  for (const name of FACTORIES) {
+    const make = api[name];
+    api[name] = function factory(...args) {
+      const last = args[args.length - 1];
+      if (!isOptions(last) || last instanceof Tensor || !('requiresGrad' in last)) return make(...args);
+      const { requiresGrad, ...rest } = last;
+      const t = make(...args.slice(0, -1), rest);
+      if (requiresGrad === undefined || requiresGrad === false) return t;
+      try {
+        return t.requiresGrad_(requiresGrad);
+      } catch (e) {
+        t.dispose();
+        throw e;
+      }
+    };
+  }
+
+  api.autograd = Object.freeze({ grad, GradFn });
+  api.noGrad = (fn) => withGradMode('noGrad', false, fn);
+  api.enableGrad = (fn) => withGradMode('enableGrad', true, fn);
+  api.isGradEnabled = () => !!M._weft_wasm_grad_enabled();
+  api.setGradEnabled = (on) => {
+    if (typeof on !== 'boolean') throw new WeftError('TypeError', `setGradEnabled(): expected a boolean, got ${typeName(on)}`);
+    M._weft_wasm_set_grad_enabled(on ? 1 : 0);
+  };
+}
