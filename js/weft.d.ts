@@ -6,6 +6,8 @@ import type { ConvFunctions } from './conv.js';
 export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
+import type { AutogradFunctions, AutogradTensorOps } from './autograd.js';
+export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions } from './autograd.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
 export type { Returns, ValuesIndices } from './ops.js';
@@ -131,10 +133,11 @@ export interface Backend {
   readonly threadClamp: { readonly requested: number; readonly used: number } | null;
 }
 
-export interface DTypeOptions { dtype?: DTypeName; device?: Device }
+/** requiresGrad: the result is a leaf that requires grad (floating dtypes). */
+export interface DTypeOptions { dtype?: DTypeName; device?: Device; requiresGrad?: boolean }
 export interface EmptyOptions extends DTypeOptions { memoryFormat?: MemoryFormat }
 /** Options naming the dtype N: the result is a Tensor<DTypeOf<N>>. */
-export interface WithDType<N extends DTypeName> { dtype: N; device?: Device }
+export interface WithDType<N extends DTypeName> { dtype: N; device?: Device; requiresGrad?: boolean }
 /** A factory's arguments: a shape (as one array or as numbers), then options O. */
 export type FactoryArgs<O> = [...ShapeArgs, O] | [Shape, O];
 
@@ -176,8 +179,9 @@ export interface MemoryStats {
  * reductions and pools are declared by hand (js/reduce.d.ts, js/pool.d.ts: options objects, the JS calling form).
  */
 export interface Tensor<D extends DType = DType>
-  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps,
-  Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps | keyof PoolTensorOps> {}
+  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, AutogradTensorOps,
+  Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps | keyof PoolTensorOps |
+    keyof AutogradTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
@@ -255,8 +259,9 @@ export interface TensorCore<D extends DType = DType> {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions,
-  Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions> {}
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, AutogradFunctions,
+  Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions |
+    keyof AutogradFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {
@@ -372,7 +377,7 @@ export type WorkerTensor = {
 };
 
 type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
-  'loadSafetensors'>;
+  'loadSafetensors' | keyof AutogradFunctions>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {

@@ -26,6 +26,14 @@ const TENSOR_VALUES = new Set([
 const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed', 'ndim']);
 // Properties whose value is a tensor (views: t.T, t.mT).
 const TENSOR_GETTERS = new Set(['T', 'mT']);
+// Autograd is not available in worker mode yet (its graph and grad mode live
+// in the worker; noGrad(fn) cannot send fn): these names refuse clearly.
+const AUTOGRAD_API = new Set(['autograd', 'noGrad', 'enableGrad', 'isGradEnabled', 'setGradEnabled']);
+const AUTOGRAD_TENSOR = new Set(['requiresGrad', 'requiresGrad_', 'isLeaf', 'grad', 'retainGrad', 'retainsGrad',
+  'gradFn', 'detach', 'detach_', 'backward']);
+const noAutograd = (name) => {
+  throw new WeftError('NotImplemented', `${name}: autograd is not supported in worker mode yet; use init() instead of initWorker()`);
+};
 const API_VALUES = new Set([
   'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
   'explain', 'trace', 'ops', 'schema', 'readSafetensorsHeader', 'saveSafetensors',
@@ -136,6 +144,7 @@ export async function createWorkerApi(endpoint, options) {
     const proxy = new Proxy(base, {
       get(target, prop) {
         if (prop === 'id' || prop === 'ready') return target[prop];
+        if (AUTOGRAD_TENSOR.has(prop)) noAutograd(prop);
         if (prop === 'then') return undefined; // not a thenable
         if (prop === 'dispose') return () => dispose(target);
         if (prop === 'isDisposed' && target.disposed) return Promise.resolve(true);
@@ -223,6 +232,7 @@ export async function createWorkerApi(endpoint, options) {
     get(target, prop) {
       if (prop in target) return target[prop];
       if (prop === 'then' || typeof prop === 'symbol') return undefined;
+      if (AUTOGRAD_API.has(prop)) noAutograd(prop);
       return (...args) => call(null, prop, args);
     },
   });

@@ -9,6 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { initWorker } from 'weft';
 import { init, close, counts, throwsWeft, VARIANTS } from './helpers.mjs';
 
 const FX = JSON.parse(readFileSync(new URL('../fixtures/autograd.json', import.meta.url), 'utf8'));
@@ -258,4 +259,16 @@ test('a training step frees its graph: no leak after backward', async () => {
   }
   assert.deepEqual(counts(wt), before);
   for (const t of [w, x]) t.dispose();
+});
+
+test('worker mode refuses autograd clearly', async () => {
+  const ww = await initWorker();
+  try {
+    throwsWeft(() => ww.noGrad(() => 0), 'NotImplemented', /^noGrad: autograd is not supported in worker mode yet/);
+    const t = ww.ones(2);
+    throwsWeft(() => t.backward(), 'NotImplemented', /^backward: autograd is not supported in worker mode yet/);
+    t.dispose();
+  } finally {
+    await ww.terminate();
+  }
 });

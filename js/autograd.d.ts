@@ -1,0 +1,63 @@
+// Autograd's JS API (js/autograd.js): PyTorch's torch.autograd in camelCase.
+import type { Tensor } from './weft.js';
+
+/** A node of the graph (t.gradFn): 'MulBackward0', 'AccumulateGrad', ... Holds its node until dispose() or collection. */
+export interface GradFn {
+  readonly name: string;
+  /** One [node, inputNr] per input of the op (null where no gradient flows), as PyTorch's next_functions. */
+  readonly nextFunctions: Array<[GradFn | null, number]>;
+  /** AccumulateGrad's leaf tensor (a new wrapper); null for other nodes. */
+  readonly variable: Tensor | null;
+  toString(): string;
+  dispose(): void;
+}
+
+export interface BackwardOptions {
+  /** Keep the saved tensors for another backward pass (default: createGraph). */
+  retainGraph?: boolean;
+  /** Record the backward pass itself, for higher-order gradients. */
+  createGraph?: boolean;
+}
+
+export interface GradOptions extends BackwardOptions {
+  /** The gradient of each output (null: ones, for one-element outputs). */
+  gradOutputs?: Tensor | ReadonlyArray<Tensor | null>;
+  /** Give null for an input the outputs do not depend on instead of throwing. */
+  allowUnused?: boolean;
+}
+
+export interface AutogradNamespace {
+  /** d outputs / d inputs, without touching .grad (torch.autograd.grad). */
+  grad(outputs: Tensor | readonly Tensor[], inputs: Tensor | readonly Tensor[], options?: GradOptions): Array<Tensor | null>;
+  readonly GradFn: abstract new (...args: never[]) => GradFn;
+}
+
+export interface AutogradFunctions {
+  readonly autograd: AutogradNamespace;
+  /** Runs fn with gradient recording off on this thread (torch.no_grad). */
+  noGrad<T>(fn: () => T): T;
+  /** Runs fn with gradient recording on (torch.enable_grad). */
+  enableGrad<T>(fn: () => T): T;
+  isGradEnabled(): boolean;
+  setGradEnabled(on: boolean): void;
+}
+
+export interface AutogradTensorOps {
+  /** Floating dtypes only; only leaves can change it. */
+  requiresGrad: boolean;
+  requiresGrad_(requiresGrad?: boolean): this;
+  /** No gradFn: created by the user, not by a recorded op. */
+  readonly isLeaf: boolean;
+  /** The accumulated gradient (a new wrapper), or null; assign null to clear it. */
+  grad: Tensor | null;
+  /** Keep .grad of a non-leaf during backward. */
+  retainGrad(): void;
+  readonly retainsGrad: boolean;
+  /** The node that made this tensor; null for leaves. */
+  readonly gradFn: GradFn | null;
+  /** A tensor sharing the data, outside the graph. */
+  detach(): Tensor;
+  detach_(): this;
+  /** Accumulates d this / d leaves into the leaves' .grad (gradient: required unless one element). */
+  backward(gradient?: Tensor | null, options?: BackwardOptions): void;
+}
