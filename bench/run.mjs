@@ -25,6 +25,7 @@
 // wasm-simd-threads at 1 and 2 threads beside tfjs-wasm and onnxruntime-web,
 // ms and each peer's time / weft's at the same thread count (> 1: weft ahead).
 // --only <section> runs that section alone (e.g. --only pool).
+// Then the autograd rows (issue 15, bench/autograd_bench.mjs; --no-autograd skips them).
 // Then the reduction rows (issue 11, bench/reduce_bench.mjs; --no-reduce
 // skips them, --only reduce runs nothing else): sum of 16M float32 beside
 // the same process's memcpy, [32,64,56,56] summed over (2,3) contiguous and
@@ -352,6 +353,16 @@ function reduceReport(rows) {
 }
 
 if (section('reduce')) reduceReport(reduceBench());
+if (section('autograd')) {
+  // issue 15: add on plain tensors before / after autograd registered (the
+  // Autograd key is skipped by the key set), and an MLP forward + backward
+  log('bench: autograd');
+  for (const [lib, t] of [['weft-simd', 1], ['weft-simd-threads', 1], ['weft-simd-threads', 2]]) {
+    const out = run(process.execPath, ['bench/autograd_bench.mjs', lib, '--threads', String(t), '--reps', reps],
+      `autograd ${lib}`);
+    process.stdout.write(out);
+  }
+}
 if (section('small')) {
   log('bench: small ops');
   const out = run(process.execPath, ['bench/small_ops_bench.mjs', '--reps', String(Math.min(Number(reps), 9)),

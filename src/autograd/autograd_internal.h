@@ -97,6 +97,9 @@ weft_status weft__gradient_edge(weft_tensor* t, weft__edge* out);
 /* A handle on t's storage and layout, with no autograd meta. */
 weft_tensor* weft__alias(const weft_tensor* t);
 void weft__shape_str(const int64_t* sizes, int64_t ndim, char* buf, size_t cap);
+bool weft__same_sizes(const weft_tensor* t, const int64_t* sizes, int64_t ndim);
+/* "<what>: got float32 [2] but expected float32 [3]" */
+weft_status weft__grad_mismatch(const char* what, const weft_tensor* got, const weft_tensor* want);
 
 /* function.c */
 weft_node* weft__node_new(const char* name, int32_t nnext, uint64_t seq);

@@ -149,14 +149,10 @@ static weft_status buffer_add(slot* s, weft_tensor* g) {
 }
 
 /* ---- running one node ---- */
-static bool same_sizes(const weft_tensor* t, const int64_t* sizes, int64_t ndim) {
-  return t->ndim == ndim && memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0;
-}
-
 /* The formula's gradient for input i, summed back over broadcast dims and
  * cast back to the input's dtype (type promotion in the forward). */
 static weft_tensor* fit_to_input(weft_tensor* g, const weft__input_meta* im) {
-  if (!same_sizes(g, im->sizes, im->ndim)) {
+  if (!weft__same_sizes(g, im->sizes, im->ndim)) {
     weft_tensor* r = weft__sum_to_size(g, im->sizes, im->ndim);
     weft_tensor_release(g);
     if (!(g = r)) return NULL;
@@ -192,14 +188,8 @@ static weft_status apply_formula(weft_node* n, const weft_tensor* grad, bool cre
 }
 
 weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph) {
-  if (!same_sizes(g, var->sizes, var->ndim) || g->dtype != var->dtype) {
-    char a[256], b[256];
-    weft__shape_str(g->sizes, g->ndim, a, sizeof a);
-    weft__shape_str(var->sizes, var->ndim, b, sizeof b);
-    return weft__error(WEFT_INVALID_ARGUMENT,
-                       "Function AccumulateGrad returned an invalid gradient - got %s %s but expected %s %s",
-                       weft_dtype_name(g->dtype), a, weft_dtype_name(var->dtype), b);
-  }
+  if (!weft__same_sizes(g, var->sizes, var->ndim) || g->dtype != var->dtype)
+    return weft__grad_mismatch("Function AccumulateGrad returned an invalid gradient", g, var);
   weft__meta* m = weft__meta_get(var);
   if (!m) return weft_last_status();
   weft_tensor* fresh;
@@ -270,7 +260,7 @@ static weft_status root_grad(weft_tensor* root, weft_tensor* given, int64_t i, w
     return weft__error(WEFT_INVALID_ARGUMENT,
                        "element %lld of tensors does not require grad and does not have a grad_fn", (long long)i);
   if (given) {
-    if (!same_sizes(given, root->sizes, root->ndim)) {
+    if (!weft__same_sizes(given, root->sizes, root->ndim)) {
       char a[256], b[256];
       weft__shape_str(given->sizes, given->ndim, a, sizeof a);
       weft__shape_str(root->sizes, root->ndim, b, sizeof b);

@@ -94,19 +94,21 @@ void weft__shape_str(const int64_t* sizes, int64_t ndim, char* buf, size_t cap) 
   if (n < cap) snprintf(buf + n, cap - n, "]");
 }
 
-static bool same_shape(const weft_tensor* a, const weft_tensor* b) {
-  return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
+bool weft__same_sizes(const weft_tensor* t, const int64_t* sizes, int64_t ndim) {
+  return t->ndim == ndim && memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0;
+}
+
+weft_status weft__grad_mismatch(const char* what, const weft_tensor* got, const weft_tensor* want) {
+  char a[256], b[256];
+  weft__shape_str(got->sizes, got->ndim, a, sizeof a);
+  weft__shape_str(want->sizes, want->ndim, b, sizeof b);
+  return weft__error(WEFT_INVALID_ARGUMENT, "%s: got %s %s but expected %s %s", what, weft_dtype_name(got->dtype), a,
+                     weft_dtype_name(want->dtype), b);
 }
 
 weft_status weft_set_grad(weft_tensor* t, const weft_tensor* g) {
-  if (g && (!same_shape(t, g) || g->dtype != t->dtype || g->device != t->device)) {
-    char a[256], b[256];
-    weft__shape_str(g->sizes, g->ndim, a, sizeof a);
-    weft__shape_str(t->sizes, t->ndim, b, sizeof b);
-    return weft__error(WEFT_INVALID_ARGUMENT,
-                       "assigned grad has data of a different size, type or device: got %s %s, expected %s %s",
-                       weft_dtype_name(g->dtype), a, weft_dtype_name(t->dtype), b);
-  }
+  if (g && (!weft__same_sizes(g, t->sizes, t->ndim) || g->dtype != t->dtype || g->device != t->device))
+    return weft__grad_mismatch("assigned grad has data of a different size, type or device", g, t);
   if (!g && !t->autograd_meta) return WEFT_OK;
   weft__meta* m = weft__meta_get(t);
   if (!m) return weft_last_status();
