@@ -4,6 +4,7 @@ import { formatTensor } from './format.js';
 import { installOps, readOpRegistry } from './ops.js';
 import { installPool } from './pool.js';
 import { installAutograd } from './autograd.js';
+import { installOptim } from './optim.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1180,5 +1181,7 @@ export function createApi(M, info) {
   installPool(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
+  // wt.optim.SGD / Adam / AdamW (js/optim.js)
+  installOptim(api, { Tensor, WeftError, isOptions });
   return api;
 }

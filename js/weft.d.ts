@@ -8,6 +8,8 @@ export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } fr
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
 import type { AutogradFunctions, AutogradTensorOps } from './autograd.js';
 export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions } from './autograd.js';
+import type { OptimNamespace } from './optim.js';
+export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions } from './optim.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
 export type { Returns, ValuesIndices } from './ops.js';
@@ -266,6 +268,8 @@ export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunc
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {
   readonly variant: Variant;
+  /** torch.optim's SGD, Adam and AdamW over arrays of leaf tensors (js/optim.js). */
+  readonly optim: OptimNamespace;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;
