@@ -436,6 +436,57 @@ VMATH(sin)
 VMATH(cos)
 VMATH(tan)
 
+/* ---- softmax: exp(x - c) and its sum in one pass ---- */
+
+/* exp(x) for x <= 0 (NaN passes): vm_exp's reduction and polynomial, but
+ * one power-of-two factor, exact while the result is normal; below 2^-126
+ * the result is 0 (softmax adds it to a sum >= 1). Same bits as vm_exp
+ * wherever that is normal. */
+static inline wv128 vm_exp_nonpos(wv128 x) {
+  wv128 n, e = vm_exp_core(x, wv_v128_zero(), &n);
+  wv128 tiny = wv_f32x4_lt(x, F(-87.33654f)); /* ln(2^-126): n < -126 */
+  return wv_v128_andnot(MUL(e, wv_f32x4_exp2_i32x4(n)), tiny);
+}
+
+#define REXPSUM_BLOCK 256
+
+/* one block: y = exp(x - c) stored (when y), summed in two accumulators */
+static float rexpsum_block(size_t n, const float* x, wv128 c, float* y) {
+  wv128 a0 = wv_v128_zero(), a1 = a0;
+  for (; n >= 8; n -= 8, x += 8) {
+    wv128 e0 = vm_exp_nonpos(SUB(wv_v128_load(x), c)), e1 = vm_exp_nonpos(SUB(wv_v128_load(x + 4), c));
+    a0 = ADD(a0, e0), a1 = ADD(a1, e1);
+    if (y) wv_v128_store(y, e0), wv_v128_store(y + 4, e1), y += 8;
+  }
+  if (n >= 4) {
+    wv128 e = vm_exp_nonpos(SUB(wv_v128_load(x), c));
+    a0 = ADD(a0, e);
+    if (y) wv_v128_store(y, e), y += 4;
+    n -= 4, x += 4;
+  }
+  if (n) {
+    /* the lanes past n hold -inf, whose exp adds 0 */
+    float t[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < n; i++) t[i] = x[i];
+    wv128 e = vm_exp_nonpos(SUB(wv_v128_load(t), c));
+    a1 = ADD(a1, e);
+    if (y) wv_v128_store_partial(y, e, n * 4);
+  }
+  float l[4];
+  wv_v128_store(l, ADD(a0, a1));
+  return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+static float rexpsum_cascade(size_t n, const float* x, wv128 c, float* y) {
+  if (n <= REXPSUM_BLOCK) return rexpsum_block(n, x, c, y);
+  size_t half = (n / 2 + 7) & ~(size_t)7;
+  return rexpsum_cascade(half, x, c, y) + rexpsum_cascade(n - half, x + half, c, y ? y + half : NULL);
+}
+
+float WEFT_UKERNEL(f32_rexpsum, u8)(size_t n, const float* x, float c, float* y) {
+  return rexpsum_cascade(n, x, F(c), y);
+}
+
 static inline wv128 vm_gelu_n(wv128 x, const struct weft_f32_unary_params* p) {
   (void)p;
   return vm_gelu_erf(x);

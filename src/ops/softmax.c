@@ -45,8 +45,9 @@ static inline double ex(weft_dtype t, double v) { return t == WEFT_FLOAT64 ? exp
 static inline double lg(weft_dtype t, double v) { return t == WEFT_FLOAT64 ? log(v) : (double)logf((float)v); }
 static inline double rnd(weft_dtype t, double v) { return t == WEFT_FLOAT64 ? v : (double)(float)v; }
 
-/* float32 rows of the last dim through the SIMD kernels: max, x - max,
- * exp, the cascaded sum, then * (1 / sum) or - log(sum) */
+/* float32 rows of the last dim through the SIMD kernels: the max, then
+ * exp(x - max) stored and summed in one pass (f32_rexpsum), then * (1 / sum);
+ * log_softmax sums without storing, then (x - max) - log(sum) */
 static void rows_f32(const sm_job* j, int64_t begin, int64_t end) {
   const weft_kernels* k = weft__kernels();
   size_t n = (size_t)j->len;
@@ -54,16 +55,12 @@ static void rows_f32(const sm_job* j, int64_t begin, int64_t end) {
     const float* x = (const float*)j->in + r * j->len;
     float* y = (float*)j->out + r * j->len;
     float mx = k->f32_rmax(n, x);
-    k->f32_vsubc(n, x, &mx, y, NULL);
     if (j->log) {
-      float* t = y; /* exp into y only to sum it, then x - max again */
-      k->f32_vexp(n, t, t, NULL);
-      float ls = logf(k->f32_rsum(n, t));
+      float ls = logf(k->f32_rexpsum(n, x, mx, NULL));
       k->f32_vsubc(n, x, &mx, y, NULL);
       k->f32_vsubc(n, y, &ls, y, NULL);
     } else {
-      k->f32_vexp(n, y, y, NULL);
-      float inv = 1.0f / k->f32_rsum(n, y);
+      float inv = 1.0f / k->f32_rexpsum(n, x, mx, y);
       k->f32_vmulc(n, y, &inv, y, NULL);
     }
   }
