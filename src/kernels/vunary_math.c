@@ -438,14 +438,25 @@ VMATH(tan)
 
 /* ---- softmax: exp(x - c) and its sum in one pass ---- */
 
-/* exp(x) for x <= 0 (NaN passes): vm_exp's reduction and polynomial, but
- * one power-of-two factor, exact while the result is normal; below 2^-126
- * the result is 0 (softmax adds it to a sum >= 1). Same bits as vm_exp
- * wherever that is normal. */
+/* exp(x) for x <= 0 (NaN passes), fewer steps than vm_exp: the rounding
+ * bias carries the exponent bias, so shifting t's bits gives 2^n directly
+ * (n + 127 in [1, 127] here), and exp = 2^n + 2^n s with vm_expm1_core's
+ * reduction and polynomial (s = r + r^2 P(r)), no rounding of 1 + s. Below
+ * ln(2^-126) the result is 0 (softmax adds it to a sum >= 1); elsewhere
+ * within an ulp of exp (tests/c/test_kernels_reduce.c). */
 static inline wv128 vm_exp_nonpos(wv128 x) {
-  wv128 n, e = vm_exp_core(x, wv_v128_zero(), &n);
-  wv128 tiny = wv_f32x4_lt(x, F(-87.33654f)); /* ln(2^-126): n < -126 */
-  return wv_v128_andnot(MUL(e, wv_f32x4_exp2_i32x4(n)), tiny);
+  const float bias = 12582912.0f + 127.0f; /* 1.5 * 2^23 + 127 */
+  wv128 t = ADD(MUL(x, F(1.44269502e+00f)), F(bias));
+  wv128 pow2n = wv_i32x4_shl(t, 23);
+  wv128 nf = SUB(t, F(bias));
+  wv128 r = SUB(SUB(x, MUL(nf, F(0x1.62e400p-1f))), MUL(nf, F(0x1.7f7d1cp-20f)));
+  wv128 q = MA(F(1.38143206e-03f), r, F(8.36885069e-03f));
+  q = MA(q, r, F(4.16684002e-02f));
+  q = MA(q, r, F(1.66665196e-01f));
+  q = MA(q, r, F(4.99999940e-01f));
+  wv128 sfx = MA(MUL(r, r), q, r);
+  wv128 e = MA(pow2n, sfx, pow2n);
+  return wv_v128_andnot(e, wv_f32x4_lt(x, F(-87.33654f)));
 }
 
 #define REXPSUM_BLOCK 256
