@@ -498,6 +498,42 @@ float WEFT_UKERNEL(f32_rexpsum, u8)(size_t n, const float* x, float c, float* y)
   return rexpsum_cascade(n, x, F(c), y);
 }
 
+/* The columns sit in lanes, so each lane is one column's running max and
+ * sum; a partial last vector's extra lanes are computed and never stored. */
+#define SMC_VECS 16
+void WEFT_UKERNEL(f32_softmax_cols, c64)(size_t len, size_t w, const float* x, size_t xs, float* y, size_t ys,
+                                         int log) {
+  size_t nv = (w + 3) / 4, last = w % 4 ? (w % 4) * 4 : 16; /* bytes of the last vector */
+  wv128 mx[SMC_VECS], sum[SMC_VECS];
+#define LD(p, v) ((v) + 1 < nv ? wv_v128_load((p) + 4 * (v)) : wv_v128_load_partial((p) + 4 * (v), last))
+#define ST(p, v, val) \
+  ((v) + 1 < nv ? wv_v128_store((p) + 4 * (v), val) : wv_v128_store_partial((p) + 4 * (v), val, last))
+  for (size_t v = 0; v < nv; v++) mx[v] = LD(x, v), sum[v] = wv_v128_zero();
+  for (size_t r = 1; r < len; r++)
+    for (size_t v = 0; v < nv; v++) mx[v] = wv_f32x4_max(mx[v], LD(x + r * xs, v)); /* NaN wins */
+  for (size_t r = 0; r < len; r++)
+    for (size_t v = 0; v < nv; v++) {
+      wv128 e = vm_exp_nonpos(SUB(LD(x + r * xs, v), mx[v]));
+      sum[v] = ADD(sum[v], e);
+      if (!log) ST(y + r * ys, v, e);
+    }
+  for (size_t v = 0; v < nv; v++) {
+    if (log) {
+      float l[4];
+      wv_v128_store(l, sum[v]);
+      for (int i = 0; i < 4; i++) l[i] = logf(l[i]);
+      sum[v] = wv_v128_load(l);
+    } else {
+      sum[v] = DIV(F(1.0f), sum[v]);
+    }
+  }
+  for (size_t r = 0; r < len; r++)
+    for (size_t v = 0; v < nv; v++)
+      ST(y + r * ys, v, log ? SUB(SUB(LD(x + r * xs, v), mx[v]), sum[v]) : MUL(LD(y + r * ys, v), sum[v]));
+#undef LD
+#undef ST
+}
+
 static inline wv128 vm_gelu_n(wv128 x, const struct weft_f32_unary_params* p) {
   (void)p;
   return vm_gelu_erf(x);

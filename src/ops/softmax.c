@@ -5,7 +5,8 @@
  * x - max - log(sum). float32 and bfloat16 compute in float, float64 in
  * double; float16 and integers are refused as PyTorch's CPU kernels refuse
  * them. Rows of the last dim are contiguous; otherwise blocks of up to 64
- * inner columns are reduced together. Threads split the rows. */
+ * inner columns are reduced together (float32: the columns in vector lanes,
+ * f32_softmax_cols). Threads split the rows / blocks. */
 #include <math.h>
 #include <string.h>
 
@@ -66,10 +67,24 @@ static void rows_f32(const sm_job* j, int64_t begin, int64_t end) {
   }
 }
 
+/* float32 with dims after dim: blocks of up to 64 columns of one outer
+ * index, the columns in vector lanes */
+static void cols_f32(const sm_job* j, int64_t begin, int64_t end) {
+  const weft_kernels* k = weft__kernels();
+  for (int64_t task = begin; task < end; task++) {
+    int64_t o = task / j->nblk, c0 = task % j->nblk * COLS;
+    int64_t w = j->inner - c0 < COLS ? j->inner - c0 : COLS;
+    int64_t base = o * j->len * j->inner + c0;
+    k->f32_softmax_cols((size_t)j->len, (size_t)w, (const float*)j->in + base, (size_t)j->inner,
+                        (float*)j->out + base, (size_t)j->inner, j->log);
+  }
+}
+
 static weft_status sm_range(void* p, int64_t begin, int64_t end) {
   const sm_job* j = p;
-  if (j->t == WEFT_FLOAT32 && j->inner == 1 && j->len > 0) {
-    rows_f32(j, begin, end);
+  if (j->t == WEFT_FLOAT32 && j->len > 0) {
+    if (j->inner == 1) rows_f32(j, begin, end);
+    else cols_f32(j, begin, end);
     return WEFT_OK;
   }
   int64_t es = (int64_t)weft_dtype_size(j->t);

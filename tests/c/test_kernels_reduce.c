@@ -151,8 +151,54 @@ static void test_rexpsum(void) {
   free(ys);
 }
 
+/* softmax / log_softmax down columns: every width 1..64 (partial vectors),
+ * against double, the same bits on every backend, nothing written past w */
+static void test_softmax_cols(void) {
+  size_t len = 37, xs = 70, ys = 67;
+  float* x = malloc(len * xs * sizeof(float));
+  float* y = malloc(len * ys * sizeof(float));
+  float* ys0 = malloc(len * ys * sizeof(float));
+  for (size_t i = 0; i < len * xs; i++) x[i] = kt_randf(-20.0f, 20.0f);
+  x[5 * xs + 3] = NAN; /* column 3 is all NaN */
+  for (int lg = 0; lg <= 1; lg++)
+    for (size_t w = 1; w <= 64; w++) {
+      for (size_t i = 0; i < len * ys; i++) ys0[i] = -7.0f;
+      weft__kernels_scalar()->f32_softmax_cols(len, w, x, xs, ys0, ys, lg);
+      for (int b = 0; b < KT_NBACKENDS; b++) {
+        for (size_t i = 0; i < len * ys; i++) y[i] = -7.0f;
+        kt_backend(b)->f32_softmax_cols(len, w, x, xs, y, ys, lg);
+        int bad = 0;
+        for (size_t j = 0; j < w; j++) {
+          double mx = -INFINITY, sum = 0;
+          for (size_t r = 0; r < len; r++) mx = fmax(mx, x[r * xs + j]);
+          /* the kernel's input is the float difference x - max */
+#define DIFF(r) ((double)(x[(r) * xs + j] - (float)mx))
+          for (size_t r = 0; r < len; r++) sum += exp(DIFF(r));
+          for (size_t r = 0; r < len; r++) {
+            float got = y[r * ys + j];
+            bad += !kt_same_f32(got, ys0[r * ys + j]);
+            if (j == 3 && w > 3) {
+              bad += !isnan(got);
+              continue;
+            }
+            double ref = lg ? DIFF(r) - log(sum) : exp(DIFF(r)) / sum;
+            bad += fabs(got - ref) > (lg ? 1e-5 * (1 + fabs(ref)) : 1e-6 * ref + 1e-38);
+          }
+        }
+        for (size_t r = 0; r < len; r++)
+          for (size_t j = w; j < ys; j++) bad += y[r * ys + j] != -7.0f;
+        CHECK_EQ_I64(bad, 0);
+      }
+    }
+#undef DIFF
+  free(x);
+  free(y);
+  free(ys0);
+}
+
 int main(void) {
   test_rexpsum();
+  test_softmax_cols();
   for (int k = XF_ID; k <= XF_ABS; k++) {
     test_rsum(k);
     test_vsum_rows(k);
