@@ -240,6 +240,14 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** mse_loss */
+  mseLoss(self: Operand, target: Operand, reduction?: string): Tensor;
+  /** binary_cross_entropy_with_logits */
+  binaryCrossEntropyWithLogits(self: Operand, target: Operand, weight?: Operand | null, posWeight?: Operand | null, reduction?: string): Tensor;
+  /** nll_loss */
+  nllLoss(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number): Tensor;
+  /** cross_entropy */
+  crossEntropy(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -556,6 +564,14 @@ export interface OpMethods {
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
+  /** mse_loss */
+  mseLoss(target: Operand, reduction?: string): Tensor;
+  /** binary_cross_entropy_with_logits */
+  binaryCrossEntropyWithLogits(target: Operand, weight?: Operand | null, posWeight?: Operand | null, reduction?: string): Tensor;
+  /** nll_loss */
+  nllLoss(target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number): Tensor;
+  /** cross_entropy */
+  crossEntropy(target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -604,5 +620,5 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'cross_entropy';
 export type OpName = Name | `aten::${Name}`;

@@ -92,8 +92,11 @@ void weft_iter_reduce_plan(const weft_iter* it, int64_t grain, weft_reduce_plan*
     p->split_dim = kept;
     p->chunks = weft__parallel_chunks(it->shape[kept], split_grain(it, kept, grain));
   } else if (red >= 0) {
+    /* a few chunks per thread (each with its own partial, folded in chunk
+     * order), so a thread that starts late (a worker waking from its futex)
+     * or runs slower has its chunks stolen instead of holding up the rest */
     int64_t k = (numel + grain - 1) / grain;
-    if (k > threads) k = threads;
+    if (k > 4 * (int64_t)threads) k = 4 * (int64_t)threads;
     if (k > it->shape[red]) k = it->shape[red];
     if (k <= 1) return;
     p->split = WEFT_REDUCE_SPLIT_REDUCED;

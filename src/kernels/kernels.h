@@ -44,6 +44,13 @@ typedef void weft_f32_vcmp_fn(size_t n, const float* a, const float* b, uint8_t*
 typedef void weft_f32_vunary_fn(size_t n, const float* x, float* y, const struct weft_f32_unary_params* p);
 /* one contiguous row (n > 0) reduced to a float (reduce.c) */
 typedef float weft_f32_rsum_fn(size_t n, const float* x);
+/* softmax's pass (vunary_math.c): y[i] = exp(x[i] - c) when y is not NULL,
+ * returns the sum of exp(x[i] - c), cascaded as f32_rsum; for c >= every
+ * x[i], results below 2^-126 flush to 0 */
+typedef float weft_f32_rexpsum_fn(size_t n, const float* x, float c, float* y);
+/* softmax (log_softmax when log) down w <= 64 columns of len rows, row
+ * strides xs / ys in elements: each column shifted by its max (vunary_math.c) */
+typedef void weft_f32_softmax_cols_fn(size_t len, size_t w, const float* x, size_t xs, float* y, size_t ys, int log);
 /* y[j] += sum_i x[i * row_stride bytes + j], j < cols (reduce.c) */
 typedef void weft_f32_vsum_rows_fn(size_t rows, size_t cols, const float* x, size_t row_stride, float* y);
 /* scans (scan.c), accumulated in double: y[i*ys] = x[0] op ... op x[i*xs] (bytes) */

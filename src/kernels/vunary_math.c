@@ -436,6 +436,104 @@ VMATH(sin)
 VMATH(cos)
 VMATH(tan)
 
+/* ---- softmax: exp(x - c) and its sum in one pass ---- */
+
+/* exp(x) for x <= 0 (NaN passes), fewer steps than vm_exp: the rounding
+ * bias carries the exponent bias, so shifting t's bits gives 2^n directly
+ * (n + 127 in [1, 127] here), and exp = 2^n + 2^n s with vm_expm1_core's
+ * reduction and polynomial (s = r + r^2 P(r)), no rounding of 1 + s. Below
+ * ln(2^-126) the result is 0 (softmax adds it to a sum >= 1); elsewhere
+ * within an ulp of exp (tests/c/test_kernels_reduce.c). */
+static inline wv128 vm_exp_nonpos(wv128 x) {
+  const float bias = 12582912.0f + 127.0f; /* 1.5 * 2^23 + 127 */
+  wv128 t = ADD(MUL(x, F(1.44269502e+00f)), F(bias));
+  wv128 pow2n = wv_i32x4_shl(t, 23);
+  wv128 nf = SUB(t, F(bias));
+  wv128 r = SUB(SUB(x, MUL(nf, F(0x1.62e400p-1f))), MUL(nf, F(0x1.7f7d1cp-20f)));
+  wv128 q = MA(F(1.38143206e-03f), r, F(8.36885069e-03f));
+  q = MA(q, r, F(4.16684002e-02f));
+  q = MA(q, r, F(1.66665196e-01f));
+  q = MA(q, r, F(4.99999940e-01f));
+  wv128 sfx = MA(MUL(r, r), q, r);
+  wv128 e = MA(pow2n, sfx, pow2n);
+  return wv_v128_andnot(e, wv_f32x4_lt(x, F(-87.33654f)));
+}
+
+#define REXPSUM_BLOCK 256
+
+/* one block: y = exp(x - c) stored (when y), summed in two accumulators */
+static float rexpsum_block(size_t n, const float* x, wv128 c, float* y) {
+  wv128 a0 = wv_v128_zero(), a1 = a0;
+  for (; n >= 8; n -= 8, x += 8) {
+    wv128 e0 = vm_exp_nonpos(SUB(wv_v128_load(x), c)), e1 = vm_exp_nonpos(SUB(wv_v128_load(x + 4), c));
+    a0 = ADD(a0, e0), a1 = ADD(a1, e1);
+    if (y) wv_v128_store(y, e0), wv_v128_store(y + 4, e1), y += 8;
+  }
+  if (n >= 4) {
+    wv128 e = vm_exp_nonpos(SUB(wv_v128_load(x), c));
+    a0 = ADD(a0, e);
+    if (y) wv_v128_store(y, e), y += 4;
+    n -= 4, x += 4;
+  }
+  if (n) {
+    /* the lanes past n hold -inf, whose exp adds 0 */
+    float t[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < n; i++) t[i] = x[i];
+    wv128 e = vm_exp_nonpos(SUB(wv_v128_load(t), c));
+    a1 = ADD(a1, e);
+    if (y) wv_v128_store_partial(y, e, n * 4);
+  }
+  float l[4];
+  wv_v128_store(l, ADD(a0, a1));
+  return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+static float rexpsum_cascade(size_t n, const float* x, wv128 c, float* y) {
+  if (n <= REXPSUM_BLOCK) return rexpsum_block(n, x, c, y);
+  size_t half = (n / 2 + 7) & ~(size_t)7;
+  return rexpsum_cascade(half, x, c, y) + rexpsum_cascade(n - half, x + half, c, y ? y + half : NULL);
+}
+
+float WEFT_UKERNEL(f32_rexpsum, u8)(size_t n, const float* x, float c, float* y) {
+  return rexpsum_cascade(n, x, F(c), y);
+}
+
+/* The columns sit in lanes, so each lane is one column's running max and
+ * sum; a partial last vector's extra lanes are computed and never stored. */
+#define SMC_VECS 16
+void WEFT_UKERNEL(f32_softmax_cols, c64)(size_t len, size_t w, const float* x, size_t xs, float* y, size_t ys,
+                                         int log) {
+  size_t nv = (w + 3) / 4, last = w % 4 ? (w % 4) * 4 : 16; /* bytes of the last vector */
+  wv128 mx[SMC_VECS], sum[SMC_VECS];
+#define LD(p, v) ((v) + 1 < nv ? wv_v128_load((p) + 4 * (v)) : wv_v128_load_partial((p) + 4 * (v), last))
+#define ST(p, v, val) \
+  ((v) + 1 < nv ? wv_v128_store((p) + 4 * (v), val) : wv_v128_store_partial((p) + 4 * (v), val, last))
+  for (size_t v = 0; v < nv; v++) mx[v] = LD(x, v), sum[v] = wv_v128_zero();
+  for (size_t r = 1; r < len; r++)
+    for (size_t v = 0; v < nv; v++) mx[v] = wv_f32x4_max(mx[v], LD(x + r * xs, v)); /* NaN wins */
+  for (size_t r = 0; r < len; r++)
+    for (size_t v = 0; v < nv; v++) {
+      wv128 e = vm_exp_nonpos(SUB(LD(x + r * xs, v), mx[v]));
+      sum[v] = ADD(sum[v], e);
+      if (!log) ST(y + r * ys, v, e);
+    }
+  for (size_t v = 0; v < nv; v++) {
+    if (log) {
+      float l[4];
+      wv_v128_store(l, sum[v]);
+      for (int i = 0; i < 4; i++) l[i] = logf(l[i]);
+      sum[v] = wv_v128_load(l);
+    } else {
+      sum[v] = DIV(F(1.0f), sum[v]);
+    }
+  }
+  for (size_t r = 0; r < len; r++)
+    for (size_t v = 0; v < nv; v++)
+      ST(y + r * ys, v, log ? SUB(SUB(LD(x + r * xs, v), mx[v]), sum[v]) : MUL(LD(y + r * ys, v), sum[v]));
+#undef LD
+#undef ST
+}
+
 static inline wv128 vm_gelu_n(wv128 x, const struct weft_f32_unary_params* p) {
   (void)p;
   return vm_gelu_erf(x);

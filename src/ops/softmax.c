@@ -5,7 +5,8 @@
  * x - max - log(sum). float32 and bfloat16 compute in float, float64 in
  * double; float16 and integers are refused as PyTorch's CPU kernels refuse
  * them. Rows of the last dim are contiguous; otherwise blocks of up to 64
- * inner columns are reduced together. Threads split the rows. */
+ * inner columns are reduced together (float32: the columns in vector lanes,
+ * f32_softmax_cols). Threads split the rows / blocks. */
 #include <math.h>
 #include <string.h>
 
@@ -45,8 +46,9 @@ static inline double ex(weft_dtype t, double v) { return t == WEFT_FLOAT64 ? exp
 static inline double lg(weft_dtype t, double v) { return t == WEFT_FLOAT64 ? log(v) : (double)logf((float)v); }
 static inline double rnd(weft_dtype t, double v) { return t == WEFT_FLOAT64 ? v : (double)(float)v; }
 
-/* float32 rows of the last dim through the SIMD kernels: max, x - max,
- * exp, the cascaded sum, then * (1 / sum) or - log(sum) */
+/* float32 rows of the last dim through the SIMD kernels: the max, then
+ * exp(x - max) stored and summed in one pass (f32_rexpsum), then * (1 / sum);
+ * log_softmax sums without storing, then (x - max) - log(sum) */
 static void rows_f32(const sm_job* j, int64_t begin, int64_t end) {
   const weft_kernels* k = weft__kernels();
   size_t n = (size_t)j->len;
@@ -54,25 +56,35 @@ static void rows_f32(const sm_job* j, int64_t begin, int64_t end) {
     const float* x = (const float*)j->in + r * j->len;
     float* y = (float*)j->out + r * j->len;
     float mx = k->f32_rmax(n, x);
-    k->f32_vsubc(n, x, &mx, y, NULL);
     if (j->log) {
-      float* t = y; /* exp into y only to sum it, then x - max again */
-      k->f32_vexp(n, t, t, NULL);
-      float ls = logf(k->f32_rsum(n, t));
+      float ls = logf(k->f32_rexpsum(n, x, mx, NULL));
       k->f32_vsubc(n, x, &mx, y, NULL);
       k->f32_vsubc(n, y, &ls, y, NULL);
     } else {
-      k->f32_vexp(n, y, y, NULL);
-      float inv = 1.0f / k->f32_rsum(n, y);
+      float inv = 1.0f / k->f32_rexpsum(n, x, mx, y);
       k->f32_vmulc(n, y, &inv, y, NULL);
     }
   }
 }
 
+/* float32 with dims after dim: blocks of up to 64 columns of one outer
+ * index, the columns in vector lanes */
+static void cols_f32(const sm_job* j, int64_t begin, int64_t end) {
+  const weft_kernels* k = weft__kernels();
+  for (int64_t task = begin; task < end; task++) {
+    int64_t o = task / j->nblk, c0 = task % j->nblk * COLS;
+    int64_t w = j->inner - c0 < COLS ? j->inner - c0 : COLS;
+    int64_t base = o * j->len * j->inner + c0;
+    k->f32_softmax_cols((size_t)j->len, (size_t)w, (const float*)j->in + base, (size_t)j->inner,
+                        (float*)j->out + base, (size_t)j->inner, j->log);
+  }
+}
+
 static weft_status sm_range(void* p, int64_t begin, int64_t end) {
   const sm_job* j = p;
-  if (j->t == WEFT_FLOAT32 && j->inner == 1 && j->len > 0) {
-    rows_f32(j, begin, end);
+  if (j->t == WEFT_FLOAT32 && j->len > 0) {
+    if (j->inner == 1) rows_f32(j, begin, end);
+    else cols_f32(j, begin, end);
     return WEFT_OK;
   }
   int64_t es = (int64_t)weft_dtype_size(j->t);
