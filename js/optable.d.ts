@@ -246,6 +246,8 @@ export interface OpFunctions {
   binaryCrossEntropyWithLogits(self: Operand, target: Operand, weight?: Operand | null, posWeight?: Operand | null, reduction?: string): Tensor;
   /** nll_loss */
   nllLoss(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number): Tensor;
+  /** nll_loss_backward */
+  nllLossBackward(gradOutput: Operand, self: Operand, target: Operand, weight: Operand | null, reduction: string, ignoreIndex: number): Tensor;
   /** cross_entropy */
   crossEntropy(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
 }
@@ -570,6 +572,8 @@ export interface OpMethods {
   binaryCrossEntropyWithLogits(target: Operand, weight?: Operand | null, posWeight?: Operand | null, reduction?: string): Tensor;
   /** nll_loss */
   nllLoss(target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number): Tensor;
+  /** nll_loss_backward */
+  nllLossBackward(gradOutput: Operand, target: Operand, weight: Operand | null, reduction: string, ignoreIndex: number): Tensor;
   /** cross_entropy */
   crossEntropy(target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
 }
@@ -620,5 +624,6 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'cross_entropy';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward'
+  | 'cross_entropy';
 export type OpName = Name | `aten::${Name}`;

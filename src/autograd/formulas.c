@@ -33,6 +33,7 @@ static weft_scalar arg_scalar(const weft_ivalue* v) {
 #define INT(k) (ARG(k)->u.i)
 #define OPTINT(k) (ARG(k)->tag == WEFT_IV_NONE ? INT64_MIN : ARG(k)->u.i)
 #define BOOLA(i) (ARG(i)->u.b)
+#define STR(i) (ARG(i)->tag == WEFT_IV_STRING ? ARG(i)->u.s : NULL)
 #define IL(i) (ARG(i)->tag == WEFT_IV_INT_LIST ? ARG(i)->u.ilist.data : NULL)
 #define ILN(i) (ARG(i)->tag == WEFT_IV_INT_LIST ? ARG(i)->u.ilist.len : 0)
 #define SIZES(i) (c->node->in[i].sizes)
@@ -113,6 +114,10 @@ static T sum_dim(weft__bctx* c, T a, int64_t dim) {
 }
 static T zeros(weft__bctx* c, T like, const int64_t* sizes, int64_t n) {
   return keep(c, weft_full(sizes, n, 0.0, like->dtype, like->device));
+}
+
+static T nll_loss_backward(weft__bctx* c, T g, T self, T target, T weight, const char* reduction, int64_t ignore) {
+  return g && self && target ? keep(c, weft_nll_loss_backward(g, self, target, weight, reduction, ignore)) : NULL;
 }
 
 static T permute_backward(weft__bctx* c, T g, const int64_t* dims, int64_t n) {

@@ -255,6 +255,59 @@ static weft_tensor* nll_loss_kernel(const weft_tensor* self, const weft_tensor* 
   return out;
 }
 
+/* d loss / d self: -weight[t] at (n, t, k), times the gradient of that
+ * element of the loss ('none': grad_output[n, k]; 'sum': the scalar; 'mean':
+ * the scalar / the total weight), zero elsewhere and for ignored targets */
+static weft_tensor* nll_loss_backward_kernel(const weft_tensor* grad_output, const weft_tensor* self,
+                                             const weft_tensor* target, const weft_tensor* weight,
+                                             const char* reduction_, int64_t ignore_index) {
+  const char* op = "nll_loss_backward";
+  reduction red;
+  nll_dims d;
+  if (!parse_reduction(op, reduction_, &red) || !nll_check(op, self, target, weight, &d)) return NULL;
+  if (red == RED_NONE ? !sizes_equal(grad_output, target) : grad_output->numel != 1) {
+    char a[160];
+    weft__error(WEFT_SHAPE_ERROR, "%s: grad_output of shape %s does not match the loss", op,
+                sizes_text(grad_output, a, sizeof a));
+    return NULL;
+  }
+  int64_t strides[WEFT_MAX_DIMS] = {0};
+  weft__strides_for_format(self->sizes, self->ndim, WEFT_CONTIGUOUS_FORMAT, strides);
+  weft_tensor* gi = weft__tensor_alloc(op, self->sizes, strides, self->ndim, self->dtype, self->device);
+  if (!gi || self->device == WEFT_DEVICE_META) return gi;
+  char* o = weft_tensor_data_ptr(gi);
+  size_t es = weft_dtype_size(self->dtype);
+  memset(o, 0, (size_t)gi->numel * es);
+  int64_t si[WEFT_MAX_DIMS] = {0}, ti[WEFT_MAX_DIMS] = {0}, zero[WEFT_MAX_DIMS] = {0};
+  double scale = red == RED_NONE ? 0 : elem(grad_output, zero);
+  if (red == RED_MEAN) {
+    double total = 0;
+    for (int64_t n = 0; n < d.n; n++)
+      for (int64_t k = 0; k < d.k; k++) {
+        nll_index(self, n, 0, k, si, ti);
+        int64_t c = (int64_t)elem(target, ti);
+        if (c != ignore_index && c >= 0 && c < d.c) total += weight ? elem(weight, &c) : 1.0;
+      }
+    scale /= total;
+  }
+  for (int64_t n = 0; n < d.n; n++)
+    for (int64_t k = 0; k < d.k; k++) {
+      nll_index(self, n, 0, k, si, ti);
+      int64_t c = (int64_t)elem(target, ti);
+      if (c == ignore_index) continue;
+      if (c < 0 || c >= d.c) {
+        weft_tensor_release(gi);
+        weft__error(WEFT_INDEX_ERROR, "%s: Target %lld is out of bounds.", op, (long long)c);
+        return NULL;
+      }
+      double g = red == RED_NONE ? elem(grad_output, ti) : scale;
+      double w = weight ? elem(weight, &c) : 1.0;
+      int64_t off = self->ndim == 1 ? c : (n * d.c + c) * d.k + k;
+      store_f64(o + off * (int64_t)es, self->dtype, -w * g);
+    }
+  return gi;
+}
+
 /* ---- cross_entropy ---- */
 
 /* weight as [C] along the class dim and 1 elsewhere, for broadcasting */
@@ -389,6 +442,8 @@ weft_status weft__loss_register(void) {
   WEFT_KERNEL(binary_cross_entropy_with_logits, COMPOSITE_IMPLICIT_AUTOGRAD, bce_logits_kernel);
   WEFT_KERNEL(nll_loss, CPU, nll_loss_kernel);
   WEFT_KERNEL(nll_loss, META, nll_loss_kernel);
+  WEFT_KERNEL(nll_loss_backward, CPU, nll_loss_backward_kernel);
+  WEFT_KERNEL(nll_loss_backward, META, nll_loss_backward_kernel);
   WEFT_KERNEL(cross_entropy, COMPOSITE_IMPLICIT_AUTOGRAD, cross_entropy_kernel);
   return WEFT_OK;
 }

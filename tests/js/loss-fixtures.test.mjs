@@ -85,3 +85,36 @@ test('losses: methods, defaults, a bad reduction', async () => {
   throwsWeft(() => wt.mseLoss(x, x, { reduction: 'average' }), undefined, /average is not a valid value for reduction/);
   for (const r of [a, b, m, x, t]) r.dispose();
 });
+
+// d sum(loss) / d self against PyTorch: nll_loss through its own backward
+// (NllLossBackward0), the composites through their steps' formulas
+test('loss gradients match PyTorch 1.13', async () => {
+  const { grads } = JSON.parse(readFileSync(new URL('../fixtures/loss.json', import.meta.url), 'utf8'));
+  const wt = await init();
+  const before = counts(wt);
+  const failures = [];
+  for (const c of grads) {
+    const made = [];
+    const tensor = (s) => {
+      const isInt = s.dtype.startsWith('int');
+      const base = wt.tensor(s.storage.map((v) => (isInt ? BigInt(v) : num(v))), { dtype: s.dtype });
+      const t = base.asStrided(s.size, s.stride, s.offset);
+      made.push(base, t);
+      return t;
+    };
+    const x = tensor(c.args.self).detach().requiresGrad_();
+    made.push(x);
+    const opts = {};
+    for (const [k, v] of Object.entries(c.args)) if (k !== 'self' && k !== 'target') opts[OPTION[k]] = tensor(v);
+    for (const [k, v] of Object.entries(c.options)) opts[OPTION[k]] = v;
+    wt.tidy(() => wt[FN[c.fn]](x, tensor(c.args.target), opts).sum().backward());
+    const g = x.grad;
+    const got = [g.toArray()].flat(Infinity);
+    const i = c.grad.findIndex((w, j) => !close(got[j], num(w), 2e-6));
+    if (i >= 0) failures.push(`${c.fn} ${JSON.stringify(c.options)}: grad[${i}] ${got[i]}, want ${c.grad[i]}`);
+    g.dispose();
+    for (const t of made) t.dispose();
+  }
+  assert.deepEqual(failures, []);
+  assert.deepEqual(counts(wt), before);
+});
