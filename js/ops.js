@@ -20,7 +20,8 @@ export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperC
 
 // Function-only in PyTorch although their first argument is a Tensor self.
 // (scripts/gen_types.mjs declares the functions and methods by these rules too.)
-export const NOT_METHODS = new Set(['empty_like']);
+export const NOT_METHODS = new Set(['empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like',
+  'randn_like']);
 
 // A malloc'd JSON string from C, parsed and freed.
 function readJson(M, fail, ptr, op) {
