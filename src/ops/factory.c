@@ -834,10 +834,7 @@ static weft_tensor* multinomial_impl(const weft_tensor* self, int64_t n, bool re
   }
 finish:
   if (r && out) {
-    weft_status st = WEFT_OK;
-    if (out->ndim != r->ndim || memcmp(out->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim) != 0)
-      st = weft__tensor_resize_(out, r->sizes, r->strides, r->ndim, "multinomial");
-    if (st == WEFT_OK && self->device != WEFT_DEVICE_META) st = weft_copy_(out, r);
+    weft_status st = weft__into_out("multinomial", r, out);
     weft_tensor_release(r);
     return st == WEFT_OK ? weft_tensor_retain(out) : NULL;
   }

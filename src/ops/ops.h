@@ -34,6 +34,9 @@ WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 /* channels_last needs 4 dims, channels_last_3d 5: the error names op (the
  * call the user made, not the empty_like it reaches). */
 weft_status weft__check_format_rank(const char* op, weft_memory_format f, int64_t ndim);
+/* out= takes r's values, resized to r's shape and strides when its shape
+ * differs (src/ops/shape.c). */
+weft_status weft__into_out(const char* op, const weft_tensor* r, weft_tensor* out);
 static inline weft_dtype weft__dtype_or(weft_dtype d, weft_dtype dflt) { return (int)d < 0 ? dflt : d; }
 static inline weft_memory_format weft__format_or(weft_memory_format f, weft_memory_format dflt) {
   return (int)f < 0 ? dflt : f;

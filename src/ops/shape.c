@@ -331,7 +331,7 @@ static weft_tensor* interleave(const weft_tensor* self, const int64_t* reps1, in
   if (idx) {
     int64_t sizes[WEFT_MAX_DIMS];
     memcpy(sizes, in->sizes, sizeof(int64_t) * (size_t)in->ndim);
-    if (in->ndim) sizes[d] = total;
+    sizes[in->ndim ? d : 0] = total;
     out = new_like(in, sizes, in->ndim ? in->ndim : 1, WEFT_CONTIGUOUS_FORMAT);
     if (!in->ndim && out) { /* a 0-dim self: its one element, total times */
       weft_tensor* one = weft_reshape(in, (int64_t[]){1}, 1);
@@ -430,16 +430,20 @@ static bool tri_check(const char* op, const weft_tensor* self) {
   return weft__wrap_dim(op, -2, self->ndim, &d);
 }
 
-/* out= of a structured op: self's dtype; resized (contiguous) when its shape differs. */
-static weft_status out_like(const char* op, const weft_tensor* r, weft_tensor* out) {
-  if (out->dtype != r->dtype)
-    return weft__error(WEFT_INVALID_ARGUMENT, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
-                       weft__type_meta_name(r->dtype), weft__type_meta_name(out->dtype));
+weft_status weft__into_out(const char* op, const weft_tensor* r, weft_tensor* out) {
   weft_status s = WEFT_OK;
   if (out->ndim != r->ndim || memcmp(out->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim) != 0)
     s = weft__tensor_resize_(out, r->sizes, r->strides, r->ndim, op);
   if (s == WEFT_OK && !on_meta(r)) s = weft_copy_(out, r);
   return s;
+}
+
+/* out= of a structured op: self's dtype exactly. */
+static weft_status out_like(const char* op, const weft_tensor* r, weft_tensor* out) {
+  if (out->dtype != r->dtype)
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                       weft__type_meta_name(r->dtype), weft__type_meta_name(out->dtype));
+  return weft__into_out(op, r, out);
 }
 
 static weft_tensor* tri(const char* op, const weft_tensor* self, int64_t k, bool lower, weft_tensor* out) {

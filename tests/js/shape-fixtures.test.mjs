@@ -34,7 +34,7 @@ test('the generated shape API: functions, methods, options, in place, out=', asy
   const before = counts(wt);
   const track = tracker();
   try {
-    const x = track(wt.arange(6, { dtype: 'float32' }).view(2, 3));
+    const x = track(track(wt.arange(6, { dtype: 'float32' })).view(2, 3));
     assert.deepEqual(track(x.flip(1)).toArray(), [[2, 1, 0], [5, 4, 3]]);
     assert.deepEqual(track(wt.flip(x, [0, 1])).toArray(), [[5, 4, 3], [2, 1, 0]]);
     assert.deepEqual(track(x.roll(1, 1)).toArray(), [[2, 0, 1], [5, 3, 4]]);
@@ -108,7 +108,7 @@ test('threads: 1 and 4 give the same results', async () => {
   const wt = await init({ variant: 'simd-threads' });
   const track = tracker();
   const run = () => {
-    const x = track(wt.arange(300 * 257, { dtype: 'float32' }).view(300, 257));
+    const x = track(track(wt.arange(300 * 257, { dtype: 'float32' })).view(300, 257));
     const xt = track(x.t());
     return [track(xt.flip([0, 1])), track(x.roll([7, -3], [0, 1])), track(xt.repeat(2, 3)),
       track(x.repeatInterleave(3, { dim: 1 })), track(xt.tril(5)), track(x.triu(-7))].map((t) => t.data());
