@@ -316,8 +316,13 @@ static weft_tensor* interleave(const weft_tensor* self, const int64_t* reps1, in
   weft_tensor* in = dim == INT64_MIN ? weft_flatten(self, 0, -1) : weft_tensor_retain((weft_tensor*)self);
   if (!in) return NULL;
   int64_t d = 0;
+  if (in->ndim == 0) { /* index_select's check */
+    weft__error(WEFT_INDEX_ERROR, "repeat_interleave: Dimension specified as %lld but tensor has no dimensions",
+                (long long)dim);
+    return done(in, WEFT_INDEX_ERROR);
+  }
   if (dim != INT64_MIN && !weft__wrap_dim("repeat_interleave", dim, in->ndim, &d)) return done(in, WEFT_INVALID_ARGUMENT);
-  int64_t len = in->ndim ? in->sizes[d] : 1;
+  int64_t len = in->sizes[d];
   if (n != 1 && n != len) {
     weft__error(WEFT_INVALID_ARGUMENT, "repeat_interleave: repeats must have the same size as input along dim");
     return done(in, WEFT_INVALID_ARGUMENT);
@@ -331,16 +336,9 @@ static weft_tensor* interleave(const weft_tensor* self, const int64_t* reps1, in
   if (idx) {
     int64_t sizes[WEFT_MAX_DIMS];
     memcpy(sizes, in->sizes, sizeof(int64_t) * (size_t)in->ndim);
-    sizes[in->ndim ? d : 0] = total;
-    out = new_like(in, sizes, in->ndim ? in->ndim : 1, WEFT_CONTIGUOUS_FORMAT);
-    if (!in->ndim && out) { /* a 0-dim self: its one element, total times */
-      weft_tensor* one = weft_reshape(in, (int64_t[]){1}, 1);
-      weft_tensor* e = one ? weft_expand(one, &total, 1) : NULL;
-      weft_status s = e ? weft_copy_(out, e) : weft_last_status();
-      weft_tensor_release(one);
-      weft_tensor_release(e);
-      out = done(out, s);
-    } else if (out) {
+    sizes[d] = total;
+    out = new_like(in, sizes, in->ndim, WEFT_CONTIGUOUS_FORMAT);
+    if (out) {
       interleave_ctx c = {(int)d, idx};
       out = done(out, remap_run("repeat_interleave", out, in, interleave_map, &c));
     }
@@ -562,8 +560,6 @@ static weft_tensor* clamp_impl(const char* op, const weft_tensor* self, const we
   if (!lo && !hi)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: torch.clamp: At least one of 'min' or 'max' must not be None",
                             op);
-  if (self->dtype == WEFT_FLOAT16)
-    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"clamp_cpu\" not implemented for 'Half'", op);
   weft_tensor* a = NULL;
   if (lo) a = out && !hi ? weft_maximum_out(self, lo, out) : weft_maximum(self, lo);
   if (lo && !a) return NULL;
@@ -584,8 +580,9 @@ static weft_tensor* clamp_scalars(const char* op, const weft_tensor* self, const
   if (!lo && !hi)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: torch.clamp: At least one of 'min' or 'max' must not be None",
                             op);
-  if (self->dtype == WEFT_FLOAT16)
-    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"clamp_scalar_cpu\" not implemented for 'Half'", op);
+  if (self->dtype == WEFT_FLOAT16) /* 1.13's scalar kernels have no Half */
+    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for 'Half'", op,
+                            lo && hi ? "clamp_scalar_cpu" : lo ? "clamp_min_cpu" : "clamp_max_scalar_cpu");
   weft_tensor* tl = scalar_bound(self, lo);
   weft_tensor* th = scalar_bound(self, hi);
   weft_tensor* r = NULL;
