@@ -30,12 +30,17 @@ typedef struct {
   int64_t dst_stride[WEFT_MAX_DIMS]; /* bytes */
   int64_t* src_off[WEFT_MAX_DIMS];   /* bytes, sizes[d] entries each */
   size_t esize;
+  bool dense_rows; /* the last dim reads and writes contiguous runs: one memcpy a row */
 } remap;
 
 static void copy_row(const remap* m, char* d, const char* s) {
   int last = m->ndim - 1;
   int64_t n = m->sizes[last], ds = m->dst_stride[last];
   const int64_t* off = m->src_off[last];
+  if (m->dense_rows) {
+    memcpy(d, s + off[0], (size_t)n * m->esize);
+    return;
+  }
   switch (m->esize) {
     case 1: for (int64_t j = 0; j < n; j++) d[j * ds] = s[off[j]]; break;
     case 2: for (int64_t j = 0; j < n; j++) memcpy(d + j * ds, s + off[j], 2); break;
@@ -86,6 +91,9 @@ static weft_status remap_run(const char* op, weft_tensor* out, const weft_tensor
       m.src_off[d][i] = out->ndim ? map(ctx, d, i) * src->strides[d] * (int64_t)m.esize : 0;
   }
   int64_t inner = m.sizes[m.ndim - 1], rows = out->numel / inner;
+  const int64_t* last = m.src_off[m.ndim - 1];
+  m.dense_rows = m.dst_stride[m.ndim - 1] == (int64_t)m.esize;
+  for (int64_t j = 1; m.dense_rows && j < inner; j++) m.dense_rows = last[j] == last[0] + j * (int64_t)m.esize;
   int64_t grain = inner >= 32768 ? 1 : 32768 / inner;
   weft_status s = weft_parallel_for(0, rows, grain, remap_rows, &m);
   remap_free(&m);

@@ -68,6 +68,16 @@ static void test_gathers(void) {
       }
     CHECK_EQ_I64(bad, 0);
   }
+  int64_t twice[] = {2, 1};
+  weft_tensor* pc = weft_repeat(base, twice, 2); /* contiguous rows: one memcpy each */
+  CHECK(pc != NULL);
+  if (pc) {
+    int bad = 0;
+    for (int64_t i = 0; i < 74; i++)
+      for (int64_t j = 0; j < 29; j++) bad += at2(pc, i, j) != at2(base, i % 37, j);
+    CHECK_EQ_I64(bad, 0);
+  }
+  weft_tensor_release(pc);
   weft_tensor* l = weft_tril(x, 2);
   weft_tensor* u = weft_triu(x, -3);
   CHECK(l && u);
