@@ -1,5 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--no-conv] [--no-reduce] [--only native|wasm|peers|gemm|pool|conv|reduce|small]
+//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape]
+//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -368,4 +369,18 @@ if (section('small')) {
   const out = run(process.execPath, ['bench/small_ops_bench.mjs', '--reps', String(Math.min(Number(reps), 9)),
     ...(json ? ['--json'] : [])], 'small ops');
   process.stdout.write(json ? out : `\n${out}`);
+}
+// Shape ops (issue 13, bench/shape_bench.mjs; --no-shape skips them): weft
+// wasm-simd-threads at 1 and 2 threads, each op's GB/s beside the same run's clone.
+if (section('shape') && !has('--no-wasm')) {
+  const rows = [];
+  for (const t of [1, 2]) rows.push(...libraryRows('bench/shape_bench.mjs', 'shape', 'weft-simd-threads', t));
+  if (json) for (const r of rows) console.log(JSON.stringify(r));
+  else {
+    console.log('\nShape ops on float32 [1024, 1024] (weft wasm-simd-threads): ms, GB/s, GB/s / clone\'s');
+    for (const r of rows) {
+      console.log(`${r.name.padEnd(22)} t${r.threads} ${r.ms.toFixed(3).padStart(8)} ms ${r['GB/s'].toFixed(2).padStart(7)} ` +
+        `GB/s ${r.vs_clone.toFixed(2)}x`);
+    }
+  }
 }

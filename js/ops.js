@@ -20,7 +20,8 @@ export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperC
 
 // Function-only in PyTorch although their first argument is a Tensor self.
 // (scripts/gen_types.mjs declares the functions and methods by these rules too.)
-export const NOT_METHODS = new Set(['empty_like']);
+export const NOT_METHODS = new Set(['empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like',
+  'randn_like']);
 
 // A malloc'd JSON string from C, parsed and freed.
 function readJson(M, fail, ptr, op) {
@@ -304,12 +305,13 @@ export function installOps(api, k) {
     }
     const slots = self !== undefined ? op.slotsAfterSelf : op.slots;
     // view(x, 2, 3): the values from an int-list parameter on, as varargs
+    // (not when another int list follows: x.roll(1, 0) is shifts 1, dims 0)
     for (let j = 0; j < slots.length && j < p.length; j++) {
       const a = args[slots[j]];
       if (!a.list || (a.type !== 'int' && a.type !== 'SymInt')) continue;
       const rest = p.slice(j);
       if (rest.every(isInt) && !(a.listSize > 0 && rest.length === 1) &&
-          slots.slice(j + 1).every((i) => args[i].default || args[i].optional)) {
+          slots.slice(j + 1).every((i) => (args[i].default || args[i].optional) && !args[i].list)) {
         p = [...p.slice(0, j), Array.from(rest, Number)];
       }
       break;

@@ -10,6 +10,8 @@ import type { AutogradFunctions, AutogradTensorOps } from './autograd.js';
 export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions } from './autograd.js';
 import type { OptimNamespace } from './optim.js';
 export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions } from './optim.js';
+import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
+export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
 export type { Returns, ValuesIndices } from './ops.js';
@@ -178,12 +180,13 @@ export interface MemoryStats {
 /**
  * A tensor: the methods of js/core.js (TensorCore) and those of the op table (OpMethods, generated in
  * js/optable.d.ts: elementwise ops, copy_, to, ...) that core.js does not have, as at run time. The
- * reductions and pools are declared by hand (js/reduce.d.ts, js/pool.d.ts: options objects, the JS calling form).
+ * reductions, pools and shape ops are declared by hand (js/reduce.d.ts, js/pool.d.ts, js/shape.d.ts: options
+ * objects, the JS calling form).
  */
 export interface Tensor<D extends DType = DType>
-  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, AutogradTensorOps,
+  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, ShapeTensorOps, AutogradTensorOps,
   Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps | keyof PoolTensorOps |
-    keyof AutogradTensorOps> {}
+    keyof ShapeTensorOps | keyof AutogradTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
@@ -261,9 +264,9 @@ export interface TensorCore<D extends DType = DType> {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, AutogradFunctions,
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, ShapeFunctions, AutogradFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions |
-    keyof AutogradFunctions> {}
+    keyof ShapeFunctions | keyof AutogradFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -24,7 +24,7 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
  * called once by weft_init after every schema is defined. */
 #define WEFT_OP_FILES(X) \
   X(factory) X(copy) X(view) X(view_dims) X(elementwise) X(reduce) X(softmax) X(var) X(linalg) \
-  X(reduce_tuple) X(scan) X(pool) X(conv) X(norm) X(loss)
+  X(reduce_tuple) X(scan) X(pool) X(conv) X(norm) X(loss) X(shape)
 #define WEFT__OP_FILE_DECL(f) weft_status weft__##f##_register(void);
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL
@@ -34,6 +34,9 @@ WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 /* channels_last needs 4 dims, channels_last_3d 5: the error names op (the
  * call the user made, not the empty_like it reaches). */
 weft_status weft__check_format_rank(const char* op, weft_memory_format f, int64_t ndim);
+/* out= takes r's values, resized to r's shape and strides when its shape
+ * differs (src/ops/shape.c). */
+weft_status weft__into_out(const char* op, const weft_tensor* r, weft_tensor* out);
 static inline weft_dtype weft__dtype_or(weft_dtype d, weft_dtype dflt) { return (int)d < 0 ? dflt : d; }
 static inline weft_memory_format weft__format_or(weft_memory_format f, weft_memory_format dflt) {
   return (int)f < 0 ? dflt : f;

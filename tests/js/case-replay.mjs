@@ -1,11 +1,12 @@
 // Replays one PyTorch-recorded op case (the format of
 // tests/fixtures/gen_linalg_fixtures.py and gen_conv_fixtures.py) through
 // wt.ops.call: keyword-only arguments in the trailing options object, None as
-// null, int lists as arrays, strings as strings. Values are exact; dtype,
-// shape and the strides of dims longer than 1 must match; errors are
-// WeftErrors containing PyTorch's message; out= returns the out tensor;
-// nothing leaks. Returns the problems found (strings).
-import { WeftError, counts } from './helpers.mjs';
+// null, int lists as arrays, strings as strings, bools as booleans. Values
+// are exact (within c.tol relative when the case has one); dtype, shape and
+// the strides of dims longer than 1 must match; errors are WeftErrors
+// containing PyTorch's message; out= returns the out tensor; nothing leaks.
+// Returns the problems found (strings).
+import { WeftError, counts, close } from './helpers.mjs';
 
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 
@@ -23,7 +24,7 @@ export function problems(wt, c) {
     if (a.none) return null;
     if (a.list) return a.list;
     if (a.str !== undefined) return a.str;
-    if (!a.tensor) return num(a.scalar);
+    if (!a.tensor) return a.type === 'bool' ? Boolean(a.scalar) : num(a.scalar);
     const base = wt.tensor(a.tensor.storage.map(num), { dtype: a.tensor.dtype });
     made.push(base);
     const t = base.asStrided(a.tensor.size, a.tensor.stride, a.tensor.offset);
@@ -56,7 +57,8 @@ export function problems(wt, c) {
         if (w.size.some((n, d) => n > 1 && st[d] !== w.stride[d])) bad.push(`stride ${st}, want ${w.stride}`);
         const v = r.toArray({ bigint: true }); // compared as numbers, as the fixture stores them
         const got = (Array.isArray(v) ? v.flat(Infinity) : [v]).map(Number);
-        const i = w.values.findIndex((x, j) => !(Object.is(got[j], num(x)) || got[j] === num(x)));
+        const same = c.tol ? (g, x) => close(g, x, c.tol) : (g, x) => Object.is(g, x) || g === x;
+        const i = w.values.findIndex((x, j) => !same(got[j], num(x)));
         if (i >= 0) bad.push(`value[${i}] ${got[i]}, want ${w.values[i]}`);
       }
     }
