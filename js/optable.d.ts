@@ -240,6 +240,28 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** cat, cat.out */
+  cat(tensors: readonly Tensor[], dim?: number, options?: { out?: Tensor }): Tensor;
+  /** stack, stack.out */
+  stack(tensors: readonly Tensor[], dim?: number, options?: { out?: Tensor }): Tensor;
+  /** hstack, hstack.out */
+  hstack(tensors: readonly Tensor[], options?: { out?: Tensor }): Tensor;
+  /** vstack, vstack.out */
+  vstack(tensors: readonly Tensor[], options?: { out?: Tensor }): Tensor;
+  /** dstack, dstack.out */
+  dstack(tensors: readonly Tensor[], options?: { out?: Tensor }): Tensor;
+  /** split.Tensor, split.sizes */
+  split(self: Tensor, splitSize: number, dim?: number): Tensor[];
+  split(self: Tensor, splitSize: Shape, dim?: number): Tensor[];
+  /** split_with_sizes */
+  splitWithSizes(self: Tensor, splitSizes: Shape, dim?: number): Tensor[];
+  /** chunk */
+  chunk(self: Tensor, chunks: number, dim?: number): Tensor[];
+  /** unbind.int */
+  unbind(self: Tensor, dim?: number): Tensor[];
+  /** tensor_split.sections, tensor_split.indices */
+  tensorSplit(self: Tensor, sections: number, dim?: number): Tensor[];
+  tensorSplit(self: Tensor, indices: Shape, dim?: number): Tensor[];
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -556,6 +578,18 @@ export interface OpMethods {
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
+  /** split.Tensor, split.sizes */
+  split(splitSize: number, dim?: number): Tensor[];
+  split(splitSize: Shape, dim?: number): Tensor[];
+  /** split_with_sizes */
+  splitWithSizes(splitSizes: Shape, dim?: number): Tensor[];
+  /** chunk */
+  chunk(chunks: number, dim?: number): Tensor[];
+  /** unbind.int */
+  unbind(dim?: number): Tensor[];
+  /** tensor_split.sections, tensor_split.indices */
+  tensorSplit(sections: number, dim?: number): Tensor[];
+  tensorSplit(indices: Shape, dim?: number): Tensor[];
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -604,5 +638,7 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'cat' | 'cat.out' | 'stack' | 'stack.out'
+  | 'hstack' | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor'
+  | 'split.sizes' | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices';
 export type OpName = Name | `aten::${Name}`;
