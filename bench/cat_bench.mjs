@@ -1,5 +1,5 @@
 // Joining benchmarks (issue 13), one library per process:
-//   node bench/cat_bench.mjs <weft-simd|weft-simd-threads|tfjs-wasm> [--threads N] [--reps N]
+//   node bench/cat_bench.mjs <weft-simd|weft-simd-threads|tfjs-wasm> [--threads N] [--reps N] [--clock wall|cpu]
 // Workloads (float32, contiguous inputs):
 //   cat4_dim0        cat of 4 x [1024, 1024] along dim 0
 //   cat4_dim1        the same along dim 1 (1024 rows of 4 blocks)
@@ -9,12 +9,15 @@
 // weft: wt.cat / wt.stack (a new output each run, as the peers); tfjs-wasm:
 // tf.concat / tf.stack. GB/s counts the bytes read + written (2 x the
 // output). Warm-up, an idle wait, then the median of --reps runs
-// (bench/peer_util.mjs). Prints one JSON line per workload: name, build,
-// threads (as the library reports them), ms, GB/s.
-import { libraryArgs, runLibrary, tfjsWasmBackend } from './peer_util.mjs';
+// (bench/peer_util.mjs), by wall time or, with --clock cpu, by the
+// process's CPU time (robust on a loaded machine; at 2 threads it counts
+// both threads). Prints one JSON line per workload: name, build, threads (as
+// the library reports them), ms, GB/s.
+import { createRequire } from 'node:module';
+import { benchArgs, benchMain, tfjsWasmBackend } from './peer_util.mjs';
 
-const { lib, reps, idleMs, peerRequire, threads: asked } = libraryArgs();
-let threads = asked; // then what the library runs
+const a = benchArgs();
+const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
 
 const M = 1024 * 1024, S = 512 * 512;
 const data = (n, seed) => new Float32Array(n).map((_, i) => ((i * 7919 + seed) % 1013) / 1013 - 0.5);
@@ -24,8 +27,8 @@ const BYTES = { cat4_dim0: 2 * 16 * M, cat4_dim1: 2 * 16 * M, stack8: 2 * 32 * S
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
-  if (variant === 'simd-threads') wt.setNumThreads(threads);
-  threads = wt.getNumThreads();
+  if (variant === 'simd-threads') wt.setNumThreads(a.threads);
+  a.threads = wt.getNumThreads();
   const four = [1, 2, 3, 4].map((s) => wt.tensor(data(M, s)).view([1024, 1024]));
   const eight = [1, 2, 3, 4, 5, 6, 7, 8].map((s) => wt.tensor(data(S, s)).view([512, 512]));
   const src16 = wt.tensor(data(4 * M, 9)), dst16 = wt.empty([4 * M]);
@@ -41,9 +44,9 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const w = await tfjsWasmBackend(peerRequire, threads);
+  const w = await tfjsWasmBackend(peerRequire, a.threads);
   const tf = w.tf;
-  threads = w.threads;
+  a.threads = w.threads;
   const four = [1, 2, 3, 4].map((s) => tf.tensor2d(data(M, s), [1024, 1024]));
   const eight = [1, 2, 3, 4, 5, 6, 7, 8].map((s) => tf.tensor2d(data(S, s), [512, 512]));
   const run = (f) => () => {
@@ -59,7 +62,4 @@ async function tfjsWasm() {
 }
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm };
-await runLibrary({
-  script: 'cat_bench.mjs', libs, lib, want: threads, threadsNow: () => threads, reps, idleMs,
-  row: (n, t, build) => ({ name: n, build, threads, ms: +t.toFixed(3), 'GB/s': +(BYTES[n] / (t * 1e6)).toFixed(2), reps }),
-});
+await benchMain('cat_bench.mjs', libs, a, (n, ms) => ({ 'GB/s': +(BYTES[n] / (ms * 1e6)).toFixed(2) }));

@@ -372,7 +372,15 @@ function catBench() {
       log(`bench: cat ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
       continue;
     }
-    for (const t of threadList) rows.push(...libraryRows('bench/cat_bench.mjs', 'cat', lib, t));
+    for (const t of threadList) {
+      log(`bench: cat ${lib} threads=${t}`);
+      try {
+        rows.push(...parseLines(run(process.execPath, ['bench/cat_bench.mjs', lib, '--threads', String(t), '--reps', reps,
+          '--clock', opt('--clock', 'wall')], `cat ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
   }
   return rows;
 }
@@ -391,8 +399,8 @@ function catReport(rows) {
   }
   if (json) return;
   const f = (v) => (v === null ? '     -' : `${v.toFixed(2)}x`.padStart(6));
-  console.log('\nJoining, GB/s of the bytes read + written; / memcpy: the same-run copy of the same bytes (target >= 0.80); ' +
-    'vs tfjs: its time / weft\'s');
+  console.log(`\nJoining (${opt('--clock', 'wall')} clock), GB/s of the bytes read + written; / memcpy: the same-run ` +
+    'copy of the same bytes (target >= 0.80); vs tfjs: its time / weft\'s');
   console.log(`${'workload'.padEnd(12)}${'build'.padEnd(20)}threads ${'ms'.padStart(8)} ${'GB/s'.padStart(7)}  / memcpy  vs tfjs`);
   for (const r of rows) {
     console.log(`${r.name.padEnd(12)}${r.build.padEnd(20)}${String(r.threads).padEnd(8)}${r.ms.toFixed(2).padStart(8)} ` +
