@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape]
-//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape]
+//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -27,6 +27,9 @@
 // ms and each peer's time / weft's at the same thread count (> 1: weft ahead).
 // --only <section> runs that section alone (e.g. --only pool).
 // Then the autograd rows (issue 15, bench/autograd_bench.mjs; --no-autograd skips them).
+// Then the joining rows (issue 13, bench/cat_bench.mjs; --only cat): cat and
+// stack of contiguous float32 beside the same run's memcpy of the same bytes
+// and tfjs-wasm's concat / stack.
 // Then the reduction rows (issue 11, bench/reduce_bench.mjs; --no-reduce
 // skips them, --only reduce runs nothing else): sum of 16M float32 beside
 // the same process's memcpy, [32,64,56,56] summed over (2,3) contiguous and
@@ -364,6 +367,60 @@ if (section('autograd')) {
     process.stdout.write(out);
   }
 }
+
+// ---- joining (issue 13) ----
+
+function catBench() {
+  if (only === 'cat' && !has('--no-build') && !has('--no-wasm')) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!has('--no-peers')) ensurePeers();
+  const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]]];
+  const rows = [];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: cat ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: cat ${lib} threads=${t}`);
+      try {
+        rows.push(...parseLines(run(process.execPath, ['bench/cat_bench.mjs', lib, '--threads', String(t), '--reps', reps,
+          '--clock', opt('--clock', 'wall')], `cat ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  return rows;
+}
+
+// cat / stack against the same run's memcpy of the same bytes (target >= 0.8)
+// and against tfjs-wasm at the same thread count (its time / weft's).
+function catReport(rows) {
+  const find = (n, b, t) => rows.find((r) => r.name === n && r.build === b && r.threads === t);
+  const ceiling = { cat4_dim0: 'memcpy_16M', cat4_dim1: 'memcpy_16M', stack8: 'memcpy_8M' };
+  for (const r of rows) {
+    const c = ceiling[r.name] && r.build.startsWith('wasm-') ? find(ceiling[r.name], r.build, r.threads) : null;
+    const tf = r.build.startsWith('wasm-') ? find(r.name, 'tfjs-wasm', r.threads) : null;
+    r.vs_memcpy = c ? +(r['GB/s'] / c['GB/s']).toFixed(3) : null;
+    r.vs_tfjs = tf ? +(tf.ms / r.ms).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (json) return;
+  const f = (v) => (v === null ? '     -' : `${v.toFixed(2)}x`.padStart(6));
+  console.log(`\nJoining (${opt('--clock', 'wall')} clock), GB/s of the bytes read + written; / memcpy: the same-run ` +
+    'copy of the same bytes (target >= 0.80); vs tfjs: its time / weft\'s');
+  console.log(`${'workload'.padEnd(12)}${'build'.padEnd(20)}threads ${'ms'.padStart(8)} ${'GB/s'.padStart(7)}  / memcpy  vs tfjs`);
+  for (const r of rows) {
+    console.log(`${r.name.padEnd(12)}${r.build.padEnd(20)}${String(r.threads).padEnd(8)}${r.ms.toFixed(2).padStart(8)} ` +
+      `${r['GB/s'].toFixed(2).padStart(7)}  ${f(r.vs_memcpy).padStart(8)}  ${f(r.vs_tfjs).padStart(6)}`);
+  }
+}
+
+if (section('cat')) catReport(catBench());
 if (section('small')) {
   log('bench: small ops');
   const out = run(process.execPath, ['bench/small_ops_bench.mjs', '--reps', String(Math.min(Number(reps), 9)),

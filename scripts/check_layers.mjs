@@ -42,7 +42,7 @@ export const PUBLIC_HEADERS = {
   'parallel.h': 'parallel',
   'iter.h': 'iter',
   'dispatch.h': 'dispatch',
-  'copy.h': 'ops', 'elementwise.h': 'ops', 'explain.h': 'ops', 'factory.h': 'ops', 'reduce.h': 'ops', 'view.h': 'ops',
+  'copy.h': 'ops', 'elementwise.h': 'ops', 'explain.h': 'ops', 'factory.h': 'ops', 'join.h': 'ops', 'reduce.h': 'ops', 'view.h': 'ops',
   'autograd.h': 'autograd',
   'weft.h': 'wasm', // the umbrella: only the top may include everything
 };

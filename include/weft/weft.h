@@ -12,6 +12,7 @@
 #include "weft/explain.h"
 #include "weft/factory.h"
 #include "weft/iter.h"
+#include "weft/join.h"
 #include "weft/parallel.h"
 #include "weft/reduce.h"
 #include "weft/storage.h"
