@@ -240,6 +240,18 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** sort, sort.stable, sort.values, sort.values_stable */
+  sort(self: Operand, dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  sort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** argsort, argsort.stable */
+  argsort(self: Operand, dim?: number, descending?: boolean): Tensor;
+  argsort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean }): Tensor;
+  /** msort, msort.out */
+  msort(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** topk, topk.values */
+  topk(self: Operand, k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** kthvalue, kthvalue.values */
+  kthvalue(self: Operand, k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -556,6 +568,18 @@ export interface OpMethods {
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
+  /** sort, sort.stable, sort.values, sort.values_stable */
+  sort(dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  sort(options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** argsort, argsort.stable */
+  argsort(dim?: number, descending?: boolean): Tensor;
+  argsort(options?: { stable?: boolean; dim?: number; descending?: boolean }): Tensor;
+  /** msort, msort.out */
+  msort(options?: { out?: Tensor }): Tensor;
+  /** topk, topk.values */
+  topk(k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** kthvalue, kthvalue.values */
+  kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -604,5 +628,6 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable'
+  | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values';
 export type OpName = Name | `aten::${Name}`;
