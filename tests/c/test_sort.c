@@ -9,8 +9,10 @@
 #include <stdlib.h>
 
 #include "base/half.h"
+#include "core/internal.h"
 #include "kernel_test_util.h"
 #include "kernels/sort.h"
+#include "ops/ops.h"
 #include "test.h"
 #include "weft/parallel.h"
 #include "weft/weft.h"
