@@ -9,11 +9,12 @@
  * bit flipped, others only the sign bit. NaNs are made one value above +inf
  * (all NaNs compare equal in PyTorch's sort), -0.0 becomes 0.0. */
 static inline uint64_t f32_key(float f) {
-  if (f != f) return 0xFFFFFFFFu;
-  if (f == 0) f = 0;
   uint32_t b;
   memcpy(&b, &f, 4);
-  return (b >> 31) ? ~b : (b | 0x80000000u);
+  uint32_t mag = b & 0x7FFFFFFFu;
+  if (mag > 0x7F800000u) return 0xFFFFFFFFu;
+  if (mag == 0) b = 0;
+  return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
 }
 
 static inline uint64_t f64_key(double d) {
@@ -118,22 +119,69 @@ static void sift_down(weft_sort_pair* h, size_t k, size_t i) {
   h[i] = v;
 }
 
-void weft__sort_select(size_t n, const weft_sort_pair* p, size_t k, weft_sort_pair* best) {
-  memcpy(best, p, k * sizeof *p);
-  for (size_t i = k / 2; i-- > 0;) sift_down(best, k, i);
-  /* later pairs have larger indices: only a strictly smaller key enters */
-  uint64_t top = best[0].key;
-  for (size_t j = k; j < n; j++) {
-    if (p[j].key < top) {
-      best[0] = p[j];
-      sift_down(best, k, 0);
-      top = best[0].key;
-    }
-  }
-  for (size_t m = k; m > 1; m--) { /* heap sort: the largest to the end */
+/* the heap's pairs sorted in place (ascending by (key, idx)) */
+static void heap_to_sorted(weft_sort_pair* best, size_t k) {
+  for (size_t m = k; m > 1; m--) { /* the largest to the end */
     weft_sort_pair v = best[0];
     best[0] = best[m - 1];
     best[m - 1] = v;
     sift_down(best, m - 1, 0);
   }
+}
+
+static void heap_init(weft_sort_pair* best, size_t k) {
+  for (size_t i = k / 2; i-- > 0;) sift_down(best, k, i);
+}
+
+/* float32 with contiguous elements: keys made as the scan goes, and four at
+ * a time tested against the heap's top before any of them is looked at */
+static void select_f32(size_t n, const float* x, uint32_t m, size_t k, weft_sort_pair* best) {
+  for (size_t j = 0; j < k; j++) best[j] = (weft_sort_pair){f32_key(x[j]) ^ m, j};
+  heap_init(best, k);
+  uint64_t top = best[0].key;
+  size_t j = k;
+  for (; j + 4 <= n; j += 4) {
+    uint64_t k0 = f32_key(x[j]) ^ m, k1 = f32_key(x[j + 1]) ^ m, k2 = f32_key(x[j + 2]) ^ m,
+             k3 = f32_key(x[j + 3]) ^ m;
+    if ((k0 < top) | (k1 < top) | (k2 < top) | (k3 < top)) {
+      uint64_t ks[4] = {k0, k1, k2, k3};
+      for (size_t i = 0; i < 4; i++) {
+        if (ks[i] < top) {
+          best[0] = (weft_sort_pair){ks[i], j + i};
+          sift_down(best, k, 0);
+          top = best[0].key;
+        }
+      }
+    }
+  }
+  for (; j < n; j++) {
+    uint64_t key = f32_key(x[j]) ^ m;
+    if (key < top) {
+      best[0] = (weft_sort_pair){key, j};
+      sift_down(best, k, 0);
+      top = best[0].key;
+    }
+  }
+  heap_to_sorted(best, k);
+}
+
+void weft__sort_select_keys(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, bool flip, size_t k,
+                            weft_sort_pair* best) {
+  uint64_t m = flip ? key_mask(t) : 0;
+  if (t == WEFT_FLOAT32 && xs == 4) {
+    select_f32(n, (const float*)(const void*)x, (uint32_t)m, k, best);
+    return;
+  }
+  for (size_t j = 0; j < k; j++) best[j] = (weft_sort_pair){key_at(t, x + (ptrdiff_t)j * xs) ^ m, j};
+  heap_init(best, k);
+  uint64_t top = best[0].key;
+  for (size_t j = k; j < n; j++) {
+    uint64_t key = key_at(t, x + (ptrdiff_t)j * xs) ^ m;
+    if (key < top) {
+      best[0] = (weft_sort_pair){key, j};
+      sift_down(best, k, 0);
+      top = best[0].key;
+    }
+  }
+  heap_to_sorted(best, k);
 }

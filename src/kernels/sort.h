@@ -28,8 +28,10 @@ void weft__sort_keys(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, bool f
  * sort below 32 elements. tmp holds n pairs. */
 void weft__sort_pairs(size_t n, weft_sort_pair* p, weft_sort_pair* tmp);
 
-/* The k smallest pairs of p[0..n) by (key, idx), sorted, into best[0..k)
- * (0 < k <= n): a max-heap of k, one pass over p. */
-void weft__sort_select(size_t n, const weft_sort_pair* p, size_t k, weft_sort_pair* best);
+/* The k smallest elements of x[j * xs], j < n, as pairs sorted by (key,
+ * idx) into best[0..k) (0 < k <= n): a max-heap of k over one pass, keys
+ * made as the scan goes (weft__sort_keys's); nothing written but best. */
+void weft__sort_select_keys(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, bool flip, size_t k,
+                            weft_sort_pair* best);
 
 #endif

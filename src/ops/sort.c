@@ -123,6 +123,7 @@ typedef struct {
   int64_t es;
   const char* x;
   char *v, *ix;        /* v NULL: no values */
+  bool alias;          /* the values out= shares self's storage */
   int64_t n;           /* line length */
   int64_t xs, vs, is;  /* strides along dim, bytes */
   int nd;              /* the other dims, which index the lines */
@@ -143,24 +144,38 @@ static void line_offsets(const sort_ctx* c, int64_t l, int64_t* xo, int64_t* vo,
   }
 }
 
-/* one line: gathered first (out= may alias self), keys, selection, writes */
+static inline void copy_elem(char* dst, const char* src, int64_t es) {
+  switch (es) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+  }
+}
+
+/* one line: keys, selection, writes. Gathered first when the values out=
+ * shares self's storage (its writes could clobber the line). */
 static void sort_line(const sort_ctx* c, const char* x, char* v, char* ix, char* line, weft_sort_pair* p,
                       weft_sort_pair* tmp) {
   const sort_job* j = c->job;
-  int64_t n = c->n, es = c->es;
-  for (int64_t e = 0; e < n; e++) memcpy(line + e * es, x + e * c->xs, (size_t)es);
-  weft__sort_keys(c->t, (size_t)n, line, (ptrdiff_t)es, j->flip, p);
+  int64_t n = c->n, es = c->es, xs = c->xs;
+  if (c->alias) {
+    for (int64_t e = 0; e < n; e++) copy_elem(line + e * es, x + e * xs, es);
+    x = line;
+    xs = es;
+  }
   weft_sort_pair* best = p;
   if (use_heap(j->k, n)) {
-    weft__sort_select((size_t)n, p, (size_t)j->k, tmp);
+    weft__sort_select_keys(c->t, (size_t)n, x, (ptrdiff_t)xs, j->flip, (size_t)j->k, tmp);
     best = tmp;
   } else {
+    weft__sort_keys(c->t, (size_t)n, x, (ptrdiff_t)xs, j->flip, p);
     weft__sort_pairs((size_t)n, p, tmp);
   }
   int64_t first = j->mode == KTH ? j->k - 1 : 0, count = j->mode == KTH ? 1 : j->k;
   for (int64_t o = 0; o < count; o++) {
     int64_t src = (int64_t)best[first + o].idx;
-    if (v) memcpy(v + o * c->vs, line + src * es, (size_t)es);
+    if (v) copy_elem(v + o * c->vs, x + src * xs, es);
     memcpy(ix + o * c->is, &src, 8);
   }
 }
@@ -192,6 +207,7 @@ static weft_status sort_run(const sort_job* j, const weft_tensor* self) {
   sort_ctx c = {.job = j, .t = self->dtype, .x = weft_tensor_data_ptr(self),
                 .v = j->values ? weft_tensor_data_ptr(j->values) : NULL, .ix = weft_tensor_data_ptr(j->indices)};
   c.es = (int64_t)weft_dtype_size(c.t);
+  c.alias = j->values && j->values->storage == self->storage;
   int64_t vst[WEFT_MAX_DIMS] = {0}, ist[WEFT_MAX_DIMS] = {0};
   if (j->values) out_strides(j, self, j->values, vst);
   out_strides(j, self, j->indices, ist);
