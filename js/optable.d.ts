@@ -252,6 +252,8 @@ export interface OpFunctions {
   topk(self: Operand, k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   /** kthvalue, kthvalue.values */
   kthvalue(self: Operand, k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** _unique */
+  Unique(self: Operand, sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -580,6 +582,8 @@ export interface OpMethods {
   topk(k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   /** kthvalue, kthvalue.values */
   kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** _unique */
+  Unique(sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -629,5 +633,6 @@ type Name =
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
   | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable'
-  | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values';
+  | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values'
+  | '_unique';
 export type OpName = Name | `aten::${Name}`;

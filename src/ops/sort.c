@@ -257,6 +257,87 @@ static weft_tensor2 run(sort_job j, const weft_tensor* self, int64_t dim, bool w
   return finish(&j, sort_run(&j, self));
 }
 
+/* ---- unique (_unique2) ----
+ * The flattened input (logical order) radix-sorted by key with its indices;
+ * runs of equal keys are the groups, each NaN its own group (PyTorch 1.13's
+ * CPU unique hashes NaNs into garbage; weft gives what a sort-based unique
+ * does: every NaN distinct, after +inf). The value kept is the group's first
+ * occurrence (0.0 or -0.0 as the input has it). sorted=False returns the
+ * sorted order too, a valid order of an unsorted unique. */
+
+static bool nan_key(weft_dtype t, uint64_t key) {
+  return weft_dtype_is_floating(t) && key == (t == WEFT_FLOAT64 ? UINT64_MAX : 0xFFFFFFFFu);
+}
+
+/* counts of each group into counts (if given), inverse per element (if
+ * given), the group's first element's index into firsts; returns the groups */
+static int64_t unique_groups(weft_dtype t, const weft_sort_pair* p, int64_t n, int64_t* firsts, int64_t* inverse,
+                             int64_t* counts) {
+  int64_t g = -1;
+  for (int64_t e = 0; e < n; e++) {
+    bool fresh = e == 0 || p[e].key != p[e - 1].key || nan_key(t, p[e].key);
+    if (fresh) {
+      firsts[++g] = (int64_t)p[e].idx;
+      if (counts) counts[g] = 0;
+    }
+    if (counts) counts[g]++;
+    if (inverse) inverse[p[e].idx] = g;
+  }
+  return g + 1;
+}
+
+static weft_tensor* vector_of(const char* name, int64_t n, weft_dtype t, weft_device dev) {
+  int64_t one = 1;
+  return weft__tensor_alloc(name, &n, &one, 1, t, dev);
+}
+
+/* out[0] the unique values, out[1] the inverse (self's shape, or [0]),
+ * out[2] the counts (or [0]); new references, all NULL on error */
+static weft_status unique_run(const weft_tensor* self, bool return_inverse, bool return_counts, weft_tensor* out[3]) {
+  static const char* name = "unique";
+  out[0] = out[1] = out[2] = NULL;
+  if (self->dtype == WEFT_FLOAT16) {
+    return weft__error(WEFT_TYPE_ERROR, "%s: \"unique\" not implemented for 'Half'", name);
+  }
+  int64_t n = self->numel, es = (int64_t)weft_dtype_size(self->dtype);
+  weft_tensor* x = weft_contiguous(self, WEFT_CONTIGUOUS_FORMAT);
+  weft_sort_pair* p = x ? malloc(sizeof *p * (size_t)(2 * n + 1)) : NULL;
+  int64_t* work = p ? malloc(sizeof(int64_t) * (size_t)(2 * n + 1)) : NULL;
+  weft_status s = work ? WEFT_OK : x ? weft__error(WEFT_OUT_OF_MEMORY, "%s: out of memory", name) : weft_last_status();
+  int64_t st[WEFT_MAX_DIMS];
+  weft__strides_for_format(self->sizes, self->ndim, WEFT_CONTIGUOUS_FORMAT, st);
+  int64_t zero = 0;
+  return_inverse = return_inverse || return_counts; /* as PyTorch 1.13's CPU _unique2 */
+  if (s == WEFT_OK) {
+    out[1] = return_inverse ? weft__tensor_alloc(name, self->sizes, st, self->ndim, WEFT_INT64, self->device)
+                            : weft__tensor_alloc(name, &zero, &zero, 1, WEFT_INT64, self->device);
+    s = out[1] ? WEFT_OK : weft_last_status();
+  }
+  int64_t groups = 0, *firsts = work, *counts = work + n;
+  if (s == WEFT_OK) {
+    const char* data = weft_tensor_data_ptr(x);
+    weft__sort_keys(self->dtype, (size_t)n, data, (ptrdiff_t)es, false, p);
+    weft__sort_pairs((size_t)n, p, p + n);
+    groups = unique_groups(self->dtype, p, n, firsts, return_inverse ? weft_tensor_data_ptr(out[1]) : NULL, counts);
+    out[0] = vector_of(name, groups, self->dtype, self->device);
+    out[2] = vector_of(name, return_counts ? groups : 0, WEFT_INT64, self->device);
+    s = out[0] && out[2] ? WEFT_OK : weft_last_status();
+    if (s == WEFT_OK) {
+      char* v = weft_tensor_data_ptr(out[0]);
+      for (int64_t g = 0; g < groups; g++) copy_elem(v + g * es, data + firsts[g] * es, es);
+      if (return_counts && groups) memcpy(weft_tensor_data_ptr(out[2]), counts, sizeof(int64_t) * (size_t)groups);
+    }
+  }
+  free(work);
+  free(p);
+  weft_tensor_release(x);
+  if (s != WEFT_OK) {
+    for (int i = 0; i < 3; i++) weft_tensor_release(out[i]);
+    out[0] = out[1] = out[2] = NULL;
+  }
+  return s;
+}
+
 /* ---- kernels (CPU and Meta) ---- */
 
 static sort_job sort_of(const char* name, bool descending) {
@@ -316,6 +397,17 @@ static weft_tensor2 k_kthvalue_values(const weft_tensor* self, int64_t k, int64_
   return run(kth_of(k, keepdim), self, dim, true, values, indices);
 }
 
+static weft_tensor2 k__unique(const weft_tensor* self, bool sorted, bool return_inverse) {
+  (void)sorted;
+  weft_tensor* out[3];
+  weft_tensor2 r = {{NULL, NULL}};
+  if (unique_run(self, return_inverse, false, out) != WEFT_OK) return r;
+  weft_tensor_release(out[2]);
+  r.t[0] = out[0];
+  r.t[1] = out[1];
+  return r;
+}
+
 #define BOTH(op, fn)          \
   WEFT_KERNEL(op, CPU, fn);   \
   WEFT_KERNEL(op, META, fn)
@@ -333,5 +425,6 @@ weft_status weft__sort_register(void) {
   BOTH(topk_values, k_topk_values);
   BOTH(kthvalue, k_kthvalue);
   BOTH(kthvalue_values, k_kthvalue_values);
+  WEFT_KERNEL(_unique, CPU, k__unique); /* no Meta kernel: the result's size depends on the data */
   return WEFT_OK;
 }
