@@ -1,8 +1,9 @@
 // The JS API over one instantiated wasm module (either variant, Node or
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
-import { installOps, readOpRegistry } from './ops.js';
+import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
+import { installUnique } from './unique.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1177,5 +1178,7 @@ export function createApi(M, info) {
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
+  // unique's options and its tensor-or-tuple result (js/unique.js)
+  installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   return api;
 }

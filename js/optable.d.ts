@@ -254,6 +254,8 @@ export interface OpFunctions {
   kthvalue(self: Operand, k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   /** _unique */
   Unique(self: Operand, sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
+  /** _unique2 */
+  Unique2(self: Operand, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -584,6 +586,8 @@ export interface OpMethods {
   kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   /** _unique */
   Unique(sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
+  /** _unique2 */
+  Unique2(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -634,5 +638,5 @@ type Name =
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
   | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable'
   | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values'
-  | '_unique';
+  | '_unique' | '_unique2';
 export type OpName = Name | `aten::${Name}`;

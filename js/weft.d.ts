@@ -6,7 +6,9 @@ import type { ConvFunctions } from './conv.js';
 export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
+import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
+export type { UniqueOptions } from './unique.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
 export type { Returns, ValuesIndices } from './ops.js';
 
@@ -176,7 +178,7 @@ export interface MemoryStats {
  * reductions and pools are declared by hand (js/reduce.d.ts, js/pool.d.ts: options objects, the JS calling form).
  */
 export interface Tensor<D extends DType = DType>
-  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps,
+  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, UniqueTensorOps,
   Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps | keyof PoolTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
@@ -255,7 +257,7 @@ export interface TensorCore<D extends DType = DType> {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions,
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, UniqueFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */

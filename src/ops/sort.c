@@ -408,6 +408,19 @@ static weft_tensor2 k__unique(const weft_tensor* self, bool sorted, bool return_
   return r;
 }
 
+static weft_tensor_list k__unique2(const weft_tensor* self, bool sorted, bool return_inverse, bool return_counts) {
+  (void)sorted;
+  weft_tensor* out[3];
+  weft_tensor_list r = {NULL, 0};
+  if (unique_run(self, return_inverse, return_counts, out) != WEFT_OK) return r;
+  r = weft_tensor_list_new(3);
+  for (int i = 0; i < 3; i++) {
+    if (r.t) r.t[i] = out[i];
+    else weft_tensor_release(out[i]);
+  }
+  return r;
+}
+
 #define BOTH(op, fn)          \
   WEFT_KERNEL(op, CPU, fn);   \
   WEFT_KERNEL(op, META, fn)
@@ -425,6 +438,8 @@ weft_status weft__sort_register(void) {
   BOTH(topk_values, k_topk_values);
   BOTH(kthvalue, k_kthvalue);
   BOTH(kthvalue_values, k_kthvalue_values);
-  WEFT_KERNEL(_unique, CPU, k__unique); /* no Meta kernel: the result's size depends on the data */
+  /* no Meta kernels: the result's size depends on the data */
+  WEFT_KERNEL(_unique, CPU, k__unique);
+  WEFT_KERNEL(_unique2, CPU, k__unique2);
   return WEFT_OK;
 }

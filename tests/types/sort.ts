@@ -14,7 +14,15 @@ async function sorting() {
   const { values, indices } = x.topk(2, 1, false, true);
   const t2 = wt.topk(x, 1, 0, true, true, { out: [values, indices] });
   const k: Tensor = x.kthvalue(2, 1, true).values;
-  console.log(s.values, sv, si, st, a, as, m, t2.indices, k);
+  const u: Tensor = x.unique();
+  const u2 = wt.unique(x, { returnInverse: true, sorted: false });
+  const inv: Tensor = u2.inverse;
+  const [uv, uc] = x.unique({ returnCounts: true });
+  const all = wt.unique(x, { returnInverse: true, returnCounts: true, dim: null });
+  const cnt: Tensor = all.counts;
+  console.log(s.values, sv, si, st, a, as, m, t2.indices, k, u, inv, uv, uc, cnt);
+  // @ts-expect-error no counts unless asked
+  console.log(u2.counts);
   // @ts-expect-error topk needs k
   x.topk();
   // @ts-expect-error out takes two tensors
