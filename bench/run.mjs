@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape]
-//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat]
+//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort]
+//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat|sort]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -354,6 +354,32 @@ function reduceReport(rows) {
   }
   const s1 = find('sum_16M', weft, 1), s2 = find('sum_16M', weft, 2);
   if (s1 && s2) console.log(`${weft}: sum_16M 2 threads / 1 thread ${(s1.ms / s2.ms).toFixed(2)}x (target >= 1.6)`);
+}
+
+// Sorting (issue 13, bench/sort_bench.mjs; --no-sort skips it): topk k=5 / k=100 and a full
+// sort of [512, 1000] float32 along the last dim, weft wasm-simd-threads at 1 and 2 threads
+// beside tfjs-wasm (one thread in Node); the target is topk5 ahead of tfjs-wasm.
+const sortRows = [];
+if (section('sort')) {
+  ensurePeers();
+  sortRows.push(...libraryRows('bench/sort_bench.mjs', 'sort', 'weft-simd-threads', 1),
+    ...libraryRows('bench/sort_bench.mjs', 'sort', 'weft-simd-threads', 2));
+  if (has('--no-peers')) log('bench: sort tfjs-wasm skipped (--no-peers)');
+  else if (!existsSync(`${root}/bench/peers/node_modules/@tensorflow/tfjs-backend-wasm`)) {
+    log('bench: sort tfjs-wasm skipped (bench/peers/node_modules/@tensorflow/tfjs-backend-wasm is missing)');
+  } else sortRows.push(...libraryRows('bench/sort_bench.mjs', 'sort', 'tfjs-wasm', 1));
+  for (const r of sortRows) {
+    const tf = sortRows.find((p) => p.build === 'tfjs-wasm' && p.name === r.name);
+    r['vs tfjs-wasm'] = tf && r.build !== 'tfjs-wasm' ? +(tf.ms / r.ms).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (!json && sortRows.length) {
+    console.log('\nSorting, x [512, 1000] float32, last dim: median ms (tfjs-wasm ms / weft ms; target topk5 > 1)');
+    for (const r of sortRows) {
+      const vs = r['vs tfjs-wasm'] === null ? '' : ` (${r['vs tfjs-wasm'].toFixed(2)}x)`;
+      console.log(`${r.name.padEnd(10)}${`${r.build} t${r.threads}`.padEnd(24)}${r.ms.toFixed(3).padStart(9)}${vs}`);
+    }
+  }
 }
 
 if (section('reduce')) reduceReport(reduceBench());

@@ -1,10 +1,11 @@
 // The JS API over one instantiated wasm module (either variant, Node or
 // browser). The ABI it speaks is documented at the top of src/wasm/exports.c.
 import { formatTensor } from './format.js';
-import { installOps, readOpRegistry } from './ops.js';
+import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
+import { installUnique } from './unique.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1183,5 +1184,7 @@ export function createApi(M, info) {
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)
   installOptim(api, { Tensor, WeftError, isOptions });
+  // unique's options and its tensor-or-tuple result (js/unique.js)
+  installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   return api;
 }

@@ -43,7 +43,11 @@ const API_VALUES = new Set([
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
 // ... and those that return a list only with an option: maxPool2d(x, k, { returnIndices: true })
-const LIST_WHEN = { maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true) };
+const LIST_WHEN = {
+  maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true),
+  // unique(x, { returnInverse: true }): { values, inverse }
+  unique: (args) => args.some((a) => isPlainOptions(a) && (a.returnInverse === true || a.returnCounts === true)),
+};
 
 function isPlainOptions(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) &&

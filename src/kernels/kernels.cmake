@@ -19,7 +19,8 @@ set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv.c)
 set(WEFT_KERNEL_ONCE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels.c
-  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c)
+  ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c
+  ${CMAKE_CURRENT_LIST_DIR}/sort.c)
 
 # No contraction into FMAs: every backend must round the same way.
 set(WEFT_KERNEL_FLAGS ${WEFT_WARNINGS} -ffp-contract=off)

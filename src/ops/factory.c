@@ -48,7 +48,7 @@ static int stride_order_cmp(const weft_tensor* t, int d0, int d1) {
   return t->sizes[d0] > t->sizes[d1] ? 1 : 0;
 }
 
-static void infer_dense_strides(const weft_tensor* t, int64_t* out) {
+void weft__infer_dense_strides(const weft_tensor* t, int64_t* out) {
   int perm[WEFT_MAX_DIMS]; /* innermost first */
   int n = t->ndim;
   for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
@@ -78,7 +78,7 @@ static weft_tensor* empty_like_impl(const weft_tensor* self, weft_dtype dtype, w
   if (self->is_non_overlapping_and_dense)
     return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
   int64_t strides[WEFT_MAX_DIMS];
-  infer_dense_strides(self, strides);
+  weft__infer_dense_strides(self, strides);
   return weft_empty_strided(self->sizes, strides, self->ndim, dtype, self->device);
 }
 

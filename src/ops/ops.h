@@ -25,10 +25,13 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
  * called once by weft_init after every schema is defined. */
 #define WEFT_OP_FILES(X) \
   X(factory) X(copy) X(view) X(view_dims) X(elementwise) X(reduce) X(softmax) X(var) X(linalg) \
-  X(reduce_tuple) X(scan) X(pool) X(conv) X(norm) X(loss) X(shape) X(join)
+  X(reduce_tuple) X(scan) X(pool) X(conv) X(norm) X(loss) X(shape) X(join) X(sort)
 #define WEFT__OP_FILE_DECL(f) weft_status weft__##f##_register(void);
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL
+
+/* Dense strides in t's dim order (PyTorch's infer_dense_strides; src/ops/factory.c). */
+void weft__infer_dense_strides(const weft_tensor* t, int64_t* out);
 
 /* None -> the kernel's default (boxed calls pass -1 for ScalarType? and
  * MemoryFormat?). */

@@ -46,3 +46,16 @@ export function close(got, want, e) {
   if (!Number.isFinite(want)) return got === want;
   return Math.abs(got - want) <= e * (1 + Math.abs(want));
 }
+
+// Replays fixture cases at 1 and 2 threads (as many as the variant has):
+// problems(wt, c) returns a case's problems as strings; any fails the test.
+export function replayAtThreads(t, wt, cases, problems) {
+  for (const threads of [1, 2]) {
+    if (threads > wt.maxThreads()) continue;
+    wt.setNumThreads(threads);
+    const bad = cases.flatMap((c) => problems(wt, c));
+    t.diagnostic(`${cases.length} cases at ${threads} thread(s)`);
+    if (bad.length) throw new Error(`${bad.length} problem(s):\n  ${bad.slice(0, 40).join('\n  ')}`);
+  }
+  wt.setNumThreads(1);
+}

@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { initWorker } from 'weft';
-import { init, WeftError, counts, VARIANTS } from './helpers.mjs';
+import { init, WeftError, counts, VARIANTS, replayAtThreads } from './helpers.mjs';
 
 const { cases } = JSON.parse(readFileSync(new URL('../fixtures/pool.json', import.meta.url), 'utf8'));
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
@@ -104,15 +104,7 @@ function problems(wt, c) {
 
 for (const variant of VARIANTS) {
   test(`${variant}: pool.json through maxPool2d / avgPool2d / adaptiveAvgPool2d`, async (t) => {
-    const wt = await init({ variant });
-    for (const threads of [1, 2]) {
-      if (threads > wt.maxThreads()) continue;
-      wt.setNumThreads(threads);
-      const bad = cases.flatMap((c) => problems(wt, c));
-      t.diagnostic(`${cases.length} cases at ${threads} thread(s)`);
-      if (bad.length) throw new Error(`${bad.length} problem(s):\n  ${bad.slice(0, 40).join('\n  ')}`);
-    }
-    wt.setNumThreads(1);
+    replayAtThreads(t, await init({ variant }), cases, problems);
   });
 
   test(`${variant}: the JS calling forms`, async () => {
