@@ -154,7 +154,7 @@ static weft_dtype result_type(const ew_operands* o) {
 
 static weft_status not_implemented(const ew_desc* d, weft_dtype t) {
   return weft__error(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", d->name, d->kname,
-                     weft__torch_scalar_name(t));
+                     weft_dtype_name(t));
 }
 
 /* ---- meta ---- */
@@ -279,7 +279,7 @@ static weft_status meta_pow_tensor_scalar(ew_call* c) {
   weft_dtype common = result_type(&c->in);
   if (c->dst && weft_tensor_dtype(c->dst) != common)
     return weft__error(WEFT_TYPE_ERROR, "pow: Found dtype %s but expected %s",
-                       weft__torch_scalar_name(weft_tensor_dtype(c->dst)), weft__torch_scalar_name(common));
+                       weft_dtype_name(weft_tensor_dtype(c->dst)), weft_dtype_name(common));
   weft_status s = meta_free_dtypes(c, common, true);
   if (s != WEFT_OK) return s;
   c->compute[0] = c->compute[1] = c->compute[2] = common;
@@ -292,11 +292,11 @@ static weft_status meta_where(ew_call* c) {
   weft_dtype rt = result_type(&vals);
   if (c->dst && weft_tensor_dtype(c->dst) != rt)
     return weft__error(WEFT_TYPE_ERROR, "where: Expected out type to be %s but got %s",
-                       weft__torch_scalar_name(rt), weft__torch_scalar_name(weft_tensor_dtype(c->dst)));
+                       weft_dtype_name(rt), weft_dtype_name(weft_tensor_dtype(c->dst)));
   if (ct != WEFT_BOOL && ct != WEFT_UINT8)
     return weft__error(WEFT_TYPE_ERROR,
                        "where: where expected condition to be a boolean tensor, but got a tensor with dtype %s",
-                       weft__torch_scalar_name(ct));
+                       weft_dtype_name(ct));
   weft_status s = meta_free_dtypes(c, rt, true);
   if (s != WEFT_OK) return s;
   c->compute[0] = rt;
@@ -559,12 +559,6 @@ static weft_status impl(ew_call* c) {
 
 /* ---- fill_ / zero_ ---- */
 
-static const char* c_type_name(weft_dtype t) {
-  static const char* const n[WEFT_DTYPE_COUNT] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t",
-                                                  "at::Half", "at::BFloat16", "float", "double"};
-  return n[t];
-}
-
 /* c10::checked_convert: does value overflow dtype t? */
 static bool overflows(weft_scalar v, weft_dtype t) {
   static const double lo[WEFT_DTYPE_COUNT] = {0, 0, -128, -32768, -2147483648.0, -9223372036854775808.0};
@@ -594,7 +588,7 @@ static void fill_loop(void* vc, char** data, const int64_t* strides, int64_t n0,
 static weft_status fill(weft_tensor* self, weft_scalar v) {
   weft_dtype t = weft_tensor_dtype(self);
   if (overflows(v, t))
-    return weft__error(WEFT_OVERFLOW, "fill_: value cannot be converted to type %s without overflow", c_type_name(t));
+    return weft__error(WEFT_OVERFLOW, "fill_: value cannot be converted to type %s without overflow", weft_dtype_name(t));
   _Alignas(16) char value[16] = {0};
   value[0] = (char)weft_dtype_size(t);
   weft__value val = {v.tag == WEFT_SCALAR_DOUBLE, v.tag == WEFT_SCALAR_BOOL ? v.v.b : v.tag == WEFT_SCALAR_INT ? v.v.i : 0,
@@ -672,7 +666,7 @@ static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in
     weft_dtype rt = tmp->dtype;
     weft_tensor_release(tmp);
     return weft__error_null(WEFT_TYPE_ERROR, "%s: result type %s can't be cast to the desired output type %s",
-                            descs[op].name, weft__torch_scalar_name(rt), weft__torch_scalar_name(out->dtype));
+                            descs[op].name, weft_dtype_name(rt), weft_dtype_name(out->dtype));
   }
   weft_status s = resize_output(out, tmp->sizes, tmp->ndim);
   if (s == WEFT_OK) s = weft_copy_(out, tmp);
