@@ -17,6 +17,7 @@
  * and for_each does nothing on them. */
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/half.h"
@@ -506,11 +507,37 @@ static void cast_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* con
   }
 }
 
+/* A float32 output whose n1 = 2..4 rows interleave (the result of an HWC
+ * image's CHW view, its rows widened to run along W): each chunk's rows are
+ * computed into buffers, then stored as one contiguous run instead of each
+ * row scattering with a stride of n1 elements. */
+enum { ICHUNK = 128 };
+static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* strides, const ptrdiff_t* xs, int64_t n0,
+                             int64_t n1) {
+  int nt = c->nt;
+  if (!c->k || c->mem[0] != WEFT_FLOAT32 || n1 < 2 || n1 > 4) return false;
+  if (strides[0] != 4 * n1 || strides[nt] != 4) return false;
+  _Alignas(16) float buf[4][ICHUNK];
+  const void* rows[4] = {buf[0], buf[1], buf[2], buf[3]};
+  for (int64_t i0 = 0; i0 < n0; i0 += ICHUNK) {
+    size_t m = (size_t)(n0 - i0 < ICHUNK ? n0 - i0 : ICHUNK);
+    for (int64_t j = 0; j < n1; j++) {
+      char* x[WEFT_ITER_MAX_OPERANDS];
+      for (int k = 1; k < nt; k++) x[k - 1] = data[k] + j * strides[nt + k] + i0 * strides[k];
+      if (c->any_cast) cast_row(c, m, (char*)buf[j], 4, x, xs);
+      else run_row(c, m, (char*)buf[j], 4, x, xs);
+    }
+    c->k->x32_interleave(m, (size_t)n1, rows, data[0] + i0 * strides[0]);
+  }
+  return true;
+}
+
 static void ew_loop(void* vc, char** data, const int64_t* strides, int64_t n0, int64_t n1) {
   const ew_ctx* c = vc;
   int nt = c->nt;
   ptrdiff_t xs[WEFT_ITER_MAX_OPERANDS];
   for (int k = 1; k < nt; k++) xs[k - 1] = (ptrdiff_t)strides[k];
+  if (interleaved_rows(c, data, strides, xs, n0, n1)) return;
   for (int64_t j = 0; j < n1; j++) {
     char* x[WEFT_ITER_MAX_OPERANDS];
     for (int k = 1; k < nt; k++) x[k - 1] = data[k] + j * strides[nt + k];
@@ -684,7 +711,10 @@ static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, 
   if (mode == EW_OUT && (op == EW_relu || ((op == EW_add || op == EW_sub || op == EW_mul || op == EW_div) && !in[1].t)))
     return out_by_copy(op, dst, nin, in, alpha, approximate);
   ew_call c;
-  memset(&c, 0, sizeof c);
+  /* not the iterator (2 KB): weft_iter_build sets all of it, and clearing
+   * it twice showed in the cost of a small op */
+  memset(&c, 0, offsetof(ew_call, it));
+  c.built = false;
   c.op = op;
   c.d = &descs[op];
   c.mode = mode;
