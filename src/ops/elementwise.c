@@ -507,27 +507,69 @@ static void cast_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* con
   }
 }
 
-/* A float32 output whose n1 = 2..4 rows interleave (the result of an HWC
- * image's CHW view, its rows widened to run along W): each chunk's rows are
- * computed into buffers, then stored as one contiguous run instead of each
- * row scattering with a stride of n1 elements. */
-enum { ICHUNK = 128 };
-static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* strides, const ptrdiff_t* xs, int64_t n0,
-                             int64_t n1) {
+/* An output whose n1 = 2..4 rows interleave (the result of an HWC image's
+ * CHW view, widened to run along W): per chunk of pixels its rows are one
+ * contiguous run, and the op runs once over it. Operands laid out like the
+ * output are read in place, stride-0 ones as they are, and 4-byte ones laid
+ * out otherwise (a CHW tensor beside the view, a per-channel broadcast) are
+ * interleaved into a buffer first: no row gathers its elements with a stride
+ * of n1 and no result is scattered back. */
+enum { IPIX = 128 };
+enum { IN_PLACE, IN_SCALAR, IN_BUFFERED };
+
+static bool interleaved_layouts(const ew_ctx* c, const int64_t* strides, int64_t n1, int* how) {
   int nt = c->nt;
-  if (!c->k || c->mem[0] != WEFT_FLOAT32 || n1 < 2 || n1 > 4) return false;
-  if (strides[0] != 4 * n1 || strides[nt] != 4) return false;
-  _Alignas(16) float buf[4][ICHUNK];
-  const void* rows[4] = {buf[0], buf[1], buf[2], buf[3]};
-  for (int64_t i0 = 0; i0 < n0; i0 += ICHUNK) {
-    size_t m = (size_t)(n0 - i0 < ICHUNK ? n0 - i0 : ICHUNK);
-    for (int64_t j = 0; j < n1; j++) {
-      char* x[WEFT_ITER_MAX_OPERANDS];
-      for (int k = 1; k < nt; k++) x[k - 1] = data[k] + j * strides[nt + k] + i0 * strides[k];
-      if (c->any_cast) cast_row(c, m, (char*)buf[j], 4, x, xs);
-      else run_row(c, m, (char*)buf[j], 4, x, xs);
+  if (!c->k || n1 < 2 || n1 > 4 || nt > 4) return false;
+  int64_t es0 = (int64_t)weft_dtype_size(c->mem[0]);
+  if (strides[0] != es0 * n1 || strides[nt] != es0) return false;
+  for (int k = 1; k < nt; k++) {
+    int64_t es = (int64_t)weft_dtype_size(c->mem[k]), inner = strides[k], outer = strides[nt + k];
+    if (inner == es * n1 && outer == es) how[k] = IN_PLACE;
+    else if (inner == 0 && outer == 0) how[k] = IN_SCALAR;
+    else if (es == 4) how[k] = IN_BUFFERED;
+    else return false;
+  }
+  return true;
+}
+
+/* Input k's n1 rows of m elements from p, interleaved into dst. */
+static void interleave_input(const ew_ctx* c, const int64_t* strides, int k, int64_t n1, size_t m, const char* p,
+                             float* dst) {
+  _Alignas(16) float rows[4][IPIX];
+  const void* r[4];
+  for (int64_t j = 0; j < n1; j++) {
+    const char* rp = p + j * strides[c->nt + k];
+    if (strides[k] == 4) {
+      r[j] = rp;
+    } else {
+      c->k->x32_copy_strided(m, rp, (ptrdiff_t)strides[k], rows[j], 4);
+      r[j] = rows[j];
     }
-    c->k->x32_interleave(m, (size_t)n1, rows, data[0] + i0 * strides[0]);
+  }
+  c->k->x32_interleave(m, (size_t)n1, r, dst);
+}
+
+static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+  int how[WEFT_ITER_MAX_OPERANDS];
+  if (!interleaved_layouts(c, strides, n1, how)) return false;
+  int nt = c->nt;
+  _Alignas(16) float buf[3][IPIX * 4];
+  for (int64_t i0 = 0; i0 < n0; i0 += IPIX) {
+    size_t m = (size_t)(n0 - i0 < IPIX ? n0 - i0 : IPIX);
+    char* xp[WEFT_ITER_MAX_OPERANDS];
+    ptrdiff_t xst[WEFT_ITER_MAX_OPERANDS];
+    for (int k = 1; k < nt; k++) {
+      xp[k - 1] = data[k] + i0 * strides[k];
+      xst[k - 1] = how[k] == IN_SCALAR ? 0 : (ptrdiff_t)weft_dtype_size(c->mem[k]);
+      if (how[k] == IN_BUFFERED) {
+        interleave_input(c, strides, k, n1, m, xp[k - 1], buf[k - 1]);
+        xp[k - 1] = (char*)buf[k - 1];
+      }
+    }
+    char* y = data[0] + i0 * strides[0];
+    ptrdiff_t ys = (ptrdiff_t)weft_dtype_size(c->mem[0]);
+    if (c->any_cast) cast_row(c, m * (size_t)n1, y, ys, xp, xst);
+    else run_row(c, m * (size_t)n1, y, ys, xp, xst);
   }
   return true;
 }
@@ -537,7 +579,7 @@ static void ew_loop(void* vc, char** data, const int64_t* strides, int64_t n0, i
   int nt = c->nt;
   ptrdiff_t xs[WEFT_ITER_MAX_OPERANDS];
   for (int k = 1; k < nt; k++) xs[k - 1] = (ptrdiff_t)strides[k];
-  if (interleaved_rows(c, data, strides, xs, n0, n1)) return;
+  if (interleaved_rows(c, data, strides, n0, n1)) return;
   for (int64_t j = 0; j < n1; j++) {
     char* x[WEFT_ITER_MAX_OPERANDS];
     for (int k = 1; k < nt; k++) x[k - 1] = data[k] + j * strides[nt + k];
