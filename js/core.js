@@ -451,12 +451,15 @@ export function createApi(M, info) {
   const mem = createMemoryTracker(M);
   const scratchBase = M._weft_wasm_scratch() >>> 0;
   const buffer = () => (M.wasmMemory ? M.wasmMemory.buffer : M.HEAPU8.buffer);
-  // One view, remade only when memory growth replaces the buffer (making a
-  // view per call dominated the cost of small ops).
+  // One view, remade only when memory growth detaches its buffer (making a
+  // view per call dominated the cost of small ops, and even reading
+  // memory.buffer per call showed). A shared memory's old buffer is never
+  // detached and still maps these low addresses.
   let scratchView = null;
   const scratch = () => {
-    const b = buffer();
-    if (!scratchView || scratchView.buffer !== b) scratchView = new Float64Array(b, scratchBase, SLOT_OUT + 48);
+    if (!scratchView || scratchView.byteLength === 0) {
+      scratchView = new Float64Array(buffer(), scratchBase, SLOT_OUT + 48);
+    }
     return scratchView;
   };
 
@@ -1074,7 +1077,27 @@ export function createApi(M, info) {
   const randn = (...args) => randomOf('randn', C.randn, args);
 
   // { dtype: 'float16' | 'bfloat16', bits: true } takes a Uint16Array of raw bits.
-  function tensor(data, opts = {}) {
+  // wt.tensor([1, 2, 3, 4]): a flat array of numbers with no options skips
+  // the nested walk, the copy of the values and reading the metadata back
+  // (dtype and device are known), which together cost more than the tensor.
+  const CPU = DEVICES.indexOf('cpu');
+  function flatNumbers(data) {
+    if (!Array.isArray(data)) return false;
+    for (let i = 0; i < data.length; i++) if (typeof data[i] !== 'number') return false;
+    return true;
+  }
+  function numberTensor(data) {
+    const dt = M._weft_get_default_dtype();
+    const n = data.length;
+    const ptr = C.empty([n], dt, CPU, CONTIGUOUS_FORMAT);
+    const t = wrap(ptr, 'tensor');
+    if (n > 0) new ARRAY_OF[DTYPES[dt]](buffer(), M._weft_tensor_data_ptr(ptr) >>> 0, n).set(data);
+    return t;
+  }
+
+  function tensor(data, opts) {
+    if (opts === undefined && flatNumbers(data)) return numberTensor(data);
+    opts ??= {};
     checkKeys('tensor', opts, ['dtype', 'device', 'bits']);
     let shape;
     let values;

@@ -182,6 +182,9 @@ export function installOps(api, k) {
     op.isOut = op.outArgs.length > 0;
     op.tuple = info.tupleReturn ? tupleMaker(info.returns.map((r) => r.name)) : null;
     op.defaults = info.args.map((a) => (a.default ? convertDefault(op, a) : undefined));
+    // bindPlain's starting values; null: bind's general path (an int list may take varargs)
+    op.fill = op.slots.some((j) => info.args[j].list && info.args[j].type !== 'Tensor') ? null
+      : info.args.map((a, j) => (a.default ? op.defaults[j] : a.optional ? null : MISSING));
     op.typed = typedInvoker(op);
     return op;
   }
@@ -189,6 +192,7 @@ export function installOps(api, k) {
   // ---- JS values -> converted values (see invoke for their forms) ----
 
   const DENY = Symbol('mismatch');
+  const MISSING = Symbol('missing');
   // Why the last bind failed, formatted only when the error is thrown
   // (overload resolution fails often on its way to a match).
   let why = () => '';
@@ -304,6 +308,10 @@ export function installOps(api, k) {
   // ---- binding: positional values + keywords (+ the method's self) -> values per argument ----
 
   function bind(op, pos, kw, self, lenient) {
+    if (!kw && op.fill && (self === undefined || op.selfIndex >= 0) &&
+        pos.length <= (self !== undefined ? op.slotsAfterSelf : op.slots).length) {
+      return bindPlain(op, pos, self, lenient);
+    }
     const args = op.args;
     const vals = new Array(args.length);
     const given = new Array(args.length).fill(false);
@@ -371,6 +379,30 @@ export function installOps(api, k) {
       if (args[i].default) vals[i] = op.defaults[i];
       else if (args[i].optional) vals[i] = null;
       else {
+        why = () => `${op.base}() missing required argument '${args[i].name}' (position ${i + 1})`;
+        return DENY;
+      }
+    }
+    return vals;
+  }
+
+  // bind without options for an op with no int-list parameter (so no
+  // varargs form): the values in their slots over a copy of op.fill, which
+  // holds each argument's default, null, or MISSING. The common small-op
+  // call, without bind's bookkeeping.
+  function bindPlain(op, p, self, lenient) {
+    const args = op.args;
+    const vals = op.fill.slice();
+    if (self !== undefined) vals[op.selfIndex] = self;
+    const slots = self !== undefined ? op.slotsAfterSelf : op.slots;
+    for (let j = 0; j < p.length; j++) {
+      const i = slots[j];
+      const c = convert(op, args[i], p[j], i, lenient);
+      if (c === DENY) return DENY;
+      vals[i] = c;
+    }
+    for (let i = 0; i < vals.length; i++) {
+      if (vals[i] === MISSING) {
         why = () => `${op.base}() missing required argument '${args[i].name}' (position ${i + 1})`;
         return DENY;
       }
@@ -465,22 +497,25 @@ export function installOps(api, k) {
   }
 
   function hasWrap(vals) {
-    for (const v of vals) if (v && typeof v === 'object' && 'wrapNumber' in v) return true;
+    for (let i = 0; i < vals.length; i++) {
+      const v = vals[i];
+      if (v !== null && typeof v === 'object' && !isTensor(v) && 'wrapNumber' in v) return true;
+    }
     return false;
   }
 
   // boxed: always through the stack (ops.call); else the typed entry point when it fits.
   function invoke(op, vals, boxed = false) {
-    const temps = [];
+    const temps = hasWrap(vals) ? [] : null;
     try {
-      if (hasWrap(vals)) materialize(vals, temps);
+      if (temps) materialize(vals, temps);
       if (op.typed && !boxed) {
         const r = op.typed(vals);
         if (r !== undefined) return r;
       }
       return invokeBoxed(op, vals);
     } finally {
-      for (const t of temps) t.dispose();
+      if (temps) for (const t of temps) t.dispose();
       if (op.writes.length) refreshWritten(op, vals);
     }
   }
@@ -499,8 +534,11 @@ export function installOps(api, k) {
     const lists = kindsOf(op).flatMap((kd, i) => (LIST_KINDS.has(kd) ? [i] : []));
     const length = (v) => (v.tensors ?? v).length;
     return (vals) => {
-      for (const i of lists) if (vals[i] !== null && length(vals[i]) > k.argSlots.maxList) return undefined;
-      const r = call(...vals);
+      for (let j = 0; j < lists.length; j++) {
+        const v = vals[lists[j]];
+        if (v !== null && length(v) > k.argSlots.maxList) return undefined;
+      }
+      const r = callArgs(call, vals);
       if (op.ret === 'STATUS') {
         if (r !== 0) fail(op.base);
         return vals[op.returnsArg >= 0 ? op.returnsArg : 0];
@@ -528,6 +566,19 @@ export function installOps(api, k) {
     const handles = Array.from(new Uint32Array(k.buffer(), p >>> 0, n));
     M._free(p);
     return handles.map((h) => wrap(h, op.base));
+  }
+
+  // call(vals[0], vals[1], ...) without a spread: spreading the array cost
+  // more than the rest of a small op's JS side.
+  function callArgs(call, v) {
+    switch (v.length) {
+      case 1: return call(v[0]);
+      case 2: return call(v[0], v[1]);
+      case 3: return call(v[0], v[1], v[2]);
+      case 4: return call(v[0], v[1], v[2], v[3]);
+      case 5: return call(v[0], v[1], v[2], v[3], v[4]);
+      default: return call(...v);
+    }
   }
 
   // Several returned handles (new references) as the op's result: out= ones

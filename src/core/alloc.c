@@ -3,17 +3,93 @@
 
 #include "core/internal.h"
 
+/* ---- small blocks kept for reuse ----
+ * A small op makes and frees three small blocks (its tensor, its storage and
+ * a tiny tensor's data); malloc and free of those cost more than the op. So
+ * freed blocks of up to CACHE_CLASSES * 64 bytes wait on a free list per
+ * size, CACHE_DEPTH deep, for the next allocation of that size. One spinlock:
+ * the sections are a few loads and stores, and ops allocate from one thread
+ * at a time in practice. Off under AddressSanitizer, which must see every
+ * free to find a use after it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define WEFT_BLOCK_CACHE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEFT_BLOCK_CACHE 0
+#endif
+#endif
+#ifndef WEFT_BLOCK_CACHE
+#define WEFT_BLOCK_CACHE 1
+#endif
+
+#define CACHE_CLASSES 8
+#define CACHE_DEPTH 64
+
+typedef struct cached_block {
+  struct cached_block* next;
+} cached_block;
+
+static struct {
+  cached_block* head;
+  int n;
+} block_cache[CACHE_CLASSES];
+static atomic_flag cache_lock = ATOMIC_FLAG_INIT;
+
+/* The class of a rounded size; -1: not cached. */
+static int cache_class(size_t rounded) {
+  size_t c = rounded / WEFT_ALLOC_ALIGNMENT;
+  return WEFT_BLOCK_CACHE && c >= 1 && c <= CACHE_CLASSES ? (int)c - 1 : -1;
+}
+
+static void cache_lock_take(void) {
+  while (atomic_flag_test_and_set_explicit(&cache_lock, memory_order_acquire)) {
+  }
+}
+
+static void* cache_take(int c) {
+  cache_lock_take();
+  cached_block* b = block_cache[c].head;
+  if (b) {
+    block_cache[c].head = b->next;
+    block_cache[c].n--;
+  }
+  atomic_flag_clear_explicit(&cache_lock, memory_order_release);
+  return b;
+}
+
+static bool cache_put(int c, void* ptr) {
+  cache_lock_take();
+  bool kept = block_cache[c].n < CACHE_DEPTH;
+  if (kept) {
+    cached_block* b = ptr;
+    b->next = block_cache[c].head;
+    block_cache[c].head = b;
+    block_cache[c].n++;
+  }
+  atomic_flag_clear_explicit(&cache_lock, memory_order_release);
+  return kept;
+}
+
+/* aligned_alloc wants a multiple of the alignment; 0: overflow */
+static size_t round_block(size_t nbytes) {
+  size_t rounded = (nbytes + WEFT_ALLOC_ALIGNMENT - 1) & ~(size_t)(WEFT_ALLOC_ALIGNMENT - 1);
+  return rounded < nbytes ? 0 : rounded;
+}
+
 static void* default_alloc(void* ctx, size_t nbytes) {
   (void)ctx;
-  /* aligned_alloc wants a multiple of the alignment */
-  size_t rounded = (nbytes + WEFT_ALLOC_ALIGNMENT - 1) & ~(size_t)(WEFT_ALLOC_ALIGNMENT - 1);
-  if (rounded < nbytes) return NULL;
-  return aligned_alloc(WEFT_ALLOC_ALIGNMENT, rounded);
+  size_t rounded = round_block(nbytes);
+  if (rounded == 0 && nbytes > 0) return NULL;
+  int c = cache_class(rounded);
+  void* p = c >= 0 ? cache_take(c) : NULL;
+  return p ? p : aligned_alloc(WEFT_ALLOC_ALIGNMENT, rounded);
 }
 
 static void default_free(void* ctx, void* ptr, size_t nbytes) {
   (void)ctx;
-  (void)nbytes;
+  if (!ptr) return;
+  int c = cache_class(round_block(nbytes));
+  if (c >= 0 && cache_put(c, ptr)) return;
   free(ptr);
 }
 

@@ -10,13 +10,6 @@
 
 #define UNDEFINED_DTYPE ((weft_dtype)-1)
 
-const char* weft__torch_scalar_name(weft_dtype t) {
-  static const char* const names[WEFT_DTYPE_COUNT] = {
-      "Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
-  if ((int)t < 0 || (int)t >= WEFT_DTYPE_COUNT) return "Undefined";
-  return names[t];
-}
-
 static bool shape_equals(const int64_t* a, int na, const int64_t* b, int nb) {
   if (na != nb) return false;
   for (int i = 0; i < na; i++)
@@ -236,7 +229,7 @@ static weft_status check_same_dtype(const weft_iter* it, weft_dtype common) {
     const weft_iter_operand* op = &it->ops[i];
     if (op->tensor && op->target_dtype != common) {
       return weft__error(WEFT_TYPE_ERROR, "%s: Found dtype %s but expected %s", it->op_name,
-                         weft__torch_scalar_name(op->target_dtype), weft__torch_scalar_name(common));
+                         weft_dtype_name(op->target_dtype), weft_dtype_name(common));
     }
   }
   return WEFT_OK;
@@ -266,7 +259,7 @@ static weft_status settle_operands(weft_iter* it, const weft_iter_config* c, wef
     if (common == UNDEFINED_DTYPE || op->dtype == common) continue;
     if (c->enforce_safe_casting_to_output && op->is_output && !weft_can_cast(common, op->dtype)) {
       return weft__error(WEFT_TYPE_ERROR, "%s: result type %s can't be cast to the desired output type %s",
-                         it->op_name, weft__torch_scalar_name(common), weft__torch_scalar_name(op->dtype));
+                         it->op_name, weft_dtype_name(common), weft_dtype_name(op->dtype));
     }
     if ((op->is_output && c->cast_common_dtype_to_outputs) ||
         (!op->is_output && c->promote_inputs_to_common_dtype)) {

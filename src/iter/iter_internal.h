@@ -4,10 +4,6 @@
 
 #include "weft/iter.h"
 
-/* PyTorch's C++ ScalarType names ("Float", "Long", ...), which its iterator
- * error messages use. */
-const char* weft__torch_scalar_name(weft_dtype t);
-
 /* How many chunks weft_parallel_for cuts [0, len) into at this thread count. */
 int64_t weft__parallel_chunks(int64_t len, int64_t grain);
 /* explain JSON with the loop kind and chunk count a caller chose. */

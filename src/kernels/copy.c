@@ -24,8 +24,86 @@ COPY(64)
   }
 COPY_STRIDED(8)
 COPY_STRIDED(16)
-COPY_STRIDED(32)
 COPY_STRIDED(64)
+
+/* 4 bytes a gather of 2, 3 or 4 elements stride reads into a unit-stride
+ * row (one channel of an interleaved image, a CHW view of HWC): whole
+ * vectors loaded and shuffled instead of one element at a time. The loads
+ * also read the other channels in between, never past the row's last
+ * element (hence i + 5 <= n). ThreadSanitizer would see those unused reads
+ * race with a thread writing another channel, so its builds take the
+ * element loop. Returns how many elements it copied. */
+#if defined(__SANITIZE_THREAD__)
+#define WEFT_GATHER_VECTORS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WEFT_GATHER_VECTORS 0
+#endif
+#endif
+#ifndef WEFT_GATHER_VECTORS
+#define WEFT_GATHER_VECTORS 1
+#endif
+
+static size_t gather32(size_t n, const char* x, ptrdiff_t xs, char* y) {
+  size_t i = 0;
+  if (!WEFT_GATHER_VECTORS) return 0;
+  if (xs == 8) {
+    for (; i + 5 <= n; i += 4, x += 32, y += 16) wv_v128_store(y, wv_i32x4_even(wv_v128_load(x), wv_v128_load(x + 16)));
+  } else if (xs == 12) {
+    for (; i + 5 <= n; i += 4, x += 48, y += 16)
+      wv_v128_store(y, wv_i32x4_every3(wv_v128_load(x), wv_v128_load(x + 16), wv_v128_load(x + 32)));
+  } else if (xs == 16) {
+    for (; i + 5 <= n; i += 4, x += 64, y += 16) {
+      wv128 lo = wv_i32x4_even(wv_v128_load(x), wv_v128_load(x + 16));
+      wv128 hi = wv_i32x4_even(wv_v128_load(x + 32), wv_v128_load(x + 48));
+      wv_v128_store(y, wv_i32x4_even(lo, hi));
+    }
+  }
+  return i;
+}
+
+void WEFT_UKERNEL(x32_copy_strided, u1)(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys) {
+  const char* src = x;
+  char* dst = y;
+  size_t i = ys == 4 ? gather32(n, src, xs, dst) : 0;
+  src += (ptrdiff_t)i * xs;
+  dst += (ptrdiff_t)i * ys;
+  for (; i < n; i++, src += xs, dst += ys) memcpy(dst, src, 4);
+}
+
+/* 2, 3 or 4 rows of 4-byte elements stored interleaved (the C channels of
+ * an HWC image computed channel by channel): 4 elements of each row a turn,
+ * shuffled into C whole vectors; one element at a time for the rest. */
+void WEFT_UKERNEL(x32_interleave, u4)(size_t n, size_t c, const void* const* x, void* y) {
+  const char* a = x[0];
+  const char* b = x[1];
+  const char* d = c > 2 ? x[2] : NULL;
+  const char* e = c > 3 ? x[3] : NULL;
+  char* out = y;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4, out += 16 * c) {
+    wv128 va = wv_v128_load(a + 4 * i), vb = wv_v128_load(b + 4 * i);
+    if (c == 2) {
+      wv_v128_store(out, wv_i32x4_interleave_lo(va, vb));
+      wv_v128_store(out + 16, wv_i32x4_interleave_hi(va, vb));
+    } else if (c == 3) {
+      wv128 vd = wv_v128_load(d + 4 * i);
+      wv_v128_store(out, wv_i32x4_zip3_0(va, vb, vd));
+      wv_v128_store(out + 16, wv_i32x4_zip3_1(va, vb, vd));
+      wv_v128_store(out + 32, wv_i32x4_zip3_2(va, vb, vd));
+    } else {
+      wv128 vd = wv_v128_load(d + 4 * i), ve = wv_v128_load(e + 4 * i);
+      wv128 lo0 = wv_i32x4_interleave_lo(va, vb), lo1 = wv_i32x4_interleave_lo(vd, ve);
+      wv128 hi0 = wv_i32x4_interleave_hi(va, vb), hi1 = wv_i32x4_interleave_hi(vd, ve);
+      wv_v128_store(out, wv_i64x2_interleave_lo(lo0, lo1));
+      wv_v128_store(out + 16, wv_i64x2_interleave_hi(lo0, lo1));
+      wv_v128_store(out + 32, wv_i64x2_interleave_lo(hi0, hi1));
+      wv_v128_store(out + 48, wv_i64x2_interleave_hi(hi0, hi1));
+    }
+  }
+  for (; i < n; i++)
+    for (size_t j = 0; j < c; j++, out += 4) memcpy(out, (const char*)x[j] + 4 * i, 4);
+}
 
 /* One 16-byte pattern of the element repeated, stored 64 bytes a turn. */
 static inline void fill_pattern(size_t nbytes, wv128 v, char* y) {

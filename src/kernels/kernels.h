@@ -29,6 +29,8 @@ struct weft_f32_unary_params {
 typedef void weft_xcopy_fn(size_t n, const void* x, void* y);
 /* strided copy: y[i*ys] = x[i*xs], byte strides (xs 0 broadcasts) */
 typedef void weft_xcopy_strided_fn(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys);
+/* y[i * c + j] = x[j][i] for i < n, j < c (2..4 rows stored interleaved) */
+typedef void weft_xinterleave_fn(size_t n, size_t c, const void* const* x, void* y);
 /* y[0..n) = *value */
 typedef void weft_xfill_fn(size_t n, const void* value, void* y);
 /* contiguous dtype conversion */

@@ -23,7 +23,6 @@
 #include "ops/ops.h"
 #include "weft/parallel.h"
 
-#define NAME(t) weft__torch_scalar_name(t)
 
 /* "[a, b, c]" */
 static const char* sizes_str(char* buf, size_t cap, const int64_t* s, int n) {
@@ -54,13 +53,13 @@ static weft_status expand_param(const char* what, const int64_t* v, int64_t n, i
 
 static weft_status dtype_checks(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b) {
   if (x->dtype != w->dtype)
-    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected scalar type %s but found %s", NAME(x->dtype),
-                       NAME(w->dtype));
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected scalar type %s but found %s", weft_dtype_name(x->dtype),
+                       weft_dtype_name(w->dtype));
   if (b && b->dtype != x->dtype)
     return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: Input type (%s) and bias type (%s) should be the same",
                        weft_dtype_name(x->dtype), weft_dtype_name(b->dtype));
   if (x->dtype == WEFT_FLOAT16 || x->dtype == WEFT_BOOL)
-    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: \"slow_conv2d_cpu\" not implemented for '%s'", NAME(x->dtype));
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: \"slow_conv2d_cpu\" not implemented for '%s'", weft_dtype_name(x->dtype));
   return WEFT_OK;
 }
 

@@ -17,6 +17,7 @@
  * and for_each does nothing on them. */
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/half.h"
@@ -154,7 +155,7 @@ static weft_dtype result_type(const ew_operands* o) {
 
 static weft_status not_implemented(const ew_desc* d, weft_dtype t) {
   return weft__error(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", d->name, d->kname,
-                     weft__torch_scalar_name(t));
+                     weft_dtype_name(t));
 }
 
 /* ---- meta ---- */
@@ -279,7 +280,7 @@ static weft_status meta_pow_tensor_scalar(ew_call* c) {
   weft_dtype common = result_type(&c->in);
   if (c->dst && weft_tensor_dtype(c->dst) != common)
     return weft__error(WEFT_TYPE_ERROR, "pow: Found dtype %s but expected %s",
-                       weft__torch_scalar_name(weft_tensor_dtype(c->dst)), weft__torch_scalar_name(common));
+                       weft_dtype_name(weft_tensor_dtype(c->dst)), weft_dtype_name(common));
   weft_status s = meta_free_dtypes(c, common, true);
   if (s != WEFT_OK) return s;
   c->compute[0] = c->compute[1] = c->compute[2] = common;
@@ -292,11 +293,11 @@ static weft_status meta_where(ew_call* c) {
   weft_dtype rt = result_type(&vals);
   if (c->dst && weft_tensor_dtype(c->dst) != rt)
     return weft__error(WEFT_TYPE_ERROR, "where: Expected out type to be %s but got %s",
-                       weft__torch_scalar_name(rt), weft__torch_scalar_name(weft_tensor_dtype(c->dst)));
+                       weft_dtype_name(rt), weft_dtype_name(weft_tensor_dtype(c->dst)));
   if (ct != WEFT_BOOL && ct != WEFT_UINT8)
     return weft__error(WEFT_TYPE_ERROR,
                        "where: where expected condition to be a boolean tensor, but got a tensor with dtype %s",
-                       weft__torch_scalar_name(ct));
+                       weft_dtype_name(ct));
   weft_status s = meta_free_dtypes(c, rt, true);
   if (s != WEFT_OK) return s;
   c->compute[0] = rt;
@@ -506,11 +507,79 @@ static void cast_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* con
   }
 }
 
+/* An output whose n1 = 2..4 rows interleave (the result of an HWC image's
+ * CHW view, widened to run along W): per chunk of pixels its rows are one
+ * contiguous run, and the op runs once over it. Operands laid out like the
+ * output are read in place, stride-0 ones as they are, and 4-byte ones laid
+ * out otherwise (a CHW tensor beside the view, a per-channel broadcast) are
+ * interleaved into a buffer first: no row gathers its elements with a stride
+ * of n1 and no result is scattered back. */
+enum { IPIX = 128 };
+enum { IN_PLACE, IN_SCALAR, IN_BUFFERED };
+
+static bool interleaved_layouts(const ew_ctx* c, const int64_t* strides, int64_t n1, int* how) {
+  int nt = c->nt;
+  if (!c->k || n1 < 2 || n1 > 4 || nt > 4) return false;
+  int64_t es0 = (int64_t)weft_dtype_size(c->mem[0]);
+  if (strides[0] != es0 * n1 || strides[nt] != es0) return false;
+  for (int k = 1; k < nt; k++) {
+    int64_t es = (int64_t)weft_dtype_size(c->mem[k]), inner = strides[k], outer = strides[nt + k];
+    if (inner == es * n1 && outer == es) how[k] = IN_PLACE;
+    else if (inner == 0 && outer == 0) how[k] = IN_SCALAR;
+    else if (es == 4) how[k] = IN_BUFFERED;
+    else return false;
+  }
+  return true;
+}
+
+/* Input k's n1 rows of m elements from p, interleaved into dst. */
+static void interleave_input(const ew_ctx* c, const int64_t* strides, int k, int64_t n1, size_t m, const char* p,
+                             float* dst) {
+  _Alignas(16) float rows[4][IPIX];
+  const void* r[4];
+  for (int64_t j = 0; j < n1; j++) {
+    const char* rp = p + j * strides[c->nt + k];
+    if (strides[k] == 4) {
+      r[j] = rp;
+    } else {
+      c->k->x32_copy_strided(m, rp, (ptrdiff_t)strides[k], rows[j], 4);
+      r[j] = rows[j];
+    }
+  }
+  c->k->x32_interleave(m, (size_t)n1, r, dst);
+}
+
+static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+  int how[WEFT_ITER_MAX_OPERANDS];
+  if (!interleaved_layouts(c, strides, n1, how)) return false;
+  int nt = c->nt;
+  _Alignas(16) float buf[3][IPIX * 4];
+  for (int64_t i0 = 0; i0 < n0; i0 += IPIX) {
+    size_t m = (size_t)(n0 - i0 < IPIX ? n0 - i0 : IPIX);
+    char* xp[WEFT_ITER_MAX_OPERANDS];
+    ptrdiff_t xst[WEFT_ITER_MAX_OPERANDS];
+    for (int k = 1; k < nt; k++) {
+      xp[k - 1] = data[k] + i0 * strides[k];
+      xst[k - 1] = how[k] == IN_SCALAR ? 0 : (ptrdiff_t)weft_dtype_size(c->mem[k]);
+      if (how[k] == IN_BUFFERED) {
+        interleave_input(c, strides, k, n1, m, xp[k - 1], buf[k - 1]);
+        xp[k - 1] = (char*)buf[k - 1];
+      }
+    }
+    char* y = data[0] + i0 * strides[0];
+    ptrdiff_t ys = (ptrdiff_t)weft_dtype_size(c->mem[0]);
+    if (c->any_cast) cast_row(c, m * (size_t)n1, y, ys, xp, xst);
+    else run_row(c, m * (size_t)n1, y, ys, xp, xst);
+  }
+  return true;
+}
+
 static void ew_loop(void* vc, char** data, const int64_t* strides, int64_t n0, int64_t n1) {
   const ew_ctx* c = vc;
   int nt = c->nt;
   ptrdiff_t xs[WEFT_ITER_MAX_OPERANDS];
   for (int k = 1; k < nt; k++) xs[k - 1] = (ptrdiff_t)strides[k];
+  if (interleaved_rows(c, data, strides, n0, n1)) return;
   for (int64_t j = 0; j < n1; j++) {
     char* x[WEFT_ITER_MAX_OPERANDS];
     for (int k = 1; k < nt; k++) x[k - 1] = data[k] + j * strides[nt + k];
@@ -559,12 +628,6 @@ static weft_status impl(ew_call* c) {
 
 /* ---- fill_ / zero_ ---- */
 
-static const char* c_type_name(weft_dtype t) {
-  static const char* const n[WEFT_DTYPE_COUNT] = {"bool", "uint8_t", "int8_t", "int16_t", "int", "int64_t",
-                                                  "at::Half", "at::BFloat16", "float", "double"};
-  return n[t];
-}
-
 /* c10::checked_convert: does value overflow dtype t? */
 static bool overflows(weft_scalar v, weft_dtype t) {
   static const double lo[WEFT_DTYPE_COUNT] = {0, 0, -128, -32768, -2147483648.0, -9223372036854775808.0};
@@ -594,7 +657,7 @@ static void fill_loop(void* vc, char** data, const int64_t* strides, int64_t n0,
 static weft_status fill(weft_tensor* self, weft_scalar v) {
   weft_dtype t = weft_tensor_dtype(self);
   if (overflows(v, t))
-    return weft__error(WEFT_OVERFLOW, "fill_: value cannot be converted to type %s without overflow", c_type_name(t));
+    return weft__error(WEFT_OVERFLOW, "fill_: value cannot be converted to type %s without overflow", weft_dtype_name(t));
   _Alignas(16) char value[16] = {0};
   value[0] = (char)weft_dtype_size(t);
   weft__value val = {v.tag == WEFT_SCALAR_DOUBLE, v.tag == WEFT_SCALAR_BOOL ? v.v.b : v.tag == WEFT_SCALAR_INT ? v.v.i : 0,
@@ -672,7 +735,7 @@ static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in
     weft_dtype rt = tmp->dtype;
     weft_tensor_release(tmp);
     return weft__error_null(WEFT_TYPE_ERROR, "%s: result type %s can't be cast to the desired output type %s",
-                            descs[op].name, weft__torch_scalar_name(rt), weft__torch_scalar_name(out->dtype));
+                            descs[op].name, weft_dtype_name(rt), weft_dtype_name(out->dtype));
   }
   weft_status s = resize_output(out, tmp->sizes, tmp->ndim);
   if (s == WEFT_OK) s = weft_copy_(out, tmp);
@@ -690,7 +753,10 @@ static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, 
   if (mode == EW_OUT && (op == EW_relu || ((op == EW_add || op == EW_sub || op == EW_mul || op == EW_div) && !in[1].t)))
     return out_by_copy(op, dst, nin, in, alpha, approximate);
   ew_call c;
-  memset(&c, 0, sizeof c);
+  /* not the iterator (2 KB): weft_iter_build sets all of it, and clearing
+   * it twice showed in the cost of a small op */
+  memset(&c, 0, offsetof(ew_call, it));
+  c.built = false;
   c.op = op;
   c.d = &descs[op];
   c.mode = mode;

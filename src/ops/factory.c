@@ -142,7 +142,7 @@ static weft_tensor* arange_impl(double start, double end, double step, weft_dtyp
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "arange: upper bound and larger bound inconsistent with step sign");
   if (dtype == WEFT_BOOL)
-    return weft__error_null(WEFT_TYPE_ERROR, "arange: \"arange_cpu\" not implemented for 'Bool'");
+    return weft__error_null(WEFT_TYPE_ERROR, "arange: \"arange_cpu\" not implemented for 'bool'");
   double n = ceil((end - start) / step);
   if (!(n >= 0 && n < 9.2e18))
     return weft__error_null(WEFT_INVALID_ARGUMENT,

@@ -18,17 +18,6 @@
 #include "ops/cpu/gemm.h"
 #include "ops/ops.h"
 
-#define NAME(t) weft__torch_scalar_name(t)
-
-/* c10's TypeMeta names, in out= dtype messages */
-static const char* cpp_name(weft_dtype t) {
-  static const char* const names[WEFT_DTYPE_COUNT] = {
-      [WEFT_BOOL] = "bool",       [WEFT_UINT8] = "unsigned char", [WEFT_INT8] = "signed char",
-      [WEFT_INT16] = "short int", [WEFT_INT32] = "int",           [WEFT_INT64] = "long int",
-      [WEFT_FLOAT16] = "c10::Half", [WEFT_BFLOAT16] = "c10::BFloat16", [WEFT_FLOAT32] = "float",
-      [WEFT_FLOAT64] = "double"};
-  return (unsigned)t < WEFT_DTYPE_COUNT ? names[t] : "?";
-}
 
 static weft_tensor* view3(const weft_tensor* t, int64_t b, int64_t m, int64_t n, int64_t bs, int64_t rs,
                           int64_t cs) {
@@ -73,7 +62,7 @@ static void int_loop(weft_tensor* c, const weft_tensor* a, const weft_tensor* b,
 /* AT_DISPATCH's refusal: 1.13's CPU kernels have no Half or Bool case */
 static weft_status check_dtype(const char* kname, weft_dtype t, weft_device dev) {
   if (dev != WEFT_DEVICE_META && (t == WEFT_FLOAT16 || t == WEFT_BOOL))
-    return weft__error(WEFT_INVALID_ARGUMENT, "\"%s\" not implemented for '%s'", kname, NAME(t));
+    return weft__error(WEFT_INVALID_ARGUMENT, "\"%s\" not implemented for '%s'", kname, weft_dtype_name(t));
   return WEFT_OK;
 }
 
@@ -120,7 +109,7 @@ static weft_tensor* make_out(const char* op, weft_tensor* out, const int64_t* si
   if (!out) return weft_empty(sizes, nd, t, dev, WEFT_CONTIGUOUS_FORMAT);
   if (out->dtype != t)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: Expected out tensor to have dtype %s, but got %s instead",
-                            op, cpp_name(t), cpp_name(out->dtype));
+                            op, weft_dtype_name(t), weft_dtype_name(out->dtype));
   if (out->ndim != nd || memcmp(out->sizes, sizes, sizeof(int64_t) * (size_t)nd) != 0) {
     int64_t strides[WEFT_MAX_DIMS];
     if (!weft__strides_for_format(sizes, nd, WEFT_CONTIGUOUS_FORMAT, strides))
@@ -202,8 +191,8 @@ static weft_tensor* mm_impl(const weft_tensor* self, const weft_tensor* mat2, we
   if (mat2->ndim != 2) return weft__error_null(WEFT_INVALID_ARGUMENT, "mm: mat2 must be a matrix");
   if (check_mm_shapes("mm", self, mat2) != WEFT_OK) return NULL;
   if (self->dtype != mat2->dtype)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "mm: expected scalar type %s but found %s", NAME(self->dtype),
-                            NAME(mat2->dtype));
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "mm: expected scalar type %s but found %s", weft_dtype_name(self->dtype),
+                            weft_dtype_name(mat2->dtype));
   const int64_t sizes[2] = {self->sizes[0], mat2->sizes[1]};
   weft_tensor* r = make_out("mm", out, sizes, 2, self->dtype, self->device);
   if (!r) return NULL;
@@ -264,8 +253,8 @@ static weft_tensor* bmm_impl(const weft_tensor* self, const weft_tensor* mat2, w
   if (mat2->ndim != 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "bmm: batch2 must be a 3D tensor");
   if (check_bmm_shapes("bmm", self, mat2) != WEFT_OK) return NULL;
   if (self->dtype != mat2->dtype)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "bmm: expected scalar type %s but found %s", NAME(self->dtype),
-                            NAME(mat2->dtype));
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "bmm: expected scalar type %s but found %s", weft_dtype_name(self->dtype),
+                            weft_dtype_name(mat2->dtype));
   const int64_t sizes[3] = {self->sizes[0], self->sizes[1], mat2->sizes[2]};
   weft_tensor* r = make_out("bmm", out, sizes, 3, self->dtype, self->device);
   if (!r) return NULL;
@@ -292,8 +281,8 @@ static weft_tensor* baddbmm_impl(const weft_tensor* self, const weft_tensor* b1,
   if (!self_e) return NULL;
   weft_status s = check_bmm_shapes("baddbmm", b1, b2);
   if (s == WEFT_OK && b1->dtype != b2->dtype)
-    s = weft__error(WEFT_INVALID_ARGUMENT, "baddbmm: expected scalar type %s but found %s", NAME(b1->dtype),
-                    NAME(b2->dtype));
+    s = weft__error(WEFT_INVALID_ARGUMENT, "baddbmm: expected scalar type %s but found %s", weft_dtype_name(b1->dtype),
+                    weft_dtype_name(b2->dtype));
   if (s != WEFT_OK) {
     weft_tensor_release(self_e);
     return NULL;
@@ -318,7 +307,7 @@ static weft_tensor* dot_impl(const weft_tensor* self, const weft_tensor* other, 
                             self->ndim, other->ndim);
   if (self->dtype != other->dtype)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "dot: dot : expected both vectors to have same dtype, but found %s and %s",
-                            NAME(self->dtype), NAME(other->dtype));
+                            weft_dtype_name(self->dtype), weft_dtype_name(other->dtype));
   if (self->numel != other->numel)
     return weft__error_null(WEFT_INVALID_ARGUMENT,
                             "dot: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same "
@@ -327,7 +316,7 @@ static weft_tensor* dot_impl(const weft_tensor* self, const weft_tensor* other, 
                             (long long)other->numel);
   if (out && out->dtype != self->dtype)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "dot: result dtype %s does not match input dtype %s",
-                            NAME(out->dtype), NAME(self->dtype));
+                            weft_dtype_name(out->dtype), weft_dtype_name(self->dtype));
   const int64_t none[1] = {0};
   weft_tensor* r = make_out("dot", out, none, 0, self->dtype, self->device);
   if (!r) return NULL;
@@ -350,8 +339,8 @@ static weft_tensor* mv_impl(const weft_tensor* self, const weft_tensor* vec, wef
     return weft__error_null(WEFT_INVALID_ARGUMENT, "mv: size mismatch, got %lld, %lldx%lld,%lld", (long long)m,
                             (long long)m, (long long)k, (long long)vec->sizes[0]);
   if (self->dtype != vec->dtype)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "mv: expected scalar type %s but found %s", NAME(self->dtype),
-                            NAME(vec->dtype));
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "mv: expected scalar type %s but found %s", weft_dtype_name(self->dtype),
+                            weft_dtype_name(vec->dtype));
   weft_tensor* r = make_out("mv", out, &m, 1, self->dtype, self->device);
   if (!r) return NULL;
   return finish("addmv_impl_cpu", r, view3(r, 1, m, 1, 0, r->strides[0], 0),

@@ -279,18 +279,18 @@ static weft_tensor* norm_impl(const weft_tensor* self, const weft_scalar* p, con
     return weft__error_null(WEFT_TYPE_ERROR,
                             "norm(): the desired output dtype should be either floating point or complex. Got %s "
                             "instead.",
-                            weft__torch_scalar_name(dtype));
+                            weft_dtype_name(dtype));
   }
   if (!have_dtype && !weft_dtype_is_floating(self->dtype)) {
     return weft__error_null(WEFT_TYPE_ERROR,
                             "norm(): input dtype should be either floating point or complex. Got %s instead.",
-                            weft__torch_scalar_name(self->dtype));
+                            weft_dtype_name(self->dtype));
   }
   weft_dtype in = have_dtype ? dtype : self->dtype;
   weft_dtype rdt = out ? out->dtype : in;
   if (!weft_dtype_is_floating(rdt) && self->numel > 0) {
     return weft__error_null(WEFT_TYPE_ERROR, "norm: \"norm_cpu\" not implemented for '%s'",
-                            weft__torch_scalar_name(rdt));
+                            weft_dtype_name(rdt));
   }
   nred r;
   weft_tensor* x = have_dtype ? weft_to_dtype(self, dtype, false) : weft_tensor_retain((weft_tensor*)self);
@@ -382,7 +382,7 @@ static weft_tensor* all_impl(bool all, const weft_tensor* self, const int64_t* d
   const char* name = all ? "all" : "any";
   if (out && out->dtype != WEFT_BOOL && out->dtype != WEFT_UINT8) {
     return weft__error_null(WEFT_TYPE_ERROR, "%s only supports bool tensor for result, got: %s", name,
-                            weft__torch_scalar_name(out->dtype));
+                            weft_dtype_name(out->dtype));
   }
   weft_dtype rdt = out ? out->dtype : self->dtype == WEFT_UINT8 ? WEFT_UINT8 : WEFT_BOOL;
   nred r;
@@ -504,10 +504,10 @@ static weft_status lse_checks(const weft_tensor* self, const int64_t* dims, int6
                               const weft_tensor* out) {
   if (out && !weft_dtype_is_floating(out->dtype)) {
     return weft__error(WEFT_TYPE_ERROR, "logsumexp(): Expected floating point type for result tensor, but got: %s",
-                       weft__torch_scalar_name(out->dtype));
+                       weft_dtype_name(out->dtype));
   }
   if (self->dtype == WEFT_FLOAT16) {
-    return weft__error(WEFT_TYPE_ERROR, "logsumexp: \"exp_vml_cpu\" not implemented for 'Half'");
+    return weft__error(WEFT_TYPE_ERROR, "logsumexp: \"exp_vml_cpu\" not implemented for 'float16'");
   }
   if (ndims == 0 && !keepdim && self->ndim > 0 && self->numel > 0) {
     /* 1.13 reduces every dim but adds the keepdim shifts to the squeezed result */

@@ -45,13 +45,6 @@ static const char* sizes_str(const weft_tensor* t, char* buf, size_t cap) {
   return buf;
 }
 
-/* c10's TypeMeta names, in out= dtype messages */
-static const char* type_meta_name(weft_dtype t) {
-  static const char* const n[WEFT_DTYPE_COUNT] = {"bool", "unsigned char", "signed char", "short int", "int",
-                                                  "long int", "c10::Half", "c10::BFloat16", "float", "double"};
-  return (unsigned)t < WEFT_DTYPE_COUNT ? n[t] : "?";
-}
-
 /* ---- arguments ---- */
 
 /* The int[2] lists: one value stands for both dims; an empty stride is the kernel. */
@@ -235,7 +228,7 @@ static weft_tensor* finish(const char* op, const weft_pool2d* g, const weft_tens
   bool run = self->device != WEFT_DEVICE_META;
   if (s == WEFT_OK && run && !dtype_ok(g->kind, self->dtype))
     s = fail(WEFT_TYPE_ERROR, op, "\"%s\" not implemented for '%s'", kind_name(g->kind),
-             weft__torch_scalar_name(self->dtype));
+             weft_dtype_name(self->dtype));
   if (s == WEFT_OK && run) s = compute(op, g, self, r, ix);
   if (s == WEFT_OK && out) {
     s = into_out(op, r, out, r->ndim == 4 && g->kind == WEFT_POOL_ADAPTIVE_AVG, run);
@@ -286,8 +279,8 @@ static weft_tensor2 with_indices(const weft_tensor* self, const int64_t* k, int6
   if (max_meta(op, self, k, kn, s, sn, p, pn, d, dn, ceil_mode, &g) != WEFT_OK) return r;
   if (out && same_dtype_out(op, self, out) != WEFT_OK) return r;
   if (indices && indices->dtype != WEFT_INT64) {
-    fail(WEFT_INVALID_ARGUMENT, op, "Expected out tensor to have dtype long int, but got %s instead",
-         type_meta_name(indices->dtype));
+    fail(WEFT_INVALID_ARGUMENT, op, "Expected out tensor to have dtype int64, but got %s instead",
+         weft_dtype_name(indices->dtype));
     return r;
   }
   r.t[0] = finish(op, &g, self, out, NULL, &r.t[1]);
@@ -339,7 +332,7 @@ static weft_status avg_meta(const char* op, const weft_tensor* self, const int64
 static weft_status same_dtype_out(const char* op, const weft_tensor* self, const weft_tensor* out) {
   if (out->dtype != self->dtype)
     return fail(WEFT_INVALID_ARGUMENT, op, "Expected out tensor to have dtype %s, but got %s instead",
-                type_meta_name(self->dtype), type_meta_name(out->dtype));
+                weft_dtype_name(self->dtype), weft_dtype_name(out->dtype));
   return WEFT_OK;
 }
 
@@ -378,7 +371,7 @@ static weft_status check_output_size(const char* op, const int64_t* os, int64_t 
 static weft_status adaptive_out_check(const char* op, const weft_tensor* self, const weft_tensor* out) {
   if (out->dtype != self->dtype)
     return fail(WEFT_INVALID_ARGUMENT, op, "expected dtype %s for `output` but got dtype %s",
-                type_meta_name(self->dtype), type_meta_name(out->dtype));
+                weft_dtype_name(self->dtype), weft_dtype_name(out->dtype));
   return WEFT_OK;
 }
 

@@ -33,14 +33,6 @@ typedef enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN, R_ARGMAX, R_ARGMIN } rop;
 
 static bool is_arg(rop op) { return op == R_ARGMAX || op == R_ARGMIN; }
 
-/* c10's TypeMeta names, which "Expected out tensor to have dtype ..." uses */
-static const char* meta_name(weft_dtype t) {
-  static const char* const n[WEFT_DTYPE_COUNT] = {"bool", "unsigned char", "signed char", "short int", "int",
-                                                  "long int", "c10::Half", "c10::BFloat16", "float", "double"};
-  return (int)t >= 0 && (int)t < WEFT_DTYPE_COUNT ? n[t] : "?";
-}
-const char* weft__type_meta_name(weft_dtype t) { return meta_name(t); }
-
 /* ---- meta ---- */
 
 typedef struct {
@@ -83,18 +75,18 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
         return weft__error(WEFT_TYPE_ERROR,
                            "mean(): could not infer output dtype. Input dtype must be either a floating point "
                            "or complex dtype. Got: %s",
-                           weft__torch_scalar_name(in));
+                           weft_dtype_name(in));
       }
       if (have_opt && !weft_dtype_is_floating(opt)) {
         return weft__error(WEFT_TYPE_ERROR,
                            "mean(): could not infer output dtype. Optional dtype must be either a floating "
                            "point or complex dtype. Got: %s",
-                           weft__torch_scalar_name(opt));
+                           weft_dtype_name(opt));
       }
       r->dtype = have_opt ? opt : out ? out->dtype : in;
       if (!weft_dtype_is_floating(r->dtype)) {
-        return weft__error(WEFT_TYPE_ERROR, "mean: result type Float can't be cast to the desired output type %s",
-                           weft__torch_scalar_name(r->dtype));
+        return weft__error(WEFT_TYPE_ERROR, "mean: result type float32 can't be cast to the desired output type %s",
+                           weft_dtype_name(r->dtype));
       }
       break;
     case R_ARGMAX:
@@ -102,7 +94,7 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
       r->dtype = WEFT_INT64;
       if (r->values_out && r->values_out->dtype != in) {
         return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", r->name,
-                           meta_name(in), meta_name(r->values_out->dtype));
+                           weft_dtype_name(in), weft_dtype_name(r->values_out->dtype));
       }
       break;
     case R_AMAX:
@@ -112,21 +104,21 @@ static weft_status result_dtype(reduction* r, weft_dtype opt, const weft_tensor*
         return weft__error(WEFT_TYPE_ERROR,
                            "%s: Expected the dtype for input and out to match, but got %s for input's dtype "
                            "and %s for out's dtype.",
-                           r->name, weft__torch_scalar_name(in), weft__torch_scalar_name(out->dtype));
+                           r->name, weft_dtype_name(in), weft_dtype_name(out->dtype));
       }
       break;
   }
   if (out && out->dtype != r->dtype) {
     return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", r->name,
-                       meta_name(r->dtype), meta_name(out->dtype));
+                       weft_dtype_name(r->dtype), weft_dtype_name(out->dtype));
   }
   if (is_arg(r->op) && !r->keep_values && r->self->numel > 0 && in == WEFT_BOOL) {
-    return weft__error(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for 'Bool'", r->name, r->name);
+    return weft__error(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for 'bool'", r->name, r->name);
   }
   /* the kernel's dtype check: an empty input never reaches the kernel */
   if (r->op == R_PROD && r->self->numel > 0 && (r->dtype == WEFT_FLOAT16 || r->dtype == WEFT_BFLOAT16)) {
     return weft__error(WEFT_TYPE_ERROR, "prod: \"prod_cpu\" not implemented for '%s'",
-                       weft__torch_scalar_name(r->dtype));
+                       weft_dtype_name(r->dtype));
   }
   return WEFT_OK;
 }

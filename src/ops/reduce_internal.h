@@ -11,8 +11,4 @@
 weft_tensor2 weft__reduce_minmax_dim(bool is_max, const weft_tensor* self, int64_t dim, bool keepdim,
                                      weft_tensor* values_out, weft_tensor* indices_out);
 
-/* c10's TypeMeta name of a dtype ("float", "long int"), as PyTorch's
- * "Expected out tensor to have dtype ..." messages print it. */
-const char* weft__type_meta_name(weft_dtype t);
-
 #endif

@@ -36,7 +36,7 @@ static weft_status scan_dtype(scan_meta* m, const weft_tensor* self, weft_dtype 
   if (inplace) {
     if (have && opt != self->dtype) {
       return weft__error(WEFT_TYPE_ERROR, "%s_: Bad in-place call: input tensor dtype %s and output tensor dtype %s "
-                         "should match", m->name, weft__type_meta_name(self->dtype), weft__type_meta_name(opt));
+                         "should match", m->name, weft_dtype_name(self->dtype), weft_dtype_name(opt));
     }
     m->dtype = self->dtype;
   } else {
@@ -44,12 +44,12 @@ static weft_status scan_dtype(scan_meta* m, const weft_tensor* self, weft_dtype 
   }
   if (out && out->dtype != m->dtype) {
     return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", m->name,
-                       weft__type_meta_name(m->dtype), weft__type_meta_name(out->dtype));
+                       weft_dtype_name(m->dtype), weft_dtype_name(out->dtype));
   }
   /* the kernel's dtype check: 0-dim and empty inputs never reach it */
   if (self->ndim > 0 && self->numel > 0 && (m->dtype == WEFT_BOOL || m->dtype == WEFT_FLOAT16)) {
     return weft__error(WEFT_TYPE_ERROR, "%s: \"%s_out_cpu\" not implemented for '%s'", m->name, m->name,
-                       weft__torch_scalar_name(m->dtype));
+                       weft_dtype_name(m->dtype));
   }
   return WEFT_OK;
 }

@@ -138,7 +138,7 @@ static weft_tensor* run(bool log, const weft_tensor* self, int64_t dim, weft_dty
     weft__error(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", name,
                 lastdim ? (log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl")
                         : "softmax_kernel_impl",
-                weft__torch_scalar_name(t));
+                weft_dtype_name(t));
     weft_tensor_release(in);
     weft_tensor_release(out);
     return NULL;

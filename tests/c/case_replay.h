@@ -75,7 +75,7 @@ static int fx_replay(const fx_table* tb, int ci) {
   if (!bad) {
     weft_status s = weft_op_call_boxed(op, &st);
     if (c->dtype < 0)
-      bad = s == WEFT_OK ? "expected an error" : strstr(weft_last_error(), c->error) ? NULL : "message";
+      bad = s == WEFT_OK ? "expected an error" : fx_error_has(c->error) ? NULL : "message";
     else if (s != WEFT_OK)
       bad = "unexpected error";
     else if (!fx_check(weft_stack_peek(&st, 0)->u.t, (weft_dtype)c->dtype, c->ndim, c->size, c->stride,

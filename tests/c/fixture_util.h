@@ -5,6 +5,7 @@
 #define WEFT_TEST_FIXTURE_UTIL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,67 @@ static inline weft__value fx_value_of(double v, weft_dtype t) {
     x.i = (int64_t)v;
   }
   return x;
+}
+
+/* PyTorch's dtype names as its messages print them -> weft's, the table of
+ * tests/js/fixtures-lib.mjs weftMessage: C++ spellings ("long int",
+ * "c10::Half") only after "dtype ", "but got " or "to type ", ScalarType names
+ * ("Float") as whole words. */
+static const char* const fx_cpp_names[][2] = {
+    {"c10::Half", "float16"}, {"c10::BFloat16", "bfloat16"}, {"at::Half", "float16"}, {"at::BFloat16", "bfloat16"},
+    {"unsigned char", "uint8"}, {"signed char", "int8"},     {"short int", "int16"},   {"long int", "int64"},
+    {"uint8_t", "uint8"},       {"int8_t", "int8"},          {"int16_t", "int16"},     {"int64_t", "int64"},
+    {"int", "int32"},           {"float", "float32"},        {"double", "float64"},    {"bool", "bool"}};
+static const char* const fx_scalar_names[][2] = {
+    {"Bool", "bool"},     {"Byte", "uint8"},     {"Char", "int8"},       {"Short", "int16"},     {"Int", "int32"},
+    {"Long", "int64"},    {"Half", "float16"},   {"BFloat16", "bfloat16"}, {"Float", "float32"}, {"Double", "float64"}};
+
+static inline bool fx_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static inline bool fx_after(const char* s, size_t i, const char* pre) {
+  size_t n = strlen(pre);
+  return i >= n && strncmp(s + i - n, pre, n) == 0;
+}
+
+/* The weft name of the dtype spelled at s + i, with its length in *len; NULL: none. */
+static inline const char* fx_name_at(const char* s, size_t i, size_t* len) {
+  if (i > 0 && (fx_word_char(s[i - 1]) || s[i - 1] == ':')) return NULL;
+  bool cpp = fx_after(s, i, "dtype ") || fx_after(s, i, "but got ") || fx_after(s, i, "to type ");
+  for (size_t k = 0; cpp && k < sizeof fx_cpp_names / sizeof fx_cpp_names[0]; k++) {
+    size_t n = strlen(fx_cpp_names[k][0]);
+    if (strncmp(s + i, fx_cpp_names[k][0], n) == 0 && !fx_word_char(s[i + n]) && s[i + n] != ':') {
+      *len = n;
+      return fx_cpp_names[k][1];
+    }
+  }
+  for (size_t k = 0; k < sizeof fx_scalar_names / sizeof fx_scalar_names[0]; k++) {
+    size_t n = strlen(fx_scalar_names[k][0]);
+    if (strncmp(s + i, fx_scalar_names[k][0], n) == 0 && !fx_word_char(s[i + n])) {
+      *len = n;
+      return fx_scalar_names[k][1];
+    }
+  }
+  return NULL;
+}
+
+/* Does weft's last error contain PyTorch's message torch_msg, in weft's dtype names? */
+static inline bool fx_error_has(const char* torch_msg) {
+  char buf[1024];
+  size_t o = 0;
+  for (size_t i = 0; torch_msg[i] && o + 16 < sizeof buf;) {
+    size_t len;
+    const char* w = fx_name_at(torch_msg, i, &len);
+    if (w) {
+      o += (size_t)snprintf(buf + o, sizeof buf - o, "%s", w);
+      i += len;
+    } else {
+      buf[o++] = torch_msg[i++];
+    }
+  }
+  buf[o] = 0;
+  return strstr(weft_last_error(), buf) != NULL;
 }
 
 /* A tensor with the recorded layout over a fresh storage holding vals. */

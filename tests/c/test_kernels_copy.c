@@ -53,6 +53,52 @@ static void test_copy_strided(const weft_kernels* k) {
   }
 }
 
+/* 4-byte gathers into a unit-stride row (a channel of an interleaved image,
+ * the vector path): the source holds exactly up to the last element read, so
+ * ASan sees any load past it. */
+static void test_gather32(const weft_kernels* k) {
+  for (ptrdiff_t s = 2; s <= 4; s++) {
+    for (size_t si = 0; si < KT_NSIZES; si++) {
+      size_t n = kt_sizes[si], nx = n ? (n - 1) * (size_t)s + 1 : 0;
+      unsigned char* x = malloc(nx * 4 + 1);
+      unsigned char* y = malloc(n * 4 + GUARD);
+      kt_fill_bytes(x, nx * 4);
+      memset(y, 0xAB, n * 4 + GUARD);
+      weft__copy_strided_kernel(k, 4)(n, x, 4 * s, y, 4);
+      int ok = 1;
+      for (size_t i = 0; i < n; i++) ok &= memcmp(y + 4 * i, x + 4 * (size_t)s * i, 4) == 0;
+      for (size_t i = n * 4; i < n * 4 + GUARD; i++) ok &= y[i] == 0xAB;
+      CHECK(ok);
+      free(x);
+      free(y);
+    }
+  }
+}
+
+/* 2, 3 or 4 rows of 4-byte elements stored interleaved, a guard zone after. */
+static void test_interleave32(const weft_kernels* k) {
+  for (size_t c = 2; c <= 4; c++) {
+    for (size_t si = 0; si < KT_NSIZES; si++) {
+      size_t n = kt_sizes[si];
+      unsigned char* rows[4];
+      for (size_t j = 0; j < c; j++) {
+        rows[j] = malloc(n * 4 + 1);
+        for (size_t b = 0; b < n * 4; b++) rows[j][b] = (unsigned char)(b * 7 + j * 31 + 1); /* rows differ */
+      }
+      unsigned char* y = malloc(n * c * 4 + GUARD);
+      memset(y, 0xAB, n * c * 4 + GUARD);
+      k->x32_interleave(n, c, (const void* const*)rows, y);
+      int ok = 1;
+      for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < c; j++) ok &= memcmp(y + 4 * (i * c + j), rows[j] + 4 * i, 4) == 0;
+      for (size_t i = n * c * 4; i < n * c * 4 + GUARD; i++) ok &= y[i] == 0xAB;
+      CHECK(ok);
+      for (size_t j = 0; j < c; j++) free(rows[j]);
+      free(y);
+    }
+  }
+}
+
 static void test_fill(const weft_kernels* k) {
   for (size_t es = 1; es <= 8; es *= 2) {
     for (size_t si = 0; si < KT_NSIZES; si++) {
@@ -78,6 +124,8 @@ int main(void) {
     const weft_kernels* k = kt_backend(b);
     test_copy(k);
     test_copy_strided(k);
+    test_gather32(k);
+    test_interleave32(k);
     test_fill(k);
   }
   TEST_REPORT();

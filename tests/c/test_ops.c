@@ -127,7 +127,7 @@ static void replay_case(int ci) {
   weft_status s = weft_op_call_boxed(op, &st);
   if (c->dtype < 0) {
     if (s == WEFT_OK) fail(ci, "expected an error");
-    else if (!strstr(weft_last_error(), c->error)) {
+    else if (!fx_error_has(c->error)) {
       char msg[512];
       snprintf(msg, sizeof msg, "error lacks \"%s\"", c->error);
       fail(ci, msg);
@@ -306,7 +306,7 @@ static void test_meta(void) {
   weft_tensor* x = weft_exp(a);
   CHECK(x && weft_tensor_dtype(x) == WEFT_FLOAT32);
   CHECK(weft_add_(a, b, weft_scalar_int(1)) != WEFT_OK);
-  CHECK_ERROR_HAS("result type Float can't be cast to the desired output type Int");
+  CHECK_ERROR_HAS("result type float32 can't be cast to the desired output type int32");
   weft_tensor_release(r);
   weft_tensor_release(e);
   weft_tensor_release(x);

@@ -123,7 +123,7 @@ static int replay(int ci) {
   char buf[256];
   if (!bad) {
     weft_status s = weft_op_call_boxed(op, &st);
-    if (c->dtype < 0) bad = s == WEFT_OK ? "expected an error" : strstr(weft_last_error(), c->error) ? NULL : "message";
+    if (c->dtype < 0) bad = s == WEFT_OK ? "expected an error" : fx_error_has(c->error) ? NULL : "message";
     else if (s != WEFT_OK) bad = "unexpected error";
     else if (strncmp(c->op, "max_pool2d_with_indices", 23) == 0) { /* (values, indices) on the stack */
       bad = check_result(c, weft_stack_peek(&st, 1)->u.t, buf, sizeof buf);

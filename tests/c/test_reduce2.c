@@ -59,7 +59,7 @@ static void test_typed(void) {
   CHECK(c && weft_tensor_get_double(c, 11) == 3 + 7 + 11);
   weft_tensor_release(c);
   CHECK(weft_cumprod_(x, 1, WEFT_FLOAT64) != WEFT_OK);
-  CHECK_ERROR_HAS("Bad in-place call: input tensor dtype float and output tensor dtype double should match");
+  CHECK_ERROR_HAS("Bad in-place call: input tensor dtype float32 and output tensor dtype float64 should match");
   CHECK(weft_cumsum_(x, 1, (weft_dtype)-1) == WEFT_OK);
   CHECK(weft_tensor_get_double(x, 3) == 0 + 1 + 2 + 3);
   weft_tensor_release(v);

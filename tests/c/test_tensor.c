@@ -175,7 +175,7 @@ static void test_factories_and_errors(void) {
   weft_memory_stats f0 = weft_memory();
   CHECK(weft_full(s3, 3, 1e300, WEFT_INT32, WEFT_DEVICE_CPU) == NULL);
   CHECK(weft_last_status() == WEFT_OVERFLOW);
-  CHECK_ERROR_HAS("value cannot be converted to type int without overflow");
+  CHECK_ERROR_HAS("value cannot be converted to type int32 without overflow");
   CHECK_EQ_I64(weft_memory().tensors, f0.tensors);
   CHECK_EQ_I64(weft_memory().bytes_in_use, f0.bytes_in_use);
 }

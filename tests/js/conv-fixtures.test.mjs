@@ -7,12 +7,12 @@
 // the layouts of the results; and conv2d through a worker.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { initWorker } from 'weft';
 import { init, WeftError, counts, VARIANTS } from './helpers.mjs';
 import { problems } from './case-replay.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/conv.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('conv.json');
 
 // x [1, 2, 3, 3] = 0..17, w [2, 2, 2, 2] = ones: each output sums a 2x2x2 window
 function small(wt) {

@@ -8,8 +8,32 @@
 import { readFileSync } from 'node:fs';
 import { WeftError } from '../../js/index.js';
 
+// PyTorch's dtype names as its messages print them -> weft's (weft's messages
+// say float32 where PyTorch says Float, or float in c10's TypeMeta spelling).
+// The C replays keep the same table: tests/c/fixture_util.h fx_weft_message.
+const SCALAR_TYPE = {
+  Bool: 'bool', Byte: 'uint8', Char: 'int8', Short: 'int16', Int: 'int32', Long: 'int64',
+  Half: 'float16', BFloat16: 'bfloat16', Float: 'float32', Double: 'float64',
+};
+const CPP_TYPE = {
+  'c10::Half': 'float16', 'c10::BFloat16': 'bfloat16', 'at::Half': 'float16', 'at::BFloat16': 'bfloat16',
+  'unsigned char': 'uint8', 'signed char': 'int8', 'short int': 'int16', 'long int': 'int64',
+  uint8_t: 'uint8', int8_t: 'int8', int16_t: 'int16', int64_t: 'int64',
+  int: 'int32', float: 'float32', double: 'float64', bool: 'bool',
+};
+// C++ spellings only right after "dtype ", "but got " or "to type " (elsewhere
+// "bool" or "int" are plain words); ScalarType names as whole words.
+const CPP_RE = new RegExp(`(dtype |but got |to type )(${Object.keys(CPP_TYPE).join('|')})(?![\\w:])`, 'g');
+const SCALAR_RE = new RegExp(`(?<![\\w:])(${Object.keys(SCALAR_TYPE).join('|')})(?!\\w)`, 'g');
+export function weftMessage(torchMessage) {
+  return torchMessage.replace(CPP_RE, (m, pre, t) => pre + CPP_TYPE[t]).replace(SCALAR_RE, (m, t) => SCALAR_TYPE[t]);
+}
+
+// A fixture file, with the error texts weft's messages must contain
+// (`error`, `match`) in weft's dtype names.
 export function loadFixture(name) {
-  return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
+  return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'),
+    (key, v) => ((key === 'error' || key === 'match') && typeof v === 'string' ? weftMessage(v) : v));
 }
 
 const opt = (v) => (v === null ? undefined : v);

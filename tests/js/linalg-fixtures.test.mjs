@@ -8,11 +8,11 @@
 // generated spellings: wt.matmul(a, b), a.mm(b), wt.linear(x, w, b), { out }.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, counts, VARIANTS } from './helpers.mjs';
 import { problems } from './case-replay.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/linalg.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('linalg.json');
 
 for (const variant of VARIANTS) {
   test(`${variant}: linalg.json through ops.call`, async (t) => {

@@ -33,7 +33,7 @@ test("norm: 'fro', p null and keepdim without a dim, as torch.norm", async () =>
       [() => x.norm('fro', { dtype: 'float64' }), 'dtype argument is not supported in frobenius norm'],
       [() => x.norm('nuc'), "nuclear norm (p = 'nuc') is not supported"],
       [() => x.norm('abc'), "only valid string values are 'fro' and 'nuc', found abc"],
-      [() => wt.norm(wt.tensor([1n, 2n])), 'norm(): input dtype should be either floating point or complex. Got Long'],
+      [() => wt.norm(wt.tensor([1n, 2n])), 'norm(): input dtype should be either floating point or complex. Got int64'],
     ]) {
       assert.throws(f, (e) => e instanceof WeftError && e.message.includes(msg), msg);
     }

@@ -11,10 +11,10 @@
 // given, PyTorch's error messages (WeftError), and that every case leaves
 // wt.memory() where it found it.
 import { test } from 'node:test';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, close, counts, VARIANTS } from './helpers.mjs';
 
-const FIXTURE = JSON.parse(readFileSync(new URL('../fixtures/ops.json', import.meta.url), 'utf8'));
+const FIXTURE = loadFixture('ops.json');
 const CASES = FIXTURE.cases;
 const FORM_EVERY = 5;
 

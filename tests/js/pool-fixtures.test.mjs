@@ -13,11 +13,11 @@
 // explain's path, worker mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { initWorker } from 'weft';
 import { init, WeftError, counts, VARIANTS, replayAtThreads } from './helpers.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/pool.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('pool.json');
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 const TOL = { float32: 2e-6, float64: 1e-12, bfloat16: 1.6e-2 };
 

@@ -11,7 +11,7 @@
 // and that no tensor outlives a case. Shared by reduce-fixtures.test.mjs and
 // reduce2-fixtures.test.mjs.
 import { test } from 'node:test';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, close, counts, VARIANTS } from './helpers.mjs';
 
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
@@ -156,7 +156,7 @@ function runOne(wt, c, idx, generated) {
 
 // One test per variant over every case of tests/fixtures/<file>.
 export function replayFixture(file) {
-  const cases = JSON.parse(readFileSync(new URL(`../fixtures/${file}`, import.meta.url), 'utf8')).cases;
+  const cases = loadFixture(file).cases;
   for (const variant of VARIANTS) {
     test(`${variant}: ${file} through ops.call and the generated API`, async (t) => {
       const wt = await init({ variant });

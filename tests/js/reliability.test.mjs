@@ -159,7 +159,7 @@ for (const variant of VARIANTS) {
     assert.deepEqual(i32.toArray(), [2147483647, -2147483648, 0]);
     i32.dispose();
     // full used to return uninitialized memory when fill_ refused the value
-    throwsWeft(() => wt.full([2], 1e300, { dtype: 'int32' }), 'OverflowError', /cannot be converted to type int without overflow/);
+    throwsWeft(() => wt.full([2], 1e300, { dtype: 'int32' }), 'OverflowError', /cannot be converted to type int32 without overflow/);
     throwsWeft(() => wt.full([2], 300, { dtype: 'int8' }), 'OverflowError');
     assert.deepEqual(counts(wt), before);
   });

@@ -82,8 +82,8 @@ for (const variant of VARIANTS) {
     assert.deepEqual(i.shape, [1, 4]);
     assert.deepEqual(r.values.toArray(), [[0, Number.NaN, -1, Number.NaN]]);
     throwsWeft(() => wt.max(x, 1, { out: [v] }), 'TypeError', /argument 'out' must be an array of 2 Tensors/);
-    throwsWeft(() => wt.max(x, 1, { out: [i, i] }), undefined, /Expected out tensor to have dtype float, but got long int/);
-    throwsWeft(() => wt.max(x, 1, { out: [v, v] }), undefined, /Expected out tensor to have dtype long int, but got float/);
+    throwsWeft(() => wt.max(x, 1, { out: [i, i] }), undefined, /Expected out tensor to have dtype float32, but got int64/);
+    throwsWeft(() => wt.max(x, 1, { out: [v, v] }), undefined, /Expected out tensor to have dtype int64, but got float32/);
     for (const t of [x, v, i]) t.dispose();
   });
 

@@ -126,6 +126,28 @@ static inline wv128 wv_i32x4_even(wv128 a, wv128 b) {
 static inline wv128 wv_i32x4_odd(wv128 a, wv128 b) {
   WV__MAP(int, 2, (r.u32[i] = a.u32[2 * i + 1], r.u32[i + 2] = b.u32[2 * i + 1]));
 }
+/* Lanes 0, 3, 6, 9 of the 12 lanes a:b:c (a stride-3 deinterleave). */
+static inline wv128 wv_i32x4_every3(wv128 a, wv128 b, wv128 c) {
+  wv128 r;
+  r.u32[0] = a.u32[0];
+  r.u32[1] = a.u32[3];
+  r.u32[2] = b.u32[2];
+  r.u32[3] = c.u32[1];
+  return r;
+}
+/* The 12 lanes a0 b0 c0 a1 | b1 c1 a2 b2 | c2 a3 b3 c3 (a stride-3 interleave), one vector each. */
+static inline wv128 wv__zip3(wv128 a, wv128 b, wv128 c, int part) {
+  const wv128* v[3] = {&a, &b, &c};
+  wv128 r;
+  for (int i = 0; i < 4; i++) {
+    int k = 4 * part + i; /* lane k of the interleave: element k / 3 of vector k % 3 */
+    r.u32[i] = v[k % 3]->u32[k / 3];
+  }
+  return r;
+}
+static inline wv128 wv_i32x4_zip3_0(wv128 a, wv128 b, wv128 c) { return wv__zip3(a, b, c, 0); }
+static inline wv128 wv_i32x4_zip3_1(wv128 a, wv128 b, wv128 c) { return wv__zip3(a, b, c, 1); }
+static inline wv128 wv_i32x4_zip3_2(wv128 a, wv128 b, wv128 c) { return wv__zip3(a, b, c, 2); }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { wv128 r; r.i64[0] = a.i64[0]; r.i64[1] = b.i64[0]; return r; }
 /* f64x2 (the scans' double accumulators) */
 static inline wv128 wv_f64x2_add(wv128 a, wv128 b) { WV__MAP(double, 2, r.f64[i] = a.f64[i] + b.f64[i]); }

@@ -121,6 +121,27 @@ static inline wv128 wv_u32x4_extend_high_u16x8(wv128 a) { return _mm_unpackhi_ep
 static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi32(a, b); }
 static inline wv128 wv_i32x4_even(wv128 a, wv128 b) { return WV__SI(_mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x88)); }
 static inline wv128 wv_i32x4_odd(wv128 a, wv128 b) { return WV__SI(_mm_shuffle_ps(WV__PS(a), WV__PS(b), 0xDD)); }
+/* Lanes 0, 3, 6, 9 of the 12 lanes a:b:c (a stride-3 deinterleave): [b2, c1] first, then a0, a3 before them. */
+static inline wv128 wv_i32x4_every3(wv128 a, wv128 b, wv128 c) {
+  __m128 bc = _mm_shuffle_ps(WV__PS(b), WV__PS(c), 0x12);
+  return WV__SI(_mm_shuffle_ps(WV__PS(a), bc, 0x8C));
+}
+/* The 12 lanes a0 b0 c0 a1 | b1 c1 a2 b2 | c2 a3 b3 c3 (a stride-3 interleave), one vector each. */
+static inline wv128 wv_i32x4_zip3_0(wv128 a, wv128 b, wv128 c) {
+  __m128 ab = WV__PS(_mm_unpacklo_epi32(a, b)); /* a0 b0 a1 b1 */
+  __m128 ca = _mm_shuffle_ps(WV__PS(c), ab, 0xA0); /* c0 c0 a1 a1 */
+  return WV__SI(_mm_shuffle_ps(ab, ca, 0x84));
+}
+static inline wv128 wv_i32x4_zip3_1(wv128 a, wv128 b, wv128 c) {
+  __m128 bc = _mm_shuffle_ps(WV__PS(b), WV__PS(c), 0x55); /* b1 b1 c1 c1 */
+  __m128 ab = _mm_shuffle_ps(WV__PS(a), WV__PS(b), 0xAA); /* a2 a2 b2 b2 */
+  return WV__SI(_mm_shuffle_ps(bc, ab, 0x88));
+}
+static inline wv128 wv_i32x4_zip3_2(wv128 a, wv128 b, wv128 c) {
+  __m128 ca = _mm_shuffle_ps(WV__PS(c), WV__PS(a), 0xFA); /* c2 c2 a3 a3 */
+  __m128 bc = _mm_shuffle_ps(WV__PS(b), WV__PS(c), 0xFF); /* b3 b3 c3 c3 */
+  return WV__SI(_mm_shuffle_ps(ca, bc, 0x88));
+}
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi32(a, b); }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi64(a, b); }
 static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi64(a, b); }

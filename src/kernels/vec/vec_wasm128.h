@@ -91,6 +91,20 @@ static inline wv128 wv_i16x8_interleave_hi(wv128 a, wv128 b) {
 /* The even / odd 32-bit lanes of the 8 lanes a:b (a stride-2 deinterleave). */
 static inline wv128 wv_i32x4_even(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 0, 2, 4, 6); }
 static inline wv128 wv_i32x4_odd(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 1, 3, 5, 7); }
+/* Lanes 0, 3, 6, 9 of the 12 lanes a:b:c (a stride-3 deinterleave). */
+static inline wv128 wv_i32x4_every3(wv128 a, wv128 b, wv128 c) {
+  return wasm_i32x4_shuffle(wasm_i32x4_shuffle(a, b, 0, 3, 6, 6), c, 0, 1, 2, 5);
+}
+/* The 12 lanes a0 b0 c0 a1 | b1 c1 a2 b2 | c2 a3 b3 c3 (a stride-3 interleave), one vector each. */
+static inline wv128 wv_i32x4_zip3_0(wv128 a, wv128 b, wv128 c) {
+  return wasm_i32x4_shuffle(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), c, 0, 1, 4, 2);
+}
+static inline wv128 wv_i32x4_zip3_1(wv128 a, wv128 b, wv128 c) {
+  return wasm_i32x4_shuffle(wasm_i32x4_shuffle(a, b, 2, 5, 6, 6), c, 1, 5, 0, 2);
+}
+static inline wv128 wv_i32x4_zip3_2(wv128 a, wv128 b, wv128 c) {
+  return wasm_i32x4_shuffle(wasm_i32x4_shuffle(a, b, 3, 7, 3, 7), c, 6, 0, 1, 7);
+}
 /* r[i] = idx[i] < 16 ? a[idx[i]] : 0 */
 static inline wv128 wv_i8x16_swizzle(wv128 a, wv128 idx) { return wasm_i8x16_swizzle(a, idx); }
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) {
