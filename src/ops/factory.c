@@ -477,7 +477,7 @@ static weft_tensor* random_like(const char* op, const weft_tensor* self, weft_dt
   weft_dtype dt = weft__dtype_or(dtype, self->dtype);
   if (!weft_dtype_is_floating(dt))
     return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", op,
-                            normal ? "normal_kernel_cpu" : "check_uniform_bounds", weft__torch_scalar_name(dt));
+                            normal ? "normal_kernel_cpu" : "check_uniform_bounds", weft_dtype_name(dt));
   weft_tensor* t = like(self, dt, f);
   if (!t || t->device == WEFT_DEVICE_META || t->numel == 0) return t;
   pthread_mutex_lock(&gen_lock);
@@ -528,10 +528,10 @@ static weft_tensor* randint_impl(int64_t low, int64_t high, const int64_t* size,
   if (weft_dtype_is_integral(dtype, true) && dtype != WEFT_INT64) {
     double lo = dtype == WEFT_UINT8 || dtype == WEFT_BOOL ? 0 : -largest_exact(dtype) - 1;
     if ((double)low < lo || (double)low > largest_exact(dtype))
-      return weft__error_null(WEFT_INVALID_ARGUMENT, "randint: from is out of bounds for %s", weft__type_meta_name(dtype));
+      return weft__error_null(WEFT_INVALID_ARGUMENT, "randint: from is out of bounds for %s", weft_dtype_name(dtype));
     if ((double)(high - 1) < lo || (double)(high - 1) > largest_exact(dtype))
       return weft__error_null(WEFT_INVALID_ARGUMENT, "randint: to - 1 is out of bounds for %s",
-                              weft__type_meta_name(dtype));
+                              weft_dtype_name(dtype));
   }
   weft_tensor* t = weft_empty(size, n, dtype, device, WEFT_CONTIGUOUS_FORMAT);
   if (!t || device == WEFT_DEVICE_META) return t;
@@ -615,7 +615,7 @@ static weft_status bernoulli_fill(const char* op, weft_tensor* self, const weft_
   if (p) {
     if (!weft_dtype_is_floating(p->dtype))
       return weft__error(WEFT_TYPE_ERROR, "%s: \"bernoulli_tensor_cpu_p_\" not implemented for '%s'", op,
-                         weft__torch_scalar_name(p->dtype));
+                         weft_dtype_name(p->dtype));
     if (self->dtype == WEFT_FLOAT16)
       return weft__error(WEFT_TYPE_ERROR, "%s: \"bernoulli_tensor_cpu_self_\" not implemented for 'Half'", op);
     pe = weft_expand(p, self->sizes, self->ndim);
@@ -701,7 +701,7 @@ static weft_status multinomial_check(const weft_tensor* self, int64_t n_sample, 
     return weft__error(WEFT_INVALID_ARGUMENT, "multinomial: prob_dist must be 1 or 2 dim");
   if (!weft_dtype_is_floating(self->dtype))
     return weft__error(WEFT_INVALID_ARGUMENT, "multinomial: multinomial only supports floating-point dtypes for "
-                       "input, got: %s", weft__torch_scalar_name(self->dtype));
+                       "input, got: %s", weft_dtype_name(self->dtype));
   if (n_sample <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "multinomial: cannot sample n_sample <= 0 samples");
   int64_t cats = self->sizes[self->ndim - 1];
   if (!replacement && n_sample > cats)
@@ -805,7 +805,7 @@ static weft_tensor* multinomial_impl(const weft_tensor* self, int64_t n, bool re
   if (multinomial_check(self, n, replacement) != WEFT_OK) return NULL;
   if (out && out->dtype != WEFT_INT64)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "multinomial: multinomial expects Long tensor out, got: %s",
-                            weft__torch_scalar_name(out->dtype));
+                            weft_dtype_name(out->dtype));
   int64_t rows = self->ndim == 2 ? self->sizes[0] : 1, cats = self->sizes[self->ndim - 1];
   int64_t sizes[2] = {rows, n};
   bool two = self->ndim == 2;

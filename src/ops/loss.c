@@ -72,7 +72,7 @@ static weft_tensor* mse_loss_kernel(const weft_tensor* self, const weft_tensor* 
   if (!parse_reduction("mse_loss", reduction_, &red)) return NULL;
   weft_dtype t = weft_promote_types(self->dtype, target->dtype);
   if (!weft_dtype_is_floating(t) || t == WEFT_BFLOAT16) {
-    weft__error(WEFT_TYPE_ERROR, "mse_loss: \"mse_cpu\" not implemented for '%s'", weft__torch_scalar_name(t));
+    weft__error(WEFT_TYPE_ERROR, "mse_loss: \"mse_cpu\" not implemented for '%s'", weft_dtype_name(t));
     return NULL;
   }
   tmps s = {0};
@@ -177,17 +177,17 @@ static bool nll_check(const char* op, const weft_tensor* self, const weft_tensor
                        op, (long long)d->c, sizes_text(weight, a, sizeof a)),
            false;
   if (target->dtype != WEFT_INT64)
-    return weft__error(WEFT_TYPE_ERROR, "%s: expected scalar type Long but found %s", op,
-                       weft__torch_scalar_name(target->dtype)),
+    return weft__error(WEFT_TYPE_ERROR, "%s: expected scalar type int64 but found %s", op,
+                       weft_dtype_name(target->dtype)),
            false;
   weft_dtype t = self->dtype;
   if (t != WEFT_FLOAT32 && t != WEFT_FLOAT64 && t != WEFT_BFLOAT16)
     return weft__error(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", op,
-                       self->ndim == 4 ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame", weft__torch_scalar_name(t)),
+                       self->ndim == 4 ? "nll_loss2d_forward_out_frame" : "nll_loss_out_frame", weft_dtype_name(t)),
            false;
   if (weight && weight->dtype != t)
-    return weft__error(WEFT_TYPE_ERROR, "%s: expected scalar type %s but found %s", op, weft__torch_scalar_name(t),
-                       weft__torch_scalar_name(weight->dtype)),
+    return weft__error(WEFT_TYPE_ERROR, "%s: expected scalar type %s but found %s", op, weft_dtype_name(t),
+                       weft_dtype_name(weight->dtype)),
            false;
   return true;
 }
@@ -411,7 +411,7 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
   if (probs) {
     if (!weft_dtype_is_floating(target->dtype)) {
       weft__error(WEFT_TYPE_ERROR, "%s: Expected floating point type for target with class probabilities, got %s", op,
-                  weft__torch_scalar_name(target->dtype));
+                  weft_dtype_name(target->dtype));
       return NULL;
     }
     if (ignore_index >= 0) {

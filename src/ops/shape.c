@@ -249,7 +249,7 @@ static weft_tensor* tile_kernel(const weft_tensor* self, const int64_t* dims, in
 static int64_t* read_repeats(const weft_tensor* r, int64_t* total) {
   if (r->dtype != WEFT_INT32 && r->dtype != WEFT_INT64)
     return weft__error_null(WEFT_TYPE_ERROR, "repeat_interleave: \"repeat_interleave_cpu\" not implemented for '%s'",
-                            weft__torch_scalar_name(r->dtype));
+                            weft_dtype_name(r->dtype));
   if (r->ndim != 1)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "repeat_interleave: repeat_interleave only accept 1D vector as repeat");
   int64_t n = r->sizes[0];
@@ -448,7 +448,7 @@ weft_status weft__into_out(const char* op, const weft_tensor* r, weft_tensor* ou
 static weft_status out_like(const char* op, const weft_tensor* r, weft_tensor* out) {
   if (out->dtype != r->dtype)
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
-                       weft__type_meta_name(r->dtype), weft__type_meta_name(out->dtype));
+                       weft_dtype_name(r->dtype), weft_dtype_name(out->dtype));
   return weft__into_out(op, r, out);
 }
 
@@ -538,7 +538,7 @@ static weft_tensor* diag_kernel(const weft_tensor* self, int64_t k) { return dia
 static weft_tensor* diag_out_kernel(const weft_tensor* self, int64_t k, weft_tensor* out) {
   if (out->dtype != self->dtype)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "diag: expected scalar type %s but found %s",
-                            weft__torch_scalar_name(self->dtype), weft__torch_scalar_name(out->dtype));
+                            weft_dtype_name(self->dtype), weft_dtype_name(out->dtype));
   weft_tensor* r = diag_impl(self, k);
   if (!r) return NULL;
   weft_status s = out_like("diag", r, out);
@@ -601,10 +601,10 @@ static weft_tensor* clamp_scalars(const char* op, const weft_tensor* self, const
     r = NULL;
   } else if (out == self && rt != self->dtype) {
     weft__error(WEFT_TYPE_ERROR, "%s: result type %s can't be cast to the desired output type %s", op,
-                weft__torch_scalar_name(rt), weft__type_meta_name(self->dtype));
+                weft_dtype_name(rt), weft_dtype_name(self->dtype));
   } else if (out && out != self && out->dtype != rt) {
-    weft__error(WEFT_TYPE_ERROR, "%s: Found dtype %s but expected %s", op, weft__torch_scalar_name(out->dtype),
-                weft__torch_scalar_name(rt));
+    weft__error(WEFT_TYPE_ERROR, "%s: Found dtype %s but expected %s", op, weft_dtype_name(out->dtype),
+                weft_dtype_name(rt));
   } else {
     r = clamp_impl(op, self, tl, th, out);
   }

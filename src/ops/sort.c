@@ -60,7 +60,7 @@ static weft_status check_k(const sort_job* j, const weft_tensor* self) {
   }
   if (j->mode != SORT && (self->dtype == WEFT_BOOL || self->dtype == WEFT_FLOAT16)) {
     return weft__error(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for '%s'", j->name,
-                       j->mode == TOPK ? "topk" : "kthvalue", weft__torch_scalar_name(self->dtype));
+                       j->mode == TOPK ? "topk" : "kthvalue", weft_dtype_name(self->dtype));
   }
   return WEFT_OK;
 }
@@ -73,7 +73,7 @@ static weft_status check_out_dtype(const sort_job* j, const weft_tensor* out, we
                                                                 : "output indices must be of scalar type Long");
   }
   return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", j->name,
-                     weft__type_meta_name(want), weft__type_meta_name(out->dtype));
+                     weft_dtype_name(want), weft_dtype_name(out->dtype));
 }
 
 /* a new result, or out (retained) resized when its shape differs */

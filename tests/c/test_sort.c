@@ -137,7 +137,7 @@ static void test_meta_and_errors(void) {
   weft_tensor* v = weft_empty(s, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
   weft_tensor* i = weft_empty(s, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
   e = weft_sort_values(x, 0, false, v, i); /* indices out of the wrong dtype */
-  CHECK(!e.t[0] && strstr(weft_last_error(), "Expected out tensor to have dtype long int, but got float instead"));
+  CHECK(!e.t[0] && strstr(weft_last_error(), "Expected out tensor to have dtype int64, but got float32 instead"));
   CHECK(v->sizes[0] == 5); /* checked before any resize */
   weft_tensor_release(m);
   weft_tensor_release(x);

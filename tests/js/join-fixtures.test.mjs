@@ -11,10 +11,10 @@
 // 1 vs 3 give identical bytes, explain's path, and the large-list forms.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, counts, noLeaks, VARIANTS } from './helpers.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/join.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('join.json');
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 const ELEM = { bool: 1, uint8: 1, int8: 1, int16: 2, int32: 4, int64: 8, float16: 2, bfloat16: 2, float32: 4, float64: 8 };
 

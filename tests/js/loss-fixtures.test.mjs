@@ -8,10 +8,10 @@
 // message, nothing leaks. Then the method forms and a bad reduction.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, close, counts, throwsWeft, VARIANTS } from './helpers.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/loss.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('loss.json');
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 const TOL = { float32: 3e-6, float64: 1e-12, float16: 2e-3, bfloat16: 1.6e-2 };
 const FN = { mse_loss: 'mseLoss', binary_cross_entropy_with_logits: 'binaryCrossEntropyWithLogits',
@@ -89,7 +89,7 @@ test('losses: methods, defaults, a bad reduction', async () => {
 // d sum(loss) / d self against PyTorch: nll_loss through its own backward
 // (NllLossBackward0), the composites through their steps' formulas
 test('loss gradients match PyTorch 1.13', async () => {
-  const { grads } = JSON.parse(readFileSync(new URL('../fixtures/loss.json', import.meta.url), 'utf8'));
+  const { grads } = loadFixture('loss.json');
   const wt = await init();
   const before = counts(wt);
   const failures = [];

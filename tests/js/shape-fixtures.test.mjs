@@ -8,12 +8,12 @@
 // multinomial without replacement, meta tensors and worker mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { initWorker } from 'weft';
 import { init, counts, tracker, throwsWeft, VARIANTS } from './helpers.mjs';
 import { problems } from './case-replay.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/shape.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('shape.json');
 
 function replay(wt, c) {
   if (c.seed !== undefined) wt.manualSeed(c.seed);
