@@ -3,6 +3,7 @@
 import { formatTensor } from './format.js';
 import { installOps, readOpRegistry } from './ops.js';
 import { installPool } from './pool.js';
+import { installIndexing } from './index_ops.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1177,5 +1178,7 @@ export function createApi(M, info) {
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
+  // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
+  installIndexing(api, { Tensor, WeftError, isOptions });
   return api;
 }

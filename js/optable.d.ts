@@ -240,6 +240,22 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** index_select, index_select.out */
+  indexSelect(self: Operand, dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
+  /** gather, gather.out */
+  gather(self: Operand, dim: number, index: Operand, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
+  /** scatter.src, scatter.value, scatter.reduce, scatter.value_reduce */
+  scatter(self: Operand, dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  /** scatter_add */
+  scatterAdd(self: Operand, dim: number, index: Operand, src: Operand): Tensor;
+  /** take, take.out */
+  take(self: Operand, index: Operand, options?: { out?: Tensor }): Tensor;
+  /** masked_fill.Scalar, masked_fill.Tensor */
+  maskedFill(self: Operand, mask: Operand, value: Operand): Tensor;
+  /** masked_select, masked_select.out */
+  maskedSelect(self: Operand, mask: Operand, options?: { out?: Tensor }): Tensor;
+  /** nonzero, nonzero.out */
+  nonzero(self: Operand, options?: { out?: Tensor }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -556,6 +572,28 @@ export interface OpMethods {
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
+  /** index_select, index_select.out */
+  indexSelect(dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
+  /** gather, gather.out */
+  gather(dim: number, index: Operand, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
+  /** scatter.src, scatter.value, scatter.reduce, scatter.value_reduce */
+  scatter(dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  /** scatter_.src, scatter_.value, scatter_.reduce, scatter_.value_reduce */
+  scatter_(dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  /** scatter_add */
+  scatterAdd(dim: number, index: Operand, src: Operand): Tensor;
+  /** scatter_add_ */
+  scatterAdd_(dim: number, index: Operand, src: Operand): Tensor;
+  /** take, take.out */
+  take(index: Operand, options?: { out?: Tensor }): Tensor;
+  /** masked_fill.Scalar, masked_fill.Tensor */
+  maskedFill(mask: Operand, value: Operand): Tensor;
+  /** masked_fill_.Scalar, masked_fill_.Tensor */
+  maskedFill_(mask: Operand, value: Operand): Tensor;
+  /** masked_select, masked_select.out */
+  maskedSelect(mask: Operand, options?: { out?: Tensor }): Tensor;
+  /** nonzero, nonzero.out */
+  nonzero(options?: { out?: Tensor }): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -604,5 +642,8 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out'
+  | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce'
+  | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar'
+  | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out';
 export type OpName = Name | `aten::${Name}`;

@@ -35,7 +35,11 @@ const API_VALUES = new Set([
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
 // ... and those that return a list only with an option: maxPool2d(x, k, { returnIndices: true })
-const LIST_WHEN = { maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true) };
+const LIST_WHEN = {
+  maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true),
+  nonzero: (args) => args.some((a) => isPlainOptions(a) && (a.asTuple === true || a.as_tuple === true)),
+  where: (args) => args.length === 1,
+};
 
 function isPlainOptions(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) &&

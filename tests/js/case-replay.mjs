@@ -1,7 +1,7 @@
 // Replays one PyTorch-recorded op case (the format of
 // tests/fixtures/gen_linalg_fixtures.py and gen_conv_fixtures.py) through
 // wt.ops.call: keyword-only arguments in the trailing options object, None as
-// null, int lists as arrays, strings as strings. Values are exact; dtype,
+// null, int lists as arrays, strings as strings, bools as booleans. Values are exact; dtype,
 // shape and the strides of dims longer than 1 must match; errors are
 // WeftErrors containing PyTorch's message; out= returns the out tensor;
 // nothing leaks. Returns the problems found (strings).
@@ -23,7 +23,7 @@ export function problems(wt, c) {
     if (a.none) return null;
     if (a.list) return a.list;
     if (a.str !== undefined) return a.str;
-    if (!a.tensor) return num(a.scalar);
+    if (!a.tensor) return a.type === 'bool' ? Boolean(a.scalar) : num(a.scalar);
     const base = wt.tensor(a.tensor.storage.map(num), { dtype: a.tensor.dtype });
     made.push(base);
     const t = base.asStrided(a.tensor.size, a.tensor.stride, a.tensor.offset);
