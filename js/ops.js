@@ -35,6 +35,8 @@ function readJson(M, fail, ptr, op) {
 // names it), `slot` the argument slot of the scratch area of a list or Scalar.
 // The values are already checked (convert() below, or core.js):
 //   TENSOR, MTENSOR, OPT_TENSOR  a handle, a Tensor or null
+//   TENSOR_LIST, OPT_TENSOR_LIST { tensors }: an array of at most argSlots.maxList
+//                                Tensors (and nulls for Tensor?[])
 //   INT                          an integer number
 //   OPT_INT                      an integer number or null
 //   INT_LIST                     an array of at most argSlots.maxList integer numbers
@@ -50,6 +52,7 @@ const TO_PARAM = {
   INT: () => same,
   OPT_INT: () => (v) => (v === null ? INT64_MIN_AS_DOUBLE : v),
   INT_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v),
+  TENSOR_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v.tensors.map((t) => (t === null ? 0 : t.handle(name)))),
   OPT_INT_LIST: (argSlots, name, slot) => (v) => (v === null ? 0 : argSlots.writeList(slot, v)), // None: NULL
   DOUBLE: () => (v) => (v !== null && typeof v === 'object' ? v.v : v),
   BOOL: () => (v) => (v ? 1 : 0),
@@ -60,6 +63,11 @@ const TO_PARAM = {
 };
 TO_PARAM.MTENSOR = TO_PARAM.OPT_TENSOR = TO_PARAM.TENSOR;
 TO_PARAM.MEMORY_FORMAT = TO_PARAM.DTYPE;
+TO_PARAM.OPT_TENSOR_LIST = TO_PARAM.TENSOR_LIST;
+// The kinds whose value goes through an argument slot of the scratch area.
+const SLOT_KINDS = new Set(['INT_LIST', 'OPT_INT_LIST', 'TENSOR_LIST', 'OPT_TENSOR_LIST', 'SCALAR', 'OPT_SCALAR']);
+// The list kinds: longer lists than a slot holds go boxed.
+const LIST_KINDS = new Set(['INT_LIST', 'OPT_INT_LIST', 'TENSOR_LIST', 'OPT_TENSOR_LIST']);
 
 // fn(p0(a), p1(b), ...) with the op's own arity. A small closure per op, so that
 // where a method calls one op V8 inlines it, its converters and the wasm call
@@ -89,7 +97,7 @@ function entryPoint(M, info, argSlots) {
   }
   let slot = 0;
   const params = kinds.map((kd) =>
-    TO_PARAM[kd](argSlots, info.base, kd === 'INT_LIST' || kd === 'OPT_INT_LIST' || kd === 'SCALAR' || kd === 'OPT_SCALAR' ? slot++ : -1));
+    TO_PARAM[kd](argSlots, info.base, SLOT_KINDS.has(kd) ? slot++ : -1));
   return slot <= argSlots.count ? withParams(fn, params) : null;
 }
 
@@ -256,7 +264,12 @@ export function installOps(api, k) {
 
   function convertList(op, a, v, pos) {
     if (a.type === 'Tensor') {
-      if (!Array.isArray(v) || !v.every((x) => isTensor(x) || (a.elemOptional && x == null))) return deny(op, a, v, pos);
+      if (!Array.isArray(v)) return deny(op, a, v, pos);
+      const bad = v.findIndex((x) => !isTensor(x) && !(a.elemOptional && x === null));
+      if (bad >= 0) { // PyTorch's words for torch.cat([t, 1])
+        why = () => `${op.base}(): expected Tensor as element ${bad} in argument '${a.name}', but got ${jsTypeName(v[bad])}`;
+        return DENY;
+      }
       return { tensors: v };
     }
     if (a.type !== 'int' && a.type !== 'SymInt') return deny(op, a, v, pos);
@@ -481,14 +494,16 @@ export function installOps(api, k) {
   function typedInvoker(op) {
     const call = op.cname ? registry.entries.get(op.cname) : null;
     if (!call) return null;
-    const lists = kindsOf(op).flatMap((kd, i) => (kd === 'INT_LIST' || kd === 'OPT_INT_LIST' ? [i] : []));
+    const lists = kindsOf(op).flatMap((kd, i) => (LIST_KINDS.has(kd) ? [i] : []));
+    const length = (v) => (v.tensors ?? v).length;
     return (vals) => {
-      for (const i of lists) if (vals[i] !== null && vals[i].length > k.argSlots.maxList) return undefined;
+      for (const i of lists) if (vals[i] !== null && length(vals[i]) > k.argSlots.maxList) return undefined;
       const r = call(...vals);
       if (op.ret === 'STATUS') {
         if (r !== 0) fail(op.base);
         return vals[op.returnsArg >= 0 ? op.returnsArg : 0];
       }
+      if (op.ret === 'TENSOR_LIST') return listResult(op, r);
       if (op.ret === 'TENSOR2') {
         const r1 = M._weft_wasm_op_second();
         if (!r) fail(op.base);
@@ -501,6 +516,16 @@ export function installOps(api, k) {
       }
       return wrap(r, op.base);
     };
+  }
+
+  // A TENSOR_LIST return: the malloc'd array of new references (0 on error)
+  // and its length, as an array of Tensors; the array is freed.
+  function listResult(op, p) {
+    const n = M._weft_wasm_op_list_len();
+    if (!p) fail(op.base);
+    const handles = Array.from(new Uint32Array(k.buffer(), p >>> 0, n));
+    M._free(p);
+    return handles.map((h) => wrap(h, op.base));
   }
 
   // Several returned handles (new references) as the op's result: out= ones
@@ -804,12 +829,14 @@ export function installOps(api, k) {
     };
   }
 
-  // tuples: the names with an overload returning several tensors (worker mode reads them)
-  const generated = { functions: [], methods: [], tuples: [] };
+  // tuples: the names with an overload returning several tensors, lists: those
+  // with one returning Tensor[] (worker mode reads both)
+  const generated = { functions: [], methods: [], tuples: [], lists: [] };
   for (const [base, cands] of byBase) {
     const name = camel(base);
     const inplace = base.endsWith('_');
     if (cands.some((op) => op.tuple)) generated.tuples.push(name);
+    if (cands.some((op) => op.ret === 'TENSOR_LIST')) generated.lists.push(name);
     if (!inplace && !(name in api)) {
       api[name] = functionFor(base, cands);
       generated.functions.push(name);

@@ -55,7 +55,7 @@ export async function createWorkerApi(endpoint, options) {
   const scopes = [];
   let closed = false;
   let dead = null; // the WeftError every call gets once the worker has died
-  let tuples = new Set(); // methods that may return several tensors (from init)
+  let tuples = new Set(); // methods that may return several tensors, as a tuple or a Tensor[] (from init)
 
   // A dead worker (an uncaught error, an exit) fails every pending call and
   // every later one, so nothing waits forever.
@@ -232,6 +232,6 @@ export async function createWorkerApi(endpoint, options) {
   });
 
   const ready = await send({ kind: 'init', options: options ?? {} });
-  tuples = new Set(ready.value?.tuples ?? []);
+  tuples = new Set([...(ready.value?.tuples ?? []), ...(ready.value?.lists ?? [])]);
   return api;
 }

@@ -89,7 +89,7 @@ export function serve(endpoint, init) {
       case 'init': {
         wt = await init(msg.options);
         // the names whose calls may return several tensors: the client waits for those
-        return { value: { tuples: wt.ops.generated.tuples } };
+        return { value: { tuples: wt.ops.generated.tuples, lists: wt.ops.generated.lists } };
       }
       case 'dispose':
         release(msg.target);

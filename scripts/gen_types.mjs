@@ -40,7 +40,7 @@ const isIntList = (a) => a.list && (a.type === 'int' || a.type === 'SymInt');
 
 function atoms(a) {
   let t;
-  if (a.type === 'Tensor') t = a.list ? ['readonly (Tensor | null)[]'] : a.alias ? ['Tensor'] : OPERAND;
+  if (a.type === 'Tensor') t = a.list ? [a.elemOptional ? 'readonly (Tensor | null)[]' : 'readonly Tensor[]'] : a.alias ? ['Tensor'] : OPERAND;
   else if (a.type === 'int' || a.type === 'SymInt') t = !a.list ? ['number'] : a.listSize ? ['number', 'Shape'] : ['Shape'];
   else t = SIMPLE[a.type];
   if (!t) throw new Error(`${OUT}: no TypeScript type for '${a.text}'`);
@@ -85,11 +85,12 @@ function signature(op, method) {
   return { params, options, names: [op.name], returns: returnType(op.returns) };
 }
 
-// `Tensor`; several tensors as js/ops.js gives them: named ones an object with those names
+// `Tensor`, `Tensor[]`; several tensors as js/ops.js gives them: named ones an object with those names
 // (Returns<'values' | 'indices'>, also iterable), unnamed ones a tuple; anything else OpResult.
 function returnType(text) {
   const tensor = /^Tensor(\([a-z]!?\))?$/;
   if (tensor.test(text)) return 'Tensor';
+  if (/^Tensor(\([a-z]!?\))?\[\]$/.test(text)) return 'Tensor[]';
   const m = /^\((.*)\)$/.exec(text);
   const parts = m ? m[1].split(',').map((p) => p.trim().split(' ')) : [];
   if (!parts.length || !parts.every(([t]) => tensor.test(t))) return 'OpResult';

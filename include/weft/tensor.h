@@ -30,6 +30,15 @@ typedef struct weft_tensor2 {
   weft_tensor* t[2];
 } weft_tensor2;
 
+/* A list of tensors from one call (an op returning `Tensor[]`: split,
+ * unbind): t is a malloc'd array of n new references. t is NULL on error
+ * only; an empty result has a non-NULL t and n 0. Give it back with
+ * weft_tensor_list_release (every reference and the array). */
+typedef struct weft_tensor_list {
+  weft_tensor** t;
+  int64_t n;
+} weft_tensor_list;
+
 typedef enum {
   WEFT_CONTIGUOUS_FORMAT = 0,
   WEFT_CHANNELS_LAST = 1,    /* 4-D, NHWC order in memory */
@@ -45,6 +54,9 @@ int weft_memory_format_from_name(const char* name, weft_memory_format* out); /* 
 weft_tensor* weft_tensor_retain(weft_tensor* t);
 void weft_tensor_release(weft_tensor* t); /* NULL is a no-op */
 void weft_tensor2_release(weft_tensor2 r); /* both; NULLs are no-ops */
+void weft_tensor_list_release(weft_tensor_list r); /* every reference, then the array; t NULL is a no-op */
+/* n NULL entries (to fill with new references); t NULL + error when out of memory. */
+weft_tensor_list weft_tensor_list_new(int64_t n);
 int32_t weft_tensor_refcount(const weft_tensor* t);
 
 /* ---- metadata (never fail on a valid handle) ---- */

@@ -83,4 +83,14 @@ bool weft__strides_for_format(const int64_t* sizes, int64_t ndim, weft_memory_fo
 int64_t weft__required_bytes(const int64_t* sizes, const int64_t* strides, int64_t ndim,
                              int64_t offset, size_t elem_size, const char* op);
 
+/* ---- memory overlap (ATen/MemoryOverlap.cpp) ---- */
+/* true when a size > 1 dim has stride 0 (PyTorch's has_internal_overlap YES;
+ * other layouts that are not dense are "too hard" and allowed). */
+bool weft__has_internal_overlap(const weft_tensor* t);
+typedef enum { WEFT__OVERLAP_NO, WEFT__OVERLAP_FULL, WEFT__OVERLAP_PARTIAL, WEFT__OVERLAP_TOO_HARD } weft__overlap;
+/* get_overlap_status: FULL for the same elements in the same order (a == b
+ * included), PARTIAL for any other shared byte; TOO_HARD when either is not
+ * non-overlapping and dense. */
+weft__overlap weft__mem_overlap(const weft_tensor* a, const weft_tensor* b);
+
 #endif

@@ -154,6 +154,22 @@ void weft_tensor2_release(weft_tensor2 r) {
   weft_tensor_release(r.t[1]);
 }
 
+void weft_tensor_list_release(weft_tensor_list r) {
+  if (!r.t) return;
+  for (int64_t i = 0; i < r.n; i++) weft_tensor_release(r.t[i]);
+  free(r.t);
+}
+
+weft_tensor_list weft_tensor_list_new(int64_t n) {
+  /* at least one slot, so an empty list is told apart from an error by t */
+  weft_tensor_list r = {calloc(n > 0 ? (size_t)n : 1, sizeof(weft_tensor*)), n};
+  if (!r.t) {
+    r.n = 0;
+    weft__error(WEFT_OUT_OF_MEMORY, "tensor list: out of memory");
+  }
+  return r;
+}
+
 int32_t weft_tensor_refcount(const weft_tensor* t) { return atomic_load(&((weft_tensor*)t)->refcount); }
 
 /* ---- accessors ---- */
@@ -365,4 +381,28 @@ double weft_tensor_get_double(const weft_tensor* t, int64_t linear_index) {
     linear_index /= t->sizes[d];
   }
   return weft__value_f64(weft__load(base + off * (int64_t)weft_dtype_size(t->dtype), t->dtype));
+}
+
+/* ---- memory overlap ---- */
+
+bool weft__has_internal_overlap(const weft_tensor* t) {
+  if (t->is_non_overlapping_and_dense) return false;
+  for (int i = 0; i < t->ndim; i++)
+    if (t->strides[i] == 0 && t->sizes[i] > 1) return true;
+  return false; /* PyTorch: "too hard" to tell, so allowed */
+}
+
+weft__overlap weft__mem_overlap(const weft_tensor* a, const weft_tensor* b) {
+  if (a == b) return WEFT__OVERLAP_FULL;
+  if (a->numel == 0 || b->numel == 0) return WEFT__OVERLAP_NO;
+  if (!a->is_non_overlapping_and_dense || !b->is_non_overlapping_and_dense) return WEFT__OVERLAP_TOO_HARD;
+  if (a->storage != b->storage) return WEFT__OVERLAP_NO;
+  int64_t es_a = (int64_t)weft_dtype_size(a->dtype), es_b = (int64_t)weft_dtype_size(b->dtype);
+  int64_t a_begin = a->storage_offset * es_a, a_end = a_begin + a->numel * es_a;
+  int64_t b_begin = b->storage_offset * es_b, b_end = b_begin + b->numel * es_b;
+  if (a_begin == b_begin && a_end == b_end)
+    return a->ndim == b->ndim && memcmp(a->strides, b->strides, sizeof(int64_t) * (size_t)a->ndim) == 0
+               ? WEFT__OVERLAP_FULL
+               : WEFT__OVERLAP_PARTIAL;
+  return a_begin < b_end && b_begin < a_end ? WEFT__OVERLAP_PARTIAL : WEFT__OVERLAP_NO;
 }

@@ -119,10 +119,23 @@ static weft__entry compute_entry(const weft_op* op, weft_dispatch_key k) {
   return make_entry(NULL, WEFT_ENTRY_MISSING, k);
 }
 
+/* A call without tensors (an empty Tensor[]) has no backend: as in
+ * PyTorch, a composite kernel takes it, so the op's own error ("expected a
+ * non-empty list") is the one reported; else it is missing. */
+static weft__entry undefined_entry(const weft_op* op) {
+  static const weft_dispatch_key composite[] = {WEFT_KEY_COMPOSITE_EXPLICIT_AUTOGRAD,
+                                                WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD};
+  for (size_t i = 0; i < sizeof composite / sizeof composite[0]; i++) {
+    const weft_kernel* kern = top(op->kernels, composite[i]);
+    if (kern) return make_entry(kern, WEFT_ENTRY_ALIAS, composite[i]);
+  }
+  return make_entry(NULL, WEFT_ENTRY_MISSING, WEFT_KEY_UNDEFINED);
+}
+
 static void update_table(weft_op* op) {
   for (int i = 0; i < WEFT__NUM_ENTRIES; i++) {
     weft_dispatch_key k = weft_table_index_key(i);
-    op->table[i] = k == WEFT_KEY_UNDEFINED ? make_entry(NULL, WEFT_ENTRY_MISSING, k) : compute_entry(op, k);
+    op->table[i] = k == WEFT_KEY_UNDEFINED ? undefined_entry(op) : compute_entry(op, k);
   }
   for (int b = 0; b <= WEFT_NUM_BACKENDS; b++) {
     weft_keyset m = WEFT__VALID_BITS;
@@ -212,6 +225,8 @@ static bool kind_matches(int kind, const weft_arg* a) {
     case WEFT__K_TENSOR:
     case WEFT__K_MTENSOR: return t == WEFT_TYPE_TENSOR && plain;
     case WEFT__K_OPT_TENSOR: return t == WEFT_TYPE_TENSOR && !a->is_list && a->optional;
+    case WEFT__K_TENSOR_LIST: return t == WEFT_TYPE_TENSOR && a->is_list && !a->elem_optional && !a->optional;
+    case WEFT__K_OPT_TENSOR_LIST: return t == WEFT_TYPE_TENSOR && a->is_list && a->elem_optional && !a->optional;
     case WEFT__K_INT: return is_int && plain;
     case WEFT__K_OPT_INT: return is_int && !a->is_list;
     case WEFT__K_INT_LIST: return is_int && a->is_list && !a->optional;
@@ -229,9 +244,14 @@ static bool kind_matches(int kind, const weft_arg* a) {
 }
 
 /* nret 1: one return (or none, written without parentheses: in-place ops
- * of private tests); more: that many Tensor returns. */
+ * of private tests); more: that many Tensor returns; WEFT__RN_LIST: one
+ * Tensor[] return. */
 static bool returns_match(const weft_schema* s, int nret) {
-  if (nret == 1) return s->nreturns == 1 || (s->nreturns == 0 && !s->tuple_return);
+  if (nret == WEFT__RN_LIST) {
+    const weft_arg* r = &s->returns[0];
+    return s->nreturns == 1 && r->type == WEFT_TYPE_TENSOR && r->is_list && !r->elem_optional && !r->optional;
+  }
+  if (nret == 1) return (s->nreturns == 1 && !s->returns[0].is_list) || (s->nreturns == 0 && !s->tuple_return);
   if (s->nreturns != nret) return false;
   for (int i = 0; i < nret; i++)
     if (s->returns[i].type != WEFT_TYPE_TENSOR || s->returns[i].is_list) return false;
@@ -607,6 +627,15 @@ static bool tag_fits(const weft_arg* a, weft_ivalue* v) {
   }
 }
 
+/* The first NULL entry of a Tensor[] value for an argument whose elements
+ * are not optional (Tensor?[] takes them), or -1. */
+static int64_t null_element(const weft_arg* a, const weft_ivalue* v) {
+  if (v->tag != WEFT_IV_TENSOR_LIST || a->elem_optional) return -1;
+  for (int64_t j = 0; j < v->u.tlist.len; j++)
+    if (!v->u.tlist.data[j]) return j;
+  return -1;
+}
+
 weft_status weft_op_prepare_args(const weft_op* op, weft_stack* stack, int64_t given) {
   const weft_schema* s = op->schema;
   if (given > s->nargs || given > stack->size) {
@@ -616,6 +645,13 @@ weft_status weft_op_prepare_args(const weft_op* op, weft_stack* stack, int64_t g
   }
   weft_ivalue* a = stack->v + stack->size - given;
   for (int64_t i = 0; i < given; i++) {
+    int64_t hole = null_element(&s->args[i], &a[i]);
+    if (hole >= 0) { /* PyTorch's words for torch.cat([t, None]) */
+      weft_status st = weft__error(WEFT_TYPE_ERROR, "%s(): expected Tensor as element %lld in argument '%s', but got None",
+                                   s->name, (long long)hole, s->args[i].name);
+      weft_stack_drop(stack, given);
+      return st;
+    }
     if (tag_fits(&s->args[i], &a[i])) continue;
     char want[64];
     weft_arg_type_format(&s->args[i], want, sizeof want);

@@ -12,9 +12,11 @@
  *            new references, t[0] the first return; both NULL on error (out=
  *            forms return new references to their out tensors). Boxed, the
  *            two are pushed in order (t[1] on top).
+ *   TENSOR_LIST `-> Tensor[]`: a weft_tensor_list (a malloc'd array of n new
+ *            references; t NULL on error, free with weft_tensor_list_release).
+ *            Boxed, one Tensor[] value whose array the list hands over.
  * A return kind is five macros below (WEFT__RT_, _RN_, _RERR_, _RPUSH_,
- * _RPOP_) and its JS reader (src/wasm/exports_dispatch.c, js/ops.js); a
- * list return (`-> Tensor[]`) would be one more such kind. From a line,
+ * _RPOP_) and its JS reader (src/wasm/exports_dispatch.c, js/ops.js). From a line,
  *
  *   WEFT_OP_DECLARE  declares  weft_<cname>(...)            the dispatching entry point
  *                              weft_redispatch_<cname>(ks, ...)
@@ -30,6 +32,8 @@
  *   TENSOR      const weft_tensor*        Tensor
  *   MTENSOR     weft_tensor*              Tensor(a!) (mutated)
  *   OPT_TENSOR  const weft_tensor* / NULL Tensor?
+ *   TENSOR_LIST const weft_tensor* const* n, int64_t n_len   Tensor[] (no NULL entry)
+ *   OPT_TENSOR_LIST const weft_tensor* const* n, int64_t n_len   Tensor?[] (entries may be NULL)
  *   INT         int64_t                   int, SymInt
  *   OPT_INT     int64_t (None: INT64_MIN) int?, SymInt?
  *   INT_LIST    const int64_t* n, int64_t n_len    int[], int[N], SymInt[]
@@ -78,7 +82,7 @@
 enum {
   WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
   WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING,
-  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR
+  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR, WEFT__K_TENSOR_LIST, WEFT__K_OPT_TENSOR_LIST
 };
 
 #define WEFT__P(K, n) WEFT__P_##K(n)
@@ -114,6 +118,32 @@ enum {
 #define WEFT__B_OPT_TENSOR WEFT__B_TENSOR
 #define WEFT__KS_OPT_TENSOR WEFT__KS_TENSOR
 #define WEFT__DK_OPT_TENSOR WEFT__DK_0
+
+/* A Tensor[] dispatches on the keys of all its tensors (NULL entries of a Tensor?[] add none). */
+static inline weft_keyset weft__tensor_list_keyset(const weft_tensor* const* t, int64_t n) {
+  weft_keyset ks = 0;
+  for (int64_t i = 0; i < n; i++) ks |= weft__tensor_keyset(t[i]);
+  return ks;
+}
+
+#define WEFT__P_TENSOR_LIST(n) , const weft_tensor* const* n, int64_t n##_len
+#define WEFT__A_TENSOR_LIST(n) , n, n##_len
+#define WEFT__U_TENSOR_LIST(n)                            \
+  int64_t n##_len = 0;                                    \
+  const weft_tensor* const* n = weft__unbox_tensor_list(&a_[i_++], false, &n##_len, &bad_);
+#define WEFT__B_TENSOR_LIST(n) \
+  if (!s_) s_ = weft_stack_push_tensor_list(&st_, (weft_tensor* const*)n, n##_len);
+#define WEFT__KS_TENSOR_LIST(n) | weft__tensor_list_keyset(n, n##_len)
+#define WEFT__DK_TENSOR_LIST WEFT__DK_0
+
+#define WEFT__P_OPT_TENSOR_LIST WEFT__P_TENSOR_LIST
+#define WEFT__A_OPT_TENSOR_LIST WEFT__A_TENSOR_LIST
+#define WEFT__U_OPT_TENSOR_LIST(n)                        \
+  int64_t n##_len = 0;                                    \
+  const weft_tensor* const* n = weft__unbox_tensor_list(&a_[i_++], true, &n##_len, &bad_);
+#define WEFT__B_OPT_TENSOR_LIST WEFT__B_TENSOR_LIST
+#define WEFT__KS_OPT_TENSOR_LIST WEFT__KS_TENSOR_LIST
+#define WEFT__DK_OPT_TENSOR_LIST WEFT__DK_0
 
 #define WEFT__P_INT(n) , int64_t n
 #define WEFT__A_INT WEFT__A_1
@@ -213,6 +243,8 @@ enum {
 /* ---- unbox helpers: set *bad on a type mismatch ---- */
 weft_tensor* weft__unbox_tensor(const weft_ivalue* v, int* bad);
 weft_tensor* weft__unbox_opt_tensor(const weft_ivalue* v, int* bad);
+/* A Tensor[] value's array; a NULL entry is a mismatch unless elem_optional (Tensor?[]). */
+const weft_tensor* const* weft__unbox_tensor_list(const weft_ivalue* v, bool elem_optional, int64_t* len, int* bad);
 int64_t weft__unbox_int(const weft_ivalue* v, int* bad);
 int64_t weft__unbox_opt_int(const weft_ivalue* v, int* bad);
 const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad);
@@ -229,6 +261,11 @@ const char* weft__unbox_string(const weft_ivalue* v, int* bad);
  * them on failure); pops both (t[1] is on top), or both NULL with an error. */
 weft_status weft__stack_push_tensor2(weft_stack* s, weft_tensor2 r);
 weft_tensor2 weft__stack_pop_tensor2(weft_stack* s);
+/* TENSOR_LIST returns: pushes the list as one Tensor[] value (takes its
+ * references and array, releases them on failure); pops one (t NULL + error
+ * when the top is not a Tensor[]). */
+weft_status weft__stack_push_tensor_list_owned(weft_stack* s, weft_tensor_list r);
+weft_tensor_list weft__stack_pop_tensor_list(weft_stack* s);
 /* Error for a failed unbox of op's arguments; drops them. */
 weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nargs);
 
@@ -236,13 +273,18 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
 #define WEFT__RT_TENSOR weft_tensor*
 #define WEFT__RT_STATUS weft_status
 #define WEFT__RT_TENSOR2 weft_tensor2
-/* how many schema returns the C return carries (checked when the op is defined) */
+#define WEFT__RT_TENSOR_LIST weft_tensor_list
+/* how many schema returns the C return carries (checked when the op is
+ * defined); WEFT__RN_LIST: the one return is a Tensor[] */
+#define WEFT__RN_LIST (-1)
 #define WEFT__RN_TENSOR 1
 #define WEFT__RN_STATUS 1
 #define WEFT__RN_TENSOR2 2
+#define WEFT__RN_TENSOR_LIST WEFT__RN_LIST
 #define WEFT__RERR_TENSOR NULL
 #define WEFT__RERR_STATUS weft_last_status()
 #define WEFT__RERR_TENSOR2 ((weft_tensor2){{NULL, NULL}})
+#define WEFT__RERR_TENSOR_LIST ((weft_tensor_list){NULL, 0})
 /* unbox: push the result r_ after dropping the nargs arguments (a_ still valid until the drop) */
 #define WEFT__RPUSH_TENSOR                                        \
   weft_stack_drop(stack, n_);                                     \
@@ -260,6 +302,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   weft_stack_drop(stack, n_);                                     \
   if (!r_.t[0]) return weft_last_status();                        \
   return weft__stack_push_tensor2(stack, r_);
+#define WEFT__RPUSH_TENSOR_LIST                                   \
+  weft_stack_drop(stack, n_);                                     \
+  if (!r_.t) return weft_last_status();                           \
+  return weft__stack_push_tensor_list_owned(stack, r_);
 /* box: the boxed kernel's result back to the C return */
 #define WEFT__RPOP_TENSOR                                         \
   weft_tensor* r_ = s_ ? NULL : weft_stack_pop_tensor(&st_);      \
@@ -270,6 +316,11 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   return s_;
 #define WEFT__RPOP_TENSOR2                                        \
   weft_tensor2 r_ = s_ ? WEFT__RERR_TENSOR2 : weft__stack_pop_tensor2(&st_); \
+  weft_stack_clear(&st_);                                         \
+  return r_;
+
+#define WEFT__RPOP_TENSOR_LIST                                    \
+  weft_tensor_list r_ = s_ ? WEFT__RERR_TENSOR_LIST : weft__stack_pop_tensor_list(&st_); \
   weft_stack_clear(&st_);                                         \
   return r_;
 

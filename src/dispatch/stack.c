@@ -246,6 +246,29 @@ weft_tensor2 weft__stack_pop_tensor2(weft_stack* s) {
   return r;
 }
 
+weft_status weft__stack_push_tensor_list_owned(weft_stack* s, weft_tensor_list r) {
+  weft_ivalue v = {.tag = WEFT_IV_TENSOR_LIST};
+  v.u.tlist.data = r.t; /* the list's array and references become the value's */
+  v.u.tlist.len = r.n;
+  return weft_stack_push(s, v); /* destroys v on failure */
+}
+
+weft_tensor_list weft__stack_pop_tensor_list(weft_stack* s) {
+  weft_tensor_list r = {NULL, 0};
+  if (s->size == 0 || s->v[s->size - 1].tag != WEFT_IV_TENSOR_LIST) {
+    weft__error(WEFT_INTERNAL, "boxed kernel did not return a Tensor[]");
+    return r;
+  }
+  weft_ivalue v = weft_stack_pop(s);
+  if (!v.u.tlist.data) { /* a parsed default `[]` has no array: an empty list still needs one */
+    weft_ivalue_destroy(&v);
+    return weft_tensor_list_new(0);
+  }
+  r.t = v.u.tlist.data;
+  r.n = v.u.tlist.len;
+  return r;
+}
+
 /* ---- unbox helpers ---- */
 weft_tensor* weft__unbox_tensor(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_TENSOR) return v->u.t;
@@ -255,6 +278,22 @@ weft_tensor* weft__unbox_tensor(const weft_ivalue* v, int* bad) {
 
 weft_tensor* weft__unbox_opt_tensor(const weft_ivalue* v, int* bad) {
   return v->tag == WEFT_IV_NONE ? NULL : weft__unbox_tensor(v, bad);
+}
+
+const weft_tensor* const* weft__unbox_tensor_list(const weft_ivalue* v, bool elem_optional, int64_t* len,
+                                                  int* bad) {
+  *len = 0;
+  if (v->tag != WEFT_IV_TENSOR_LIST) {
+    *bad = 1;
+    return NULL;
+  }
+  for (int64_t i = 0; !elem_optional && i < v->u.tlist.len; i++)
+    if (!v->u.tlist.data[i]) {
+      *bad = 1;
+      return NULL;
+    }
+  *len = v->u.tlist.len;
+  return (const weft_tensor* const*)v->u.tlist.data;
 }
 
 int64_t weft__unbox_int(const weft_ivalue* v, int* bad) {

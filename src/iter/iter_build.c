@@ -64,32 +64,12 @@ static void mark_outputs(weft_iter* it) {
 
 /* ---- compute_mem_overlaps (ATen/MemoryOverlap.cpp) ---- */
 
-static bool has_internal_overlap(const weft_tensor* t) {
-  if (t->is_non_overlapping_and_dense) return false;
-  for (int i = 0; i < t->ndim; i++)
-    if (t->strides[i] == 0 && t->sizes[i] > 1) return true;
-  return false; /* PyTorch: "too hard" to tell, so allowed */
-}
-
-static bool has_partial_overlap(const weft_tensor* a, const weft_tensor* b) {
-  if (a == b || a->numel == 0 || b->numel == 0) return false;
-  if (!a->is_non_overlapping_and_dense || !b->is_non_overlapping_and_dense) return false;
-  if (a->storage != b->storage) return false;
-  int64_t es_a = (int64_t)weft_dtype_size(a->dtype), es_b = (int64_t)weft_dtype_size(b->dtype);
-  int64_t a_begin = a->storage_offset * es_a, a_end = a_begin + a->numel * es_a;
-  int64_t b_begin = b->storage_offset * es_b, b_end = b_begin + b->numel * es_b;
-  if (a_begin == b_begin && a_end == b_end) {
-    return !shape_equals(a->strides, a->ndim, b->strides, b->ndim);
-  }
-  return a_begin < b_end && b_begin < a_end;
-}
-
 static weft_status compute_mem_overlaps(weft_iter* it, const weft_iter_config* c) {
   if (!c->check_mem_overlap) return WEFT_OK;
   for (int i = 0; i < it->noutputs; i++) {
     const weft_tensor* out = it->ops[i].tensor;
     if (!out) continue;
-    if (has_internal_overlap(out)) {
+    if (weft__has_internal_overlap(out)) {
       return weft__error(WEFT_INVALID_ARGUMENT,
                          "%s: unsupported operation: more than one element of the written-to "
                          "tensor refers to a single memory location. Please clone() the tensor "
@@ -98,7 +78,7 @@ static weft_status compute_mem_overlaps(weft_iter* it, const weft_iter_config* c
     }
     for (int j = it->noutputs; j < it->ntensors; j++) {
       const weft_tensor* in = it->ops[j].tensor;
-      if (!same_tensor(in, out) && has_partial_overlap(out, in)) {
+      if (!same_tensor(in, out) && weft__mem_overlap(out, in) == WEFT__OVERLAP_PARTIAL) {
         return weft__error(WEFT_INVALID_ARGUMENT,
                            "%s: unsupported operation: some elements of the input tensor and the "
                            "written-to tensor refer to a single memory location. Please clone() "

@@ -78,14 +78,16 @@ export function parseSchema(schema) {
       kwargOnly = true;
       continue;
     }
-    const a = /^(\w+)(\([a-z]!?\))?(\[\d*\])?(\?)?(\([a-z]!?\))? (\w+)(?:=(.*))?$/.exec(part);
+    // Tensor?[]: a list of optional elements (elemOptional); int[]?: an optional list
+    const a = /^(\w+)(\([a-z](?: -> \*)?!?\))?(\?)?(\[\d*\])?(\?)?(\([a-z]!?\))? (\w+)(?:=(.*))?$/.exec(part);
     if (!a) throw new Error(`cannot parse argument '${part}' of ${schema}`);
-    const [, type, alias1, list, optional, alias2, name, dflt] = a;
+    const [, type, alias1, elemOpt, list, optional, alias2, name, dflt] = a;
     const alias = alias1 || alias2 || '';
     args.push({
       text: part, type, name, kwargOnly,
       list: !!list, listSize: list && list.length > 2 ? Number(list.slice(1, -1)) : 0,
-      optional: !!optional, alias: !!alias, write: alias.includes('!'),
+      optional: !!optional || (!!elemOpt && !list), elemOptional: !!elemOpt && !!list,
+      alias: !!alias, write: alias.includes('!'),
       default: dflt,
     });
   }

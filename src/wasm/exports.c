@@ -11,6 +11,8 @@
  *   (src/ops/ops.def, kinds in src/dispatch/opgen.h), listed with its kinds by
  *   weft_wasm_ops_json(). It takes one parameter per (KIND, name):
  *       TENSOR, MTENSOR, OPT_TENSOR  a handle (0 = None)
+ *       TENSOR_LIST, OPT_TENSOR_LIST f64*: the length, then the handles (0 = None in a
+ *                                    Tensor?[]) (an argument slot)
  *       INT, OPT_INT                 f64 (None = -2**63)
  *       INT_LIST                     f64*: the length, then the values (an argument slot)
  *       DOUBLE                       f64
@@ -24,6 +26,9 @@
  *   TENSOR lines return a new reference (0 on error), STATUS lines a status.
  *   TENSOR2 lines (two Tensor returns) return the first new reference (0 on
  *   error); JS then takes the second from weft_wasm_op_second().
+ *   TENSOR_LIST lines (`-> Tensor[]`) return a malloc'd array of new
+ *   references (0 on error) whose length JS takes from
+ *   weft_wasm_op_list_len(); JS wraps each handle and frees the array.
  *   One parameter per argument: JS builds each caller from one converter per
  *   argument (js/ops.js).
  *   The same ops are callable boxed, by name: weft_wasm_push_* then
@@ -35,10 +40,10 @@
  *   saturation, so 2**63 and Infinity become INT64_MAX (slice's "to the end").
  *   Enums and flags (dtype, device, format, bool) are i32.
  * - The scratch area, weft_wasm_scratch(), in f64 indices / byte offsets:
- *       f64 [ 0, 68)     ARGS  4 argument slots of 17 f64 (INT_LIST, SCALAR) for one call
+ *       f64 [ 0, 68)     ARGS  4 argument slots of 17 f64 (INT_LIST, TENSOR_LIST, SCALAR) for one call
  *       f64 [68, 116)    OUT   results of weft_wasm_meta and weft_wasm_memory
  *       u8  [928, 1184)  STR   a NUL-terminated UTF-8 name (dtype, format, device)
- *   A slot holds a list of up to WEFT_MAX_DIMS values (longer lists go boxed,
+ *   A slot holds a list of up to WEFT_MAX_DIMS values (longer lists, of ints or tensors, go boxed,
  *   from malloc'd memory). The area is a single static buffer: only the thread
  *   that owns the JS API uses it.
  * - Errors: a NULL handle, a negative enum or a non-zero status. JS then reads

@@ -186,6 +186,14 @@ static int64_t wj_list(const double* p, int64_t* dst, int64_t max) {
   return n < 0 ? 0 : n;
 }
 
+/* A Tensor[] as JS passes it: its length, then the handles (0 = None), all f64. */
+__attribute__((unused)) static int64_t wj_handles(const double* p, const weft_tensor** dst, int64_t max) {
+  int64_t n = wj_i64(p[0]);
+  if (n > max) n = max;
+  for (int64_t i = 0; i < n; i++) dst[i] = (const weft_tensor*)(uintptr_t)wj_i64(p[1 + i]);
+  return n < 0 ? 0 : n;
+}
+
 /* A Scalar as JS passes it: its tag (0 int, 1 float, 2 bool), then its value. */
 __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
   if (p[0] == 0) return weft_scalar_int(wj_i64(p[1]));
@@ -209,6 +217,14 @@ __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
 #define WJ_P_OPT_TENSOR WJ_P_TENSOR
 #define WJ_C_OPT_TENSOR WJ_NOCONV
 #define WJ_A_OPT_TENSOR WJ_SAME
+#define WJ_P_TENSOR_LIST(n) , const double* n
+#define WJ_C_TENSOR_LIST(n) \
+  const weft_tensor* n##_buf[WEFT_MAX_DIMS]; \
+  int64_t n##_len = wj_handles(n, n##_buf, WEFT_MAX_DIMS);
+#define WJ_A_TENSOR_LIST(n) , n##_buf, n##_len
+#define WJ_P_OPT_TENSOR_LIST WJ_P_TENSOR_LIST
+#define WJ_C_OPT_TENSOR_LIST WJ_C_TENSOR_LIST
+#define WJ_A_OPT_TENSOR_LIST WJ_A_TENSOR_LIST
 #define WJ_P_INT(n) , double n
 #define WJ_C_INT WJ_NOCONV
 #define WJ_A_INT(n) , wj_i64(n)
@@ -268,12 +284,28 @@ __attribute__((unused)) static weft_tensor* wj_first(weft_tensor2 r) {
   return r.t[0];
 }
 
+/* TENSOR_LIST returns the list's malloc'd array of new references (0 on
+ * error; JS reads the handles, then frees it) and keeps its length for
+ * weft_wasm_op_list_len(), which JS calls right after. */
+static int list_len;
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_op_list_len(void) {
+  return list_len;
+}
+
+__attribute__((unused)) static weft_tensor** wj_list_array(weft_tensor_list r) {
+  list_len = (int)r.n;
+  return r.t;
+}
+
 #define WJ_RT_TENSOR weft_tensor*
 #define WJ_RT_STATUS int
 #define WJ_RT_TENSOR2 weft_tensor*
+#define WJ_RT_TENSOR_LIST weft_tensor**
 #define WJ_RET_TENSOR(x) x
 #define WJ_RET_STATUS(x) (int)x
 #define WJ_RET_TENSOR2(x) wj_first(x)
+#define WJ_RET_TENSOR_LIST(x) wj_list_array(x)
 #define WJ_TYPED(c, schema, R, ...)                                                    \
   EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
     WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \

@@ -30,7 +30,11 @@ static weft_status fill_f32(weft_tensor* t, double v) {
              "MemoryFormat? mf=None) -> Tensor",                                                     \
     TENSOR, (OPT_TENSOR, a), (TENSOR, b), (DOUBLE, x), (BOOL, flag), (STRING, s), (MEMORY_FORMAT, mf)) \
   X(tst_pair, "test::pair(Tensor self, int k=1) -> (Tensor values, Tensor indices)", TENSOR2,           \
-    (TENSOR, self), (INT, k))
+    (TENSOR, self), (INT, k))                                                                        \
+  X(tst_cat, "test::cat(Tensor[] tensors, int dim=0) -> Tensor", TENSOR, (TENSOR_LIST, tensors), (INT, dim)) \
+  X(tst_index, "test::index(Tensor self, Tensor?[] indices) -> Tensor", TENSOR, (TENSOR, self),       \
+    (OPT_TENSOR_LIST, indices))                                                                      \
+  X(tst_split, "test::split(Tensor self, int n) -> Tensor[]", TENSOR_LIST, (TENSOR, self), (INT, n))
 
 TEST_OPS(WEFT_OP_DECLARE)
 TEST_OPS(WEFT_OP_DEFINE)
@@ -158,6 +162,70 @@ static weft_tensor2 pair_cpu(const weft_tensor* self, int64_t k) {
   r.t[1] = weft__tensor_alloc("pair", &k, (const int64_t[]){1}, 1, WEFT_INT64, WEFT_DEVICE_CPU);
   return r;
 }
+/* cat: notes the list's length; returns its last tensor (or fails on an empty list) */
+static weft_tensor* cat_kernel(const char* name, const weft_tensor* const* t, int64_t n, int64_t dim) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s n=%lld dim=%lld", name, (long long)n, (long long)dim);
+  note(buf);
+  if (n == 0) return weft__error_null(WEFT_INVALID_ARGUMENT, "cat: expected a non-empty list of Tensors");
+  return weft_tensor_retain((weft_tensor*)t[n - 1]);
+}
+static weft_tensor* cat_cpu(const weft_tensor* const* t, int64_t n, int64_t dim) {
+  return cat_kernel("cat_cpu", t, n, dim);
+}
+static weft_tensor* cat_meta(const weft_tensor* const* t, int64_t n, int64_t dim) {
+  return cat_kernel("cat_meta", t, n, dim);
+}
+/* index: notes which entries are None; returns self */
+static weft_tensor* index_cpu(const weft_tensor* self, const weft_tensor* const* ix, int64_t n) {
+  char buf[64] = "index";
+  for (int64_t i = 0; i < n; i++) strcat(buf, ix[i] ? " T" : " None");
+  note(buf);
+  return weft_tensor_retain((weft_tensor*)self);
+}
+/* split: n new references to self (n < 0 fails, n == 0 is an empty list) */
+static weft_tensor_list split_cpu(const weft_tensor* self, int64_t n) {
+  note("split_cpu");
+  if (n < 0) {
+    weft__error(WEFT_INVALID_ARGUMENT, "split: n must be >= 0");
+    return (weft_tensor_list){NULL, 0};
+  }
+  weft_tensor_list r = weft_tensor_list_new(n);
+  for (int64_t i = 0; r.t && i < n; i++) r.t[i] = weft_tensor_retain((weft_tensor*)self);
+  return r;
+}
+/* the boxed form of split: n + 1 references */
+static weft_status split_boxed(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
+  (void)op;
+  (void)ks;
+  (void)ctx;
+  note("split_boxed");
+  int64_t n = weft_stack_pop(stack).u.i;
+  weft_ivalue self = weft_stack_pop(stack);
+  if (n < 0) {
+    weft_ivalue_destroy(&self);
+    return weft__error(WEFT_INVALID_ARGUMENT, "split: n must be >= 0");
+  }
+  weft_tensor* ts[8];
+  for (int64_t i = 0; i <= n; i++) ts[i] = self.u.t;
+  weft_status st = weft_stack_push_tensor_list(stack, ts, n + 1);
+  weft_ivalue_destroy(&self);
+  return st;
+}
+/* a boxed kernel of cat: leaves its first tensor */
+static weft_status cat_boxed(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
+  (void)op;
+  (void)ks;
+  (void)ctx;
+  note("cat_boxed");
+  weft_stack_drop(stack, 1); /* dim */
+  weft_ivalue l = weft_stack_pop(stack);
+  weft_tensor* first = l.u.tlist.len ? weft_tensor_retain(l.u.tlist.data[0]) : NULL;
+  weft_ivalue_destroy(&l);
+  if (!first) return weft__error(WEFT_INVALID_ARGUMENT, "cat: expected a non-empty list of Tensors");
+  return weft_stack_push_tensor_owned(stack, first);
+}
+
 /* the boxed form: pops k, leaves (self, a [k+1] tensor) */
 static weft_status pair_boxed(const weft_op* op, weft_keyset ks, weft_stack* stack, void* ctx) {
   (void)op;
@@ -539,6 +607,155 @@ static void test_tuple_op(void) {
   CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
 }
 
+/* TENSOR_LIST / OPT_TENSOR_LIST arguments: typed and boxed calls, the key
+ * set over the list's tensors, NULL entries, the box adapter. */
+static void test_list_args(void) {
+  weft_op* cat = weft_op_find("test::cat");
+  CHECK(cat != NULL && weft_op_schema(cat)->args[0].is_list);
+  weft_registration* rc = weft_impl_tst_cat(WEFT_KEY_CPU, cat_cpu, "cat_cpu");
+  weft_registration* rm = weft_impl_tst_cat(WEFT_KEY_META, cat_meta, "cat_meta");
+  int64_t before = weft_memory().tensors;
+  const weft_tensor* two[] = {cpu_t, cpu_t};
+  weft_tensor* r = weft_tst_cat(two, 2, 1);
+  CHECK(r == cpu_t);
+  CHECK_LOG("cat_cpu n=2 dim=1");
+  weft_tensor_release(r);
+  /* the key set is the union over the list: a meta tensor anywhere picks Meta */
+  const weft_tensor* mixed[] = {cpu_t, meta_t};
+  r = weft_tst_cat(mixed, 2, 0);
+  CHECK(r == meta_t);
+  CHECK_LOG("cat_meta n=2 dim=0");
+  weft_tensor_release(r);
+  /* an empty list has no keys: no backend, so no kernel */
+  CHECK(weft_tst_cat(NULL, 0, 0) == NULL);
+  CHECK_ERROR_HAS("There were no tensor arguments to this function (e.g., you passed an empty list of Tensors)");
+  CHECK_LOG("");
+  /* ... unless a composite kernel takes it (the Undefined entry, as in PyTorch) */
+  weft_registration* rce = weft_impl_tst_cat(WEFT_KEY_COMPOSITE_EXPLICIT_AUTOGRAD, cat_cpu, "cat_composite");
+  CHECK(weft_tst_cat(NULL, 0, 0) == NULL);
+  CHECK_ERROR_HAS("cat: expected a non-empty list of Tensors");
+  CHECK_LOG("cat_cpu n=0 dim=0");
+  r = weft_tst_cat(two, 2, 0); /* CPU's own kernel still wins for CPU tensors */
+  CHECK(r == cpu_t);
+  CHECK_LOG("cat_cpu n=2 dim=0");
+  weft_tensor_release(r);
+  weft_registration_release(rce);
+  CHECK(weft_tst_cat(NULL, 0, 0) == NULL);
+  CHECK_ERROR_HAS("There were no tensor arguments");
+
+  /* boxed: the list value's keys, dim's default filled */
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_tensor_list(&st, (weft_tensor* const*)mixed, 2);
+  CHECK(weft_op_prepare_args(cat, &st, 1) == WEFT_OK);
+  CHECK(weft_op_call_boxed(cat, &st) == WEFT_OK);
+  CHECK_LOG("cat_meta n=2 dim=0");
+  CHECK(st.size == 1 && st.v[0].tag == WEFT_IV_TENSOR && st.v[0].u.t == meta_t);
+  weft_stack_clear(&st);
+  /* a None in a Tensor[]: PyTorch's TypeError, nothing run */
+  weft_tensor* holed[] = {cpu_t, NULL};
+  weft_stack_push_tensor_list(&st, holed, 2);
+  CHECK(weft_op_prepare_args(cat, &st, 1) == WEFT_TYPE_ERROR);
+  CHECK_ERROR_HAS("cat(): expected Tensor as element 1 in argument 'tensors', but got None");
+  CHECK_EQ_I64(st.size, 0);
+  /* ... and straight to the unbox adapter (no prepare): a type mismatch */
+  weft_stack_push_tensor_list(&st, holed, 2);
+  weft_stack_push_int(&st, 0);
+  CHECK(weft_op_call_boxed(cat, &st) != WEFT_OK);
+  CHECK_EQ_I64(st.size, 0);
+  CHECK_LOG("");
+  /* an int where the list goes */
+  weft_stack_push_int(&st, 3);
+  CHECK(weft_op_prepare_args(cat, &st, 1) == WEFT_TYPE_ERROR);
+  CHECK_ERROR_HAS("argument 'tensors' (position 1) must be Tensor[], not int");
+  CHECK_EQ_I64(st.size, 0);
+
+  /* a boxed kernel behind the typed entry: the list is boxed and back */
+  weft_registration* b = weft_op_impl_boxed(cat, WEFT_KEY_CPU, cat_boxed, NULL, "cat_boxed");
+  r = weft_tst_cat(two, 2, 0);
+  CHECK(r == cpu_t);
+  CHECK_LOG("cat_boxed");
+  weft_tensor_release(r);
+  weft_registration_release(b);
+
+  /* Tensor?[]: None entries pass through, typed and boxed */
+  weft_op* index = weft_op_find("test::index");
+  weft_registration* ri = weft_impl_tst_index(WEFT_KEY_CPU, index_cpu, "index_cpu");
+  const weft_tensor* ix[] = {NULL, cpu_t, NULL};
+  r = weft_tst_index(cpu_t, ix, 3);
+  CHECK(r == cpu_t);
+  CHECK_LOG("index None T None");
+  weft_tensor_release(r);
+  weft_stack_push_tensor(&st, cpu_t);
+  weft_stack_push_tensor_list(&st, (weft_tensor* const*)ix, 3);
+  CHECK(weft_op_prepare_args(index, &st, 2) == WEFT_OK);
+  CHECK(weft_op_call_boxed(index, &st) == WEFT_OK);
+  CHECK_LOG("index None T None");
+  weft_stack_clear(&st);
+  /* a meta tensor among the indices dispatches to Meta (no kernel there) */
+  const weft_tensor* mix[] = {NULL, meta_t};
+  CHECK(weft_tst_index(cpu_t, mix, 2) == NULL);
+  CHECK_ERROR_HAS("Could not run 'test::index'");
+  weft_registration_release(ri);
+  weft_registration_release(rm);
+  weft_registration_release(rc);
+  CHECK_EQ_I64(weft_memory().tensors, before);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
+  CHECK_EQ_I64(weft_tensor_refcount(meta_t), 1);
+}
+
+/* TENSOR_LIST returns: the typed entry, an empty list (not an error), the
+ * unbox adapter (one Tensor[] value on the stack), the box adapter. */
+static void test_list_return(void) {
+  weft_op* op = weft_op_find("test::split");
+  weft_registration* r = weft_impl_tst_split(WEFT_KEY_CPU, split_cpu, "split_cpu");
+  int64_t before = weft_memory().tensors;
+  weft_tensor_list l = weft_tst_split(cpu_t, 3);
+  CHECK(l.t && l.n == 3 && l.t[0] == cpu_t && l.t[2] == cpu_t);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 4);
+  CHECK_LOG("split_cpu");
+  weft_tensor_list_release(l);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
+  l = weft_tst_split(cpu_t, 0);
+  CHECK(l.t != NULL && l.n == 0);
+  weft_tensor_list_release(l);
+  CHECK_LOG("split_cpu");
+  l = weft_tst_split(cpu_t, -1);
+  CHECK(l.t == NULL && l.n == 0);
+  CHECK_ERROR_HAS("split: n must be >= 0");
+  CHECK_LOG("split_cpu");
+  weft_tensor_list_release(l); /* NULL: a no-op */
+
+  weft_stack st;
+  weft_stack_init(&st);
+  weft_stack_push_tensor(&st, cpu_t);
+  weft_stack_push_int(&st, 2);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_OK);
+  CHECK_LOG("split_cpu");
+  CHECK(st.size == 1 && st.v[0].tag == WEFT_IV_TENSOR_LIST && st.v[0].u.tlist.len == 2 &&
+        st.v[0].u.tlist.data[1] == cpu_t);
+  weft_stack_clear(&st);
+  weft_stack_push_tensor(&st, cpu_t);
+  weft_stack_push_int(&st, -1);
+  CHECK(weft_op_call_boxed(op, &st) == WEFT_INVALID_ARGUMENT);
+  CHECK_EQ_I64(st.size, 0);
+  CHECK_LOG("split_cpu");
+
+  weft_registration* b = weft_op_impl_boxed(op, WEFT_KEY_CPU, split_boxed, NULL, "split_boxed");
+  l = weft_tst_split(cpu_t, 1);
+  CHECK(l.t && l.n == 2 && l.t[0] == cpu_t && l.t[1] == cpu_t);
+  CHECK_LOG("split_boxed");
+  weft_tensor_list_release(l);
+  l = weft_tst_split(cpu_t, -3);
+  CHECK(l.t == NULL);
+  CHECK_ERROR_HAS("split: n must be >= 0");
+  CHECK_LOG("split_boxed");
+  weft_registration_release(b);
+  weft_registration_release(r);
+  CHECK_EQ_I64(weft_memory().tensors, before);
+  CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
+}
+
 /* A library's own registration (WEFT_KERNEL): a second kernel for the same
  * key is refused, where weft_op_impl (an override) stacks. */
 static weft_status register_opt_twice(void) {
@@ -578,6 +795,16 @@ static void test_registry_errors(void) {
   CHECK(weft__op_def_generated("test::mismatch(int a) -> Tensor", NULL, kinds, 1, 2) == NULL);
   CHECK_ERROR_HAS("the C return does not match the schema's returns (2 vs 1)");
   CHECK(weft__op_def_generated("test::mismatch(int a) -> (Tensor, int)", NULL, kinds, 1, 2) == NULL);
+  /* list kinds: Tensor[] and Tensor?[] are not interchangeable; a Tensor[] return is one list */
+  static const uint8_t tl[] = {WEFT__K_TENSOR_LIST}, otl[] = {WEFT__K_OPT_TENSOR_LIST};
+  CHECK(weft__op_def_generated("test::mismatch(Tensor?[] a) -> Tensor", NULL, tl, 1, 1) == NULL);
+  CHECK_ERROR_HAS("does not match its schema type");
+  CHECK(weft__op_def_generated("test::mismatch(Tensor[] a) -> Tensor", NULL, otl, 1, 1) == NULL);
+  CHECK(weft__op_def_generated("test::mismatch(Tensor a) -> Tensor", NULL, tl, 1, 1) == NULL);
+  CHECK(weft__op_def_generated("test::mismatch(Tensor[] a) -> Tensor", NULL, tl, 1, WEFT__RN_LIST) == NULL);
+  CHECK_ERROR_HAS("the C return does not match the schema's returns");
+  CHECK(weft__op_def_generated("test::mismatch(Tensor[] a) -> Tensor[]", NULL, tl, 1, 1) == NULL);
+  CHECK(weft__op_def_generated("test::mismatch(Tensor[] a) -> Tensor?[]", NULL, tl, 1, WEFT__RN_LIST) == NULL);
   CHECK(weft_op_find("test::mismatch") == NULL);
 
   /* a boxed-only op (as JS would define one) */
@@ -608,6 +835,8 @@ int main(void) {
   test_factory_backend_select();
   test_status_op();
   test_tuple_op();
+  test_list_args();
+  test_list_return();
   test_registry_errors();
   test_library_registers_once();
   CHECK_EQ_I64(weft_tensor_refcount(cpu_t), 1);
