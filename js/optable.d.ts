@@ -256,6 +256,10 @@ export interface OpFunctions {
   maskedSelect(self: Operand, mask: Operand, options?: { out?: Tensor }): Tensor;
   /** nonzero, nonzero.out */
   nonzero(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** index.Tensor */
+  index(self: Operand, indices: readonly (Tensor | null)[]): Tensor;
+  /** index_put */
+  indexPut(self: Operand, indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -594,6 +598,12 @@ export interface OpMethods {
   maskedSelect(mask: Operand, options?: { out?: Tensor }): Tensor;
   /** nonzero, nonzero.out */
   nonzero(options?: { out?: Tensor }): Tensor;
+  /** index.Tensor */
+  index(indices: readonly (Tensor | null)[]): Tensor;
+  /** index_put_ */
+  indexPut_(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
+  /** index_put */
+  indexPut(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -645,5 +655,6 @@ type Name =
   | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out'
   | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce'
   | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar'
-  | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out';
+  | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out'
+  | 'index' | 'index.Tensor' | 'index_put_' | 'index_put';
 export type OpName = Name | `aten::${Name}`;

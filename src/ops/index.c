@@ -90,6 +90,8 @@ static void setup_move(weft_index_move* m, const weft_tensor* over, int dim, wef
   m->dtype = dst->dtype;
   m->idx_dtype = index->dtype;
   m->dim_stride = dim_of->ndim ? dim_of->strides[dim] * (int64_t)weft_dtype_size(dim_of->dtype) : 0;
+  /* the row runs along the indexed dim: the index alone moves in dim_of */
+  m->w.strides[dim_of == dst ? 0 : 2][m->w.nd - 1] = 0;
 }
 
 static weft_tensor* gather_impl(const char* op, const weft_tensor* self, int64_t dim, const weft_tensor* index,
@@ -108,6 +110,7 @@ static weft_tensor* gather_impl(const char* op, const weft_tensor* self, int64_t
     weft_index_move m;
     setup_move(&m, index, (int)d, r, index, NULL, self);
     weft__index_walk_add(&m.w, 2, self, index->ndim ? (int)d : -1);
+    m.w.strides[2][m.w.nd - 1] = 0; /* the index alone moves along dim */
     if (weft__index_gather_run(&m) != WEFT_OK) {
       weft_tensor_release(r);
       return NULL;

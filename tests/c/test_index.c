@@ -3,7 +3,8 @@
  * tests/fixtures/index.json) through the boxed dispatcher at 1 and 3
  * threads; registration of every op; a scatter whose last index is out of
  * range leaves self untouched; gather and index_select on a large input at 1
- * and 4 threads against a plain loop. */
+ * and 4 threads against a plain loop; index.Tensor and index_put_ (values,
+ * accumulate over repeated indices, a bad index writing nothing). */
 #include <stdlib.h>
 
 #include "core/internal.h"
@@ -84,10 +85,71 @@ static void test_large(void) {
   weft_tensor_release(ig);
 }
 
+/* t's values in logical order equal want[0..n) */
+static bool values_are(weft_tensor* t, const float* want, int64_t n) {
+  weft_tensor* c = t ? weft_contiguous(t, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  bool ok = c && weft_tensor_numel(c) == n;
+  const float* p = c ? weft_tensor_data_ptr(c) : NULL;
+  for (int64_t i = 0; ok && i < n; i++) ok = p[i] == want[i];
+  weft_tensor_release(c);
+  return ok;
+}
+
+/* index.Tensor and index_put_ on x = arange(24) as [2, 3, 4], at 1 and 3
+ * threads (JS replays PyTorch's cases: tests/fixtures/index_items.json) */
+static void test_advanced(void) {
+  int64_t s3[3] = {2, 3, 4}, s1[1] = {1};
+  weft_tensor* a = weft_arange(0, 24, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  weft_tensor* x = weft_view(a, s3, 3);
+  weft_tensor* i = weft_arange(0, 2, 1, WEFT_INT64, WEFT_DEVICE_CPU); /* [0, 1] */
+  weft_tensor* seven = weft_full(s1, 1, 7, WEFT_INT64, WEFT_DEVICE_CPU);
+  weft_tensor* hundred = weft_full(s1, 1, 100, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  for (int th = 1; th <= 3; th += 2) {
+    weft_set_num_threads(th);
+    const weft_tensor* l1[2] = {NULL, i};
+    weft_tensor* r = weft_index_tensor(x, l1, 2); /* x[:, [0, 1]] */
+    const float w1[16] = {0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 16, 17, 18, 19};
+    CHECK(r && values_are(r, w1, 16));
+    if (r) CHECK_SIZES(r, 2, 2, 4);
+    weft_tensor_release(r);
+    const weft_tensor* l2[3] = {i, NULL, i};
+    r = weft_index_tensor(x, l2, 3); /* x[[0, 1], :, [0, 1]]: B first */
+    const float w2[6] = {0, 4, 8, 13, 17, 21};
+    CHECK(r && values_are(r, w2, 6));
+    if (r) CHECK_SIZES(r, 2, 3);
+    weft_tensor_release(r);
+  }
+  const weft_tensor* l3[2] = {NULL, seven};
+  CHECK(weft_index_tensor(x, l3, 2) == NULL);
+  CHECK_ERROR_HAS("index 7 is out of bounds for dimension 0 with size 3");
+  /* accumulate: x[[0, 1], :, [0, 1]] += 100, then twice more into one row through repeated indices */
+  const weft_tensor* l2[3] = {i, NULL, i};
+  CHECK(weft_index_put_(x, l2, 3, hundred, true) == WEFT_OK);
+  weft_tensor* zero = weft_full(s1, 1, 0, WEFT_INT64, WEFT_DEVICE_CPU);
+  weft_tensor* zz = zero ? weft_expand(zero, (int64_t[]){2}, 1) : NULL;
+  const weft_tensor* l4[1] = {zz};
+  CHECK(weft_index_put_(x, l4, 1, hundred, true) == WEFT_OK);
+  const float* p = weft_tensor_data_ptr(x);
+  CHECK(p[0] == 300 && p[4] == 304 && p[1] == 201 && p[12 + 1] == 113 && p[12 + 0] == 12);
+  /* a bad index writes nothing */
+  const weft_tensor* l5[2] = {i, seven};
+  CHECK(weft_index_put_(x, l5, 2, hundred, false) == WEFT_INDEX_ERROR);
+  CHECK(p[0] == 300 && p[23] == 23);
+  weft_tensor_release(zz);
+  weft_tensor_release(zero);
+  weft_tensor_release(hundred);
+  weft_tensor_release(seven);
+  weft_tensor_release(i);
+  weft_tensor_release(x);
+  weft_tensor_release(a);
+  weft_set_num_threads(1);
+}
+
 int main(void) {
   fx_replay_threads(&cases);
   test_registration();
   test_no_partial_write();
   test_large();
+  test_advanced();
   TEST_REPORT();
 }

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { initWorker } from 'weft';
-import { init, WeftError, counts, noLeaks, throwsWeft, tracker, VARIANTS } from './helpers.mjs';
+import { init, counts, noLeaks, throwsWeft, tracker, VARIANTS } from './helpers.mjs';
 import { problems } from './case-replay.mjs';
 
 const { cases } = JSON.parse(readFileSync(new URL('../fixtures/index.json', import.meta.url), 'utf8'));
@@ -145,7 +145,7 @@ test('meta tensors: shapes without data', async () => {
   });
 });
 
-test('worker mode: gather, scatter_, nonzero asTuple and where(cond)', async () => {
+test('worker mode: gather, scatter_, nonzero asTuple, where(cond), index and indexPut_', async () => {
   const wt = await initWorker({ variant: 'simd' });
   try {
     const x = wt.tensor([[1, 0, 3], [0, 5, 0]], { dtype: 'float32' });
@@ -159,7 +159,10 @@ test('worker mode: gather, scatter_, nonzero asTuple and where(cond)', async () 
     assert.deepEqual((await w[0].toArray()).map(Number), [0, 0, 1]);
     x.scatter_(1, i, 9);
     assert.deepEqual(await x.toArray(), [[9, 0, 9], [0, 9, 0]]);
-    assert.ok(WeftError);
+    assert.deepEqual(await x.index(0, '1:').toArray(), [0, 9]);
+    assert.deepEqual(await x.index(':', wt.tensor([2, 0], { dtype: 'int64' })).toArray(), [[9, 9], [0, 0]]);
+    x.indexPut_([x.eq(9)], 1);
+    assert.deepEqual(await x.toArray(), [[1, 0, 1], [0, 1, 0]]);
   } finally {
     await wt.terminate();
   }

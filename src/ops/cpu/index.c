@@ -67,16 +67,20 @@ static int64_t row_grain(const weft_index_walk* w) {
 
 /* ---- gather ---- */
 
-/* One row: out[j] = src[idx[j]]; a typed copy per element size, so the
- * compiler keeps the index load, multiply and move in registers. */
-#define WEFT__GATHER_ROW(T)                                                                   \
-  for (int64_t j = 0; j < n; j++) {                                                          \
+/* One row: out[j] = src[j * ss + idx[j] * ds]; a typed copy per element
+ * size, so the compiler keeps the index load, multiply and move in
+ * registers. ss is 0 when the row runs along the indexed dim (gather,
+ * index_select, take) and the source's own stride along a plain dim
+ * (advanced indexing's result rows). */
+#define WEFT__GATHER_ROW(T)                                                                       \
+  for (int64_t j = 0; j < n; j++) {                                                              \
     int64_t k = ix == WEFT_INT64 ? *(const int64_t*)(i + j * is) : *(const int32_t*)(i + j * is); \
-    *(T*)(o + j * os) = *(const T*)(s + k * ds);                                              \
+    *(T*)(o + j * os) = *(const T*)(s + j * ss + k * ds);                                         \
   }
 
 static void gather_row(const weft_index_move* m, char* o, const char* i, const char* s, int64_t n) {
-  const int64_t os = m->w.strides[0][m->w.nd - 1], is = m->w.strides[1][m->w.nd - 1], ds = m->dim_stride;
+  const int in = m->w.nd - 1;
+  const int64_t os = m->w.strides[0][in], is = m->w.strides[1][in], ss = m->w.strides[2][in], ds = m->dim_stride;
   const weft_dtype ix = m->idx_dtype;
   switch (weft_dtype_size(m->dtype)) {
     case 1: WEFT__GATHER_ROW(uint8_t) break;
@@ -131,13 +135,13 @@ static void reduce_into(char* dst, const char* v, weft_dtype t, weft_scatter_mod
 static weft_status scatter_rows(void* ctx, int64_t begin, int64_t end) {
   const weft_index_move* m = ctx;
   const int in = m->w.nd - 1;
-  const int64_t n = m->w.sizes[in], is = m->w.strides[1][in], ss = m->w.strides[2][in];
+  const int64_t n = m->w.sizes[in], ds = m->w.strides[0][in], is = m->w.strides[1][in], ss = m->w.strides[2][in];
   char* p[3];
   for (int64_t r = begin; r < end; r++) {
     row_ptrs(&m->w, r, p);
     for (int64_t j = 0; j < n; j++) {
       const char* v = p[2] ? p[2] + j * ss : (const char*)m->value;
-      reduce_into(p[0] + load_index(p[1] + j * is, m->idx_dtype) * m->dim_stride, v, m->dtype, m->mode);
+      reduce_into(p[0] + j * ds + load_index(p[1] + j * is, m->idx_dtype) * m->dim_stride, v, m->dtype, m->mode);
     }
   }
   return WEFT_OK;

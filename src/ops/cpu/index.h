@@ -23,10 +23,11 @@ typedef struct {
 
 typedef enum { WEFT_SCATTER_ASSIGN, WEFT_SCATTER_ADD, WEFT_SCATTER_MUL } weft_scatter_mode;
 
-/* One indexed move along a dim: the walk's operand 0 is the written tensor,
- * 1 the index (int64 or int32), 2 the read one (NULL with a value). The
- * indexed dim has byte stride dim_stride in the gathered-from (gather) or
- * scattered-into (scatter) tensor. */
+/* One indexed move: the walk's operand 0 is the written tensor, 1 the index
+ * (int64 or int32), 2 the read one (NULL with a value). Element j of a row
+ * moves between the indexed tensor's row + j * its inner stride + index *
+ * dim_stride (bytes) and the other operand's row + j * its inner stride: a
+ * move along the indexed dim gives the indexed tensor inner stride 0. */
 typedef struct {
   weft_index_walk w;
   weft_dtype dtype;     /* of operands 0 and 2 */
