@@ -89,7 +89,8 @@ static void setup_move(weft_index_move* m, const weft_tensor* over, int dim, wef
   if (src) weft__index_walk_add(&m->w, 2, src, d);
   m->dtype = dst->dtype;
   m->idx_dtype = index->dtype;
-  m->dim_stride = dim_of->ndim ? dim_of->strides[dim] * (int64_t)weft_dtype_size(dim_of->dtype) : 0;
+  bool has_dim = dim >= 0 && dim < dim_of->ndim;
+  m->dim_stride = has_dim ? dim_of->strides[dim] * (int64_t)weft_dtype_size(dim_of->dtype) : 0;
   /* the row runs along the indexed dim: the index alone moves in dim_of */
   m->w.strides[dim_of == dst ? 0 : 2][m->w.nd - 1] = 0;
 }
@@ -226,7 +227,7 @@ static weft_tensor* take_impl(const weft_tensor* self, const weft_tensor* index,
     if (s == WEFT_OK) {
       /* every position reads self's flat storage at its index */
       weft_index_move m;
-      setup_move(&m, r, r->ndim - 1, r, ix, NULL, src);
+      setup_move(&m, r, -1, r, ix, NULL, src);
       m.w.data[2] = weft_tensor_data_ptr(src);
       m.dim_stride = src->strides[0] * (int64_t)weft_dtype_size(src->dtype);
       s = weft__index_gather_run(&m);

@@ -107,7 +107,7 @@ static void fx_replay_threads(const fx_table* tb) {
 
 /* Each of the n schemas names a registered op with a kernel on `key` (or a
  * CompositeImplicitAutograd one) and at least one case of tb. */
-static void fx_check_registered(const char* const* schemas, size_t n, const fx_table* tb, weft_dispatch_key key) {
+static inline void fx_check_registered(const char* const* schemas, size_t n, const fx_table* tb, weft_dispatch_key key) {
   for (size_t i = 0; i < n; i++) {
     char name[64] = "aten::";
     size_t len = strcspn(schemas[i], "(");
