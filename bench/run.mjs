@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort]
-//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat|sort]
+//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index]
+//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat|sort|index]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -30,6 +30,10 @@
 // Then the joining rows (issue 13, bench/cat_bench.mjs; --only cat): cat and
 // stack of contiguous float32 beside the same run's memcpy of the same bytes
 // and tfjs-wasm's concat / stack.
+// Then the gathering rows (issue 13, bench/index_bench.mjs; --no-index skips
+// them): indexSelect and gather of 4096 indices along the last dim of
+// [4096, 1024] float32, weft wasm-simd-threads at 1 and 2 threads beside
+// tfjs-wasm's gather and onnxruntime-web's Gather, with the time ratios.
 // Then the reduction rows (issue 11, bench/reduce_bench.mjs; --no-reduce
 // skips them, --only reduce runs nothing else): sum of 16M float32 beside
 // the same process's memcpy, [32,64,56,56] summed over (2,3) contiguous and
@@ -211,6 +215,23 @@ if (section('pool')) {
   if (json) for (const r of poolRows) console.log(JSON.stringify(r));
 }
 
+// ---- gathering (issue 13): indexSelect / gather along the last dim ----
+const indexRows = [];
+if (section('index')) {
+  indexRows.push(...libRows('bench/index_bench.mjs', 'index'));
+  // each peer's time over weft's (> 1: weft ahead); tfjs-wasm runs one thread in Node, so every
+  // weft row is set beside its 1-thread time too
+  for (const r of indexRows) {
+    if (!r.build.startsWith('wasm-')) continue;
+    for (const peer of ['tfjs-wasm', 'onnxruntime-web']) {
+      const p = indexRows.find((x) => x.build === peer && x.name === r.name && x.threads === r.threads) ??
+        indexRows.find((x) => x.build === peer && x.name === r.name && x.threads === 1);
+      r[`vs ${peer}`] = p ? +(p.ms / r.ms).toFixed(3) : null;
+    }
+  }
+  if (json) for (const r of indexRows) console.log(JSON.stringify(r));
+}
+
 const convRows = [];
 if (section('conv')) {
   if (only && !existsSync(`${root}/dist/index.js`)) {
@@ -291,6 +312,15 @@ if (!json && poolRows.length) {
       return `${r.ms.toFixed(3).padStart(8)}${vs}`.padEnd(28);
     };
     console.log(`${n.padEnd(18)}${cols.map(cell).join('')}`);
+  }
+}
+if (!json && indexRows.length) {
+  console.log('\nGathering, x [4096, 1024] float32, 4096 indices on dim 1 -> [4096, 4096]: median ms; weft rows: ' +
+    '(tfjs-wasm ms / weft ms, onnxruntime-web ms / weft ms; tfjs at 1 thread)');
+  const f = (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`);
+  for (const r of indexRows) {
+    const vs = r.build.startsWith('wasm-') ? `  (${f(r['vs tfjs-wasm'])}, ${f(r['vs onnxruntime-web'])})` : '';
+    console.log(`${r.name.padEnd(20)}${r.build.padEnd(20)}t${r.threads}  ${r.ms.toFixed(3).padStart(9)} ms${vs}`);
   }
 }
 if (!json && convRows.length) {

@@ -6,6 +6,7 @@ import { installPool } from './pool.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installUnique } from './unique.js';
+import { installIndexing } from './index_ops.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1209,5 +1210,7 @@ export function createApi(M, info) {
   installOptim(api, { Tensor, WeftError, isOptions });
   // unique's options and its tensor-or-tuple result (js/unique.js)
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
+  // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
+  installIndexing(api, { Tensor, WeftError, isOptions });
   return api;
 }

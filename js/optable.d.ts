@@ -240,22 +240,26 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
-  /** sort, sort.stable, sort.values, sort.values_stable */
-  sort(self: Operand, dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  sort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  /** argsort, argsort.stable */
-  argsort(self: Operand, dim?: number, descending?: boolean): Tensor;
-  argsort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean }): Tensor;
-  /** msort, msort.out */
-  msort(self: Operand, options?: { out?: Tensor }): Tensor;
-  /** topk, topk.values */
-  topk(self: Operand, k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  /** kthvalue, kthvalue.values */
-  kthvalue(self: Operand, k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  /** _unique */
-  Unique(self: Operand, sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
-  /** _unique2 */
-  Unique2(self: Operand, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
+  /** index_select, index_select.out */
+  indexSelect(self: Operand, dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
+  /** gather, gather.out */
+  gather(self: Operand, dim: number, index: Operand, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
+  /** scatter.src, scatter.value, scatter.reduce, scatter.value_reduce */
+  scatter(self: Operand, dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  /** scatter_add */
+  scatterAdd(self: Operand, dim: number, index: Operand, src: Operand): Tensor;
+  /** take, take.out */
+  take(self: Operand, index: Operand, options?: { out?: Tensor }): Tensor;
+  /** masked_fill.Scalar, masked_fill.Tensor */
+  maskedFill(self: Operand, mask: Operand, value: Operand): Tensor;
+  /** masked_select, masked_select.out */
+  maskedSelect(self: Operand, mask: Operand, options?: { out?: Tensor }): Tensor;
+  /** nonzero, nonzero.out */
+  nonzero(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** index.Tensor */
+  index(self: Operand, indices: readonly (Tensor | null)[]): Tensor;
+  /** index_put */
+  indexPut(self: Operand, indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -572,22 +576,34 @@ export interface OpMethods {
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
-  /** sort, sort.stable, sort.values, sort.values_stable */
-  sort(dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  sort(options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  /** argsort, argsort.stable */
-  argsort(dim?: number, descending?: boolean): Tensor;
-  argsort(options?: { stable?: boolean; dim?: number; descending?: boolean }): Tensor;
-  /** msort, msort.out */
-  msort(options?: { out?: Tensor }): Tensor;
-  /** topk, topk.values */
-  topk(k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  /** kthvalue, kthvalue.values */
-  kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
-  /** _unique */
-  Unique(sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
-  /** _unique2 */
-  Unique2(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
+  /** index_select, index_select.out */
+  indexSelect(dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
+  /** gather, gather.out */
+  gather(dim: number, index: Operand, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
+  /** scatter.src, scatter.value, scatter.reduce, scatter.value_reduce */
+  scatter(dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  /** scatter_.src, scatter_.value, scatter_.reduce, scatter_.value_reduce */
+  scatter_(dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  /** scatter_add */
+  scatterAdd(dim: number, index: Operand, src: Operand): Tensor;
+  /** scatter_add_ */
+  scatterAdd_(dim: number, index: Operand, src: Operand): Tensor;
+  /** take, take.out */
+  take(index: Operand, options?: { out?: Tensor }): Tensor;
+  /** masked_fill.Scalar, masked_fill.Tensor */
+  maskedFill(mask: Operand, value: Operand): Tensor;
+  /** masked_fill_.Scalar, masked_fill_.Tensor */
+  maskedFill_(mask: Operand, value: Operand): Tensor;
+  /** masked_select, masked_select.out */
+  maskedSelect(mask: Operand, options?: { out?: Tensor }): Tensor;
+  /** nonzero, nonzero.out */
+  nonzero(options?: { out?: Tensor }): Tensor;
+  /** index.Tensor */
+  index(indices: readonly (Tensor | null)[]): Tensor;
+  /** index_put_ */
+  indexPut_(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
+  /** index_put */
+  indexPut(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -636,7 +652,9 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable'
-  | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values'
-  | '_unique' | '_unique2';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out'
+  | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce'
+  | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar'
+  | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out'
+  | 'index' | 'index.Tensor' | 'index_put_' | 'index_put';
 export type OpName = Name | `aten::${Name}`;

@@ -13,6 +13,8 @@ export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions } from './optim
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
+import type { IndexingFunctions, IndexingTensorOps } from './index_ops.js';
+export type { IndexItem, IndexPutOptions } from './index_ops.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { UniqueOptions } from './unique.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
@@ -187,8 +189,8 @@ export interface MemoryStats {
  */
 export interface Tensor<D extends DType = DType>
   extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, ShapeTensorOps, AutogradTensorOps,
-  UniqueTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps | keyof PoolTensorOps |
-    keyof ShapeTensorOps | keyof AutogradTensorOps | keyof UniqueTensorOps> {}
+  UniqueTensorOps, IndexingTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps |
+    keyof PoolTensorOps | keyof ShapeTensorOps | keyof AutogradTensorOps | keyof UniqueTensorOps | keyof IndexingTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
@@ -267,8 +269,8 @@ export interface TensorCore<D extends DType = DType> {
  * have, as at run time.
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, ShapeFunctions, AutogradFunctions,
-  UniqueFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions |
-    keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions> {}
+  UniqueFunctions, IndexingFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions |
+    keyof ConvFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

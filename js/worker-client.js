@@ -47,6 +47,8 @@ const LIST_WHEN = {
   maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true),
   // unique(x, { returnInverse: true }): { values, inverse }
   unique: (args) => args.some((a) => isPlainOptions(a) && (a.returnInverse === true || a.returnCounts === true)),
+  nonzero: (args) => args.some((a) => isPlainOptions(a) && (a.asTuple === true || a.as_tuple === true)),
+  where: (args) => args.length === 1,
 };
 
 function isPlainOptions(v) {

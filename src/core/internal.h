@@ -61,6 +61,9 @@ extern void (*_Atomic weft__autograd_meta_free)(void* meta);
  * range" error and returns false when out of range. */
 bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out);
 
+/* "[1, 3, 0, 4]" ("[]" for no dims) into buf, for error messages; returns buf. */
+const char* weft__sizes_str(const int64_t* sizes, int64_t ndim, char* buf, size_t cap);
+
 /* ---- live statistics (src/core/alloc.c) ---- */
 void weft__stats_tensor(int delta);
 /* meta: a storage without data (counted in meta_bytes, not bytes_in_use) */

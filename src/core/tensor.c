@@ -2,6 +2,7 @@
  * refresh_contiguous() does. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,14 @@ weft_memory_format weft_tensor_suggest_memory_format(const weft_tensor* t) {
 }
 
 /* ---- layout arithmetic ---- */
+
+const char* weft__sizes_str(const int64_t* sizes, int64_t ndim, char* buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "[");
+  for (int64_t d = 0; d < ndim && n < cap; d++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)sizes[d]);
+  if (n < cap) snprintf(buf + n, cap - n, "]");
+  return buf;
+}
 
 bool weft__wrap_dim(const char* op, int64_t dim, int64_t ndim, int64_t* out) {
   int64_t n = ndim > 0 ? ndim : 1; /* a scalar accepts 0 and -1, as maybe_wrap_dim */

@@ -36,13 +36,8 @@ static weft_status fail(weft_status s, const char* op, const char* fmt, ...) {
   return weft__error(s, "%s: %s", op, msg);
 }
 
-/* "[1, 3, 0, 4]" */
 static const char* sizes_str(const weft_tensor* t, char* buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "[");
-  for (int d = 0; d < t->ndim && n < cap; d++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%lld", d ? ", " : "", (long long)t->sizes[d]);
-  if (n < cap) snprintf(buf + n, cap - n, "]");
-  return buf;
+  return weft__sizes_str(t->sizes, t->ndim, buf, cap);
 }
 
 /* ---- arguments ---- */

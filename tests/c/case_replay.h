@@ -105,4 +105,22 @@ static void fx_replay_threads(const fx_table* tb) {
   weft_set_num_threads(1);
 }
 
+/* Each of the n schemas names a registered op with a kernel on `key` (or a
+ * CompositeImplicitAutograd one) and at least one case of tb. */
+static inline void fx_check_registered(const char* const* schemas, size_t n, const fx_table* tb, weft_dispatch_key key) {
+  for (size_t i = 0; i < n; i++) {
+    char name[64] = "aten::";
+    size_t len = strcspn(schemas[i], "(");
+    memcpy(name + 6, schemas[i], len);
+    name[6 + len] = '\0';
+    weft_op* op = weft_op_find(name);
+    CHECK(op != NULL);
+    if (op) CHECK(weft_op_has_kernel(op, key) || weft_op_has_kernel(op, WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD));
+    int found = 0;
+    for (int c = 0; c < tb->ncases; c++) found += strcmp(tb->cases[c].op, name + 6) == 0;
+    if (!found) fprintf(stderr, "%s: no case in the fixture table\n", name);
+    CHECK(found > 0);
+  }
+}
+
 #endif

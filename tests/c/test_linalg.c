@@ -22,20 +22,7 @@ static void test_registration(void) {
 #include "ops/linalg.def"
   };
 #undef WEFT_OP
-  int n = (int)(sizeof lin_cases / sizeof lin_cases[0]);
-  for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
-    char name[64] = "aten::";
-    size_t len = strcspn(schemas[i], "(");
-    memcpy(name + 6, schemas[i], len);
-    name[6 + len] = '\0';
-    weft_op* op = weft_op_find(name);
-    CHECK(op != NULL);
-    if (op) CHECK(weft_op_has_kernel(op, WEFT_KEY_CPU) || weft_op_has_kernel(op, WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD));
-    int cases = 0;
-    for (int c = 0; c < n; c++) cases += strcmp(lin_cases[c].op, name + 6) == 0;
-    if (!cases) fprintf(stderr, "%s: no case in linalg_cases.inc\n", name);
-    CHECK(cases > 0);
-  }
+  fx_check_registered(schemas, sizeof schemas / sizeof schemas[0], &cases, WEFT_KEY_CPU);
 }
 
 static void test_meta(void) {
