@@ -7,12 +7,12 @@
 // tensors, and worker mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadFixture } from './fixtures-lib.mjs';
 import { initWorker } from 'weft';
 import { init, counts, noLeaks, throwsWeft, tracker, VARIANTS } from './helpers.mjs';
 import { problems } from './case-replay.mjs';
 
-const { cases } = JSON.parse(readFileSync(new URL('../fixtures/index.json', import.meta.url), 'utf8'));
+const { cases } = loadFixture('index.json');
 
 for (const variant of VARIANTS) {
   test(`${variant}: index.json through ops.call`, async (t) => {

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { weftMessage } from './fixtures-lib.mjs';
 import { init, counts, noLeaks, throwsWeft, tracker } from './helpers.mjs';
 
 // mulberry32
@@ -176,7 +177,7 @@ test('advanced items: tests/fixtures/index_items.json (PyTorch 1.13)', async (t)
     t.skip('this build has no index.Tensor');
     return;
   }
-  const { cases } = JSON.parse(readFileSync(fixtures, 'utf8'));
+  const { cases } = JSON.parse(readFileSync(fixtures, 'utf8'), (k, v) => (k === 'error' && typeof v === 'string' ? weftMessage(v) : v));
   const bad = [];
   await noLeaks(wt, () => {
     for (const c of cases) {
