@@ -240,6 +240,107 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** mse_loss */
+  mseLoss(self: Operand, target: Operand, reduction?: string): Tensor;
+  /** binary_cross_entropy_with_logits */
+  binaryCrossEntropyWithLogits(self: Operand, target: Operand, weight?: Operand | null, posWeight?: Operand | null, reduction?: string): Tensor;
+  /** nll_loss */
+  nllLoss(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number): Tensor;
+  /** nll_loss_backward */
+  nllLossBackward(gradOutput: Operand, self: Operand, target: Operand, weight: Operand | null, reduction: string, ignoreIndex: number): Tensor;
+  /** cross_entropy */
+  crossEntropy(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
+  /** flip */
+  flip(self: Operand, ...dims: ShapeArgs): Tensor;
+  /** roll */
+  roll(self: Operand, shifts: number | Shape, dims?: number | Shape): Tensor;
+  /** repeat */
+  repeat(self: Operand, ...repeats: ShapeArgs): Tensor;
+  /** tile */
+  tile(self: Operand, ...dims: ShapeArgs): Tensor;
+  /** repeat_interleave.Tensor, repeat_interleave.self_Tensor, repeat_interleave.self_int */
+  repeatInterleave(self: Operand, repeats?: Operand, dim?: number | null, options?: { outputSize?: number | null }): Tensor;
+  repeatInterleave(self: Operand, repeats: number, dim?: number | null, options?: { outputSize?: number | null }): Tensor;
+  /** tril, tril.out */
+  tril(self: Operand, diagonal?: number, options?: { out?: Tensor }): Tensor;
+  /** triu, triu.out */
+  triu(self: Operand, diagonal?: number, options?: { out?: Tensor }): Tensor;
+  /** diag, diag.out */
+  diag(self: Operand, diagonal?: number, options?: { out?: Tensor }): Tensor;
+  /** diagonal */
+  diagonal(self: Tensor, offset?: number, dim1?: number, dim2?: number): Tensor;
+  /** clamp, clamp.Tensor, clamp.out, clamp.Tensor_out */
+  clamp(self: Operand, min?: Operand | null, max?: Operand | null, options?: { out?: Tensor }): Tensor;
+  /** clamp_min, clamp_min.Tensor, clamp_min.out */
+  clampMin(self: Operand, min: Scalar, options?: { out?: Tensor }): Tensor;
+  clampMin(self: Operand, min: Operand): Tensor;
+  /** clamp_max, clamp_max.Tensor, clamp_max.out */
+  clampMax(self: Operand, max: Scalar, options?: { out?: Tensor }): Tensor;
+  clampMax(self: Operand, max: Operand): Tensor;
+  /** linspace */
+  linspace(start: Scalar, end: Scalar, steps: number, options?: { dtype?: DTypeName | null; device?: Device | null }): Tensor;
+  /** logspace */
+  logspace(start: Scalar, end: Scalar, steps: number, base?: number, options?: { dtype?: DTypeName | null; device?: Device | null }): Tensor;
+  /** eye, eye.m */
+  eye(n: number, m?: number, options?: { dtype?: DTypeName | null; device?: Device | null }): Tensor;
+  /** zeros_like */
+  zerosLike(self: Operand, options?: { dtype?: DTypeName | null; memoryFormat?: MemoryFormat | null }): Tensor;
+  /** ones_like */
+  onesLike(self: Operand, options?: { dtype?: DTypeName | null; memoryFormat?: MemoryFormat | null }): Tensor;
+  /** full_like */
+  fullLike(self: Operand, fillValue: Scalar, options?: { dtype?: DTypeName | null; memoryFormat?: MemoryFormat | null }): Tensor;
+  /** rand_like */
+  randLike(self: Operand, options?: { dtype?: DTypeName | null; memoryFormat?: MemoryFormat | null }): Tensor;
+  /** randn_like */
+  randnLike(self: Operand, options?: { dtype?: DTypeName | null; memoryFormat?: MemoryFormat | null }): Tensor;
+  /** randint, randint.low */
+  randint(low: number, high: number, size: Shape, options?: { dtype?: DTypeName | null; device?: Device | null }): Tensor;
+  randint(high: number, size: Shape, options?: { dtype?: DTypeName | null; device?: Device | null }): Tensor;
+  /** randperm */
+  randperm(n: number, options?: { dtype?: DTypeName | null; device?: Device | null }): Tensor;
+  /** bernoulli, bernoulli.out, bernoulli.p */
+  bernoulli(self: Operand, p: number): Tensor;
+  bernoulli(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** multinomial, multinomial.out */
+  multinomial(self: Operand, numSamples: number, replacement?: boolean, options?: { out?: Tensor }): Tensor;
+  /** cat, cat.out */
+  cat(tensors: readonly Tensor[], dim?: number, options?: { out?: Tensor }): Tensor;
+  /** stack, stack.out */
+  stack(tensors: readonly Tensor[], dim?: number, options?: { out?: Tensor }): Tensor;
+  /** hstack, hstack.out */
+  hstack(tensors: readonly Tensor[], options?: { out?: Tensor }): Tensor;
+  /** vstack, vstack.out */
+  vstack(tensors: readonly Tensor[], options?: { out?: Tensor }): Tensor;
+  /** dstack, dstack.out */
+  dstack(tensors: readonly Tensor[], options?: { out?: Tensor }): Tensor;
+  /** split.Tensor, split.sizes */
+  split(self: Tensor, splitSize: number, dim?: number): Tensor[];
+  split(self: Tensor, splitSize: Shape, dim?: number): Tensor[];
+  /** split_with_sizes */
+  splitWithSizes(self: Tensor, splitSizes: Shape, dim?: number): Tensor[];
+  /** chunk */
+  chunk(self: Tensor, chunks: number, dim?: number): Tensor[];
+  /** unbind.int */
+  unbind(self: Tensor, dim?: number): Tensor[];
+  /** tensor_split.sections, tensor_split.indices */
+  tensorSplit(self: Tensor, sections: number, dim?: number): Tensor[];
+  tensorSplit(self: Tensor, indices: Shape, dim?: number): Tensor[];
+  /** sort, sort.stable, sort.values, sort.values_stable */
+  sort(self: Operand, dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  sort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** argsort, argsort.stable */
+  argsort(self: Operand, dim?: number, descending?: boolean): Tensor;
+  argsort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean }): Tensor;
+  /** msort, msort.out */
+  msort(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** topk, topk.values */
+  topk(self: Operand, k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** kthvalue, kthvalue.values */
+  kthvalue(self: Operand, k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** _unique */
+  Unique(self: Operand, sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
+  /** _unique2 */
+  Unique2(self: Operand, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
   /** index_select, index_select.out */
   indexSelect(self: Operand, dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
   /** gather, gather.out */
@@ -576,6 +677,88 @@ export interface OpMethods {
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
   AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
+  /** mse_loss */
+  mseLoss(target: Operand, reduction?: string): Tensor;
+  /** binary_cross_entropy_with_logits */
+  binaryCrossEntropyWithLogits(target: Operand, weight?: Operand | null, posWeight?: Operand | null, reduction?: string): Tensor;
+  /** nll_loss */
+  nllLoss(target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number): Tensor;
+  /** nll_loss_backward */
+  nllLossBackward(gradOutput: Operand, target: Operand, weight: Operand | null, reduction: string, ignoreIndex: number): Tensor;
+  /** cross_entropy */
+  crossEntropy(target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
+  /** flip */
+  flip(...dims: ShapeArgs): Tensor;
+  /** roll */
+  roll(shifts: number | Shape, dims?: number | Shape): Tensor;
+  /** repeat */
+  repeat(...repeats: ShapeArgs): Tensor;
+  /** tile */
+  tile(...dims: ShapeArgs): Tensor;
+  /** repeat_interleave.self_Tensor, repeat_interleave.self_int */
+  repeatInterleave(repeats: Operand, dim?: number | null, options?: { outputSize?: number | null }): Tensor;
+  /** tril, tril.out */
+  tril(diagonal?: number, options?: { out?: Tensor }): Tensor;
+  /** tril_ */
+  tril_(diagonal?: number): Tensor;
+  /** triu, triu.out */
+  triu(diagonal?: number, options?: { out?: Tensor }): Tensor;
+  /** triu_ */
+  triu_(diagonal?: number): Tensor;
+  /** diag, diag.out */
+  diag(diagonal?: number, options?: { out?: Tensor }): Tensor;
+  /** diagonal */
+  diagonal(offset?: number, dim1?: number, dim2?: number): Tensor;
+  /** clamp, clamp.Tensor, clamp.out, clamp.Tensor_out */
+  clamp(min?: Operand | null, max?: Operand | null, options?: { out?: Tensor }): Tensor;
+  /** clamp_, clamp_.Tensor */
+  clamp_(min?: Operand | null, max?: Operand | null): Tensor;
+  /** clamp_min, clamp_min.Tensor, clamp_min.out */
+  clampMin(min: Scalar, options?: { out?: Tensor }): Tensor;
+  clampMin(min: Operand): Tensor;
+  /** clamp_min_ */
+  clampMin_(min: Scalar): Tensor;
+  /** clamp_max, clamp_max.Tensor, clamp_max.out */
+  clampMax(max: Scalar, options?: { out?: Tensor }): Tensor;
+  clampMax(max: Operand): Tensor;
+  /** clamp_max_ */
+  clampMax_(max: Scalar): Tensor;
+  /** bernoulli, bernoulli.out, bernoulli.p */
+  bernoulli(p: number): Tensor;
+  bernoulli(options?: { out?: Tensor }): Tensor;
+  /** bernoulli_.Tensor, bernoulli_.float */
+  bernoulli_(p: Operand): Tensor;
+  bernoulli_(p?: number): Tensor;
+  /** multinomial, multinomial.out */
+  multinomial(numSamples: number, replacement?: boolean, options?: { out?: Tensor }): Tensor;
+  /** split.Tensor, split.sizes */
+  split(splitSize: number, dim?: number): Tensor[];
+  split(splitSize: Shape, dim?: number): Tensor[];
+  /** split_with_sizes */
+  splitWithSizes(splitSizes: Shape, dim?: number): Tensor[];
+  /** chunk */
+  chunk(chunks: number, dim?: number): Tensor[];
+  /** unbind.int */
+  unbind(dim?: number): Tensor[];
+  /** tensor_split.sections, tensor_split.indices */
+  tensorSplit(sections: number, dim?: number): Tensor[];
+  tensorSplit(indices: Shape, dim?: number): Tensor[];
+  /** sort, sort.stable, sort.values, sort.values_stable */
+  sort(dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  sort(options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** argsort, argsort.stable */
+  argsort(dim?: number, descending?: boolean): Tensor;
+  argsort(options?: { stable?: boolean; dim?: number; descending?: boolean }): Tensor;
+  /** msort, msort.out */
+  msort(options?: { out?: Tensor }): Tensor;
+  /** topk, topk.values */
+  topk(k: number, dim?: number, largest?: boolean, sorted?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** kthvalue, kthvalue.values */
+  kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
+  /** _unique */
+  Unique(sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
+  /** _unique2 */
+  Unique2(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
   /** index_select, index_select.out */
   indexSelect(dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
   /** gather, gather.out */
@@ -652,9 +835,20 @@ type Name =
   | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
   | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
   | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out'
-  | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce'
-  | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar'
-  | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out'
-  | 'index' | 'index.Tensor' | 'index_put_' | 'index_put';
+  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'conv2d' | 'conv2d.padding' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward'
+  | 'cross_entropy' | 'flip' | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor'
+  | 'repeat_interleave.self_int' | 'tril' | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag'
+  | 'diag.out' | 'diagonal' | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out'
+  | 'clamp_min' | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out'
+  | 'linspace' | 'logspace' | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like'
+  | 'randn_like' | 'randint' | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_'
+  | 'bernoulli_.Tensor' | 'bernoulli_.float' | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out'
+  | 'hstack' | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor'
+  | 'split.sizes' | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices'
+  | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out'
+  | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out'
+  | 'gather' | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value'
+  | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out'
+  | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out'
+  | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put';
 export type OpName = Name | `aten::${Name}`;
