@@ -373,7 +373,7 @@ static weft_tensor* space_impl(const char* op, double start, double end, int64_t
                                weft_dtype dtype, weft_device device) {
   if (steps < 0) return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: number of steps must be non-negative", op);
   if (dtype == WEFT_BOOL)
-    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for 'Bool'", op, op);
+    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s_cpu\" not implemented for 'bool'", op, op);
   weft_tensor* t = weft_empty(&steps, 1, dtype, device, WEFT_CONTIGUOUS_FORMAT);
   if (!t) return NULL;
   /* start and end must fit the dtype (Scalar::to): fill_ says so */
@@ -566,7 +566,7 @@ static weft_tensor* randint_low_kernel(int64_t low, int64_t high, const int64_t*
 static weft_tensor* randperm_kernel(int64_t n, weft_dtype dtype, weft_device device) {
   dtype = weft__dtype_or(dtype, WEFT_INT64);
   if (n < 0) return weft_empty(&n, 1, dtype, device, WEFT_CONTIGUOUS_FORMAT); /* empty's error */
-  if (dtype == WEFT_BOOL) return weft__error_null(WEFT_TYPE_ERROR, "randperm: \"randperm\" not implemented for 'Bool'");
+  if (dtype == WEFT_BOOL) return weft__error_null(WEFT_TYPE_ERROR, "randperm: \"randperm\" not implemented for 'bool'");
   if (n > 0 && (double)(n - 1) > largest_exact(dtype))
     return weft__error_null(WEFT_INVALID_ARGUMENT, "randperm: n is too large for result tensor type: '%s'",
                             weft_dtype_name(dtype));
@@ -617,7 +617,7 @@ static weft_status bernoulli_fill(const char* op, weft_tensor* self, const weft_
       return weft__error(WEFT_TYPE_ERROR, "%s: \"bernoulli_tensor_cpu_p_\" not implemented for '%s'", op,
                          weft_dtype_name(p->dtype));
     if (self->dtype == WEFT_FLOAT16)
-      return weft__error(WEFT_TYPE_ERROR, "%s: \"bernoulli_tensor_cpu_self_\" not implemented for 'Half'", op);
+      return weft__error(WEFT_TYPE_ERROR, "%s: \"bernoulli_tensor_cpu_self_\" not implemented for 'float16'", op);
     pe = weft_expand(p, self->sizes, self->ndim);
     if (!pe) return weft_last_status();
   } else if (!(ps >= 0 && ps <= 1)) {
@@ -804,7 +804,7 @@ static void top_n(const double* score, int64_t cats, int64_t n, int64_t* res) {
 static weft_tensor* multinomial_impl(const weft_tensor* self, int64_t n, bool replacement, weft_tensor* out) {
   if (multinomial_check(self, n, replacement) != WEFT_OK) return NULL;
   if (out && out->dtype != WEFT_INT64)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "multinomial: multinomial expects Long tensor out, got: %s",
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "multinomial: multinomial expects int64 tensor out, got: %s",
                             weft_dtype_name(out->dtype));
   int64_t rows = self->ndim == 2 ? self->sizes[0] : 1, cats = self->sizes[self->ndim - 1];
   int64_t sizes[2] = {rows, n};

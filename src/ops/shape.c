@@ -589,7 +589,7 @@ static weft_tensor* clamp_scalars(const char* op, const weft_tensor* self, const
     return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: torch.clamp: At least one of 'min' or 'max' must not be None",
                             op);
   if (self->dtype == WEFT_FLOAT16) /* 1.13's scalar kernels have no Half */
-    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for 'Half'", op,
+    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for 'float16'", op,
                             lo && hi ? "clamp_scalar_cpu" : lo ? "clamp_min_cpu" : "clamp_max_scalar_cpu");
   weft_tensor* tl = scalar_bound(self, lo);
   weft_tensor* th = scalar_bound(self, hi);

@@ -70,7 +70,7 @@ static weft_status check_out_dtype(const sort_job* j, const weft_tensor* out, we
   if (!out || out->dtype == want) return WEFT_OK;
   if (j->mode == KTH) {
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: %s", j->name, is_values ? "output values must be of same type as input"
-                                                                : "output indices must be of scalar type Long");
+                                                                : "output indices must be of scalar type int64");
   }
   return weft__error(WEFT_TYPE_ERROR, "%s: Expected out tensor to have dtype %s, but got %s instead", j->name,
                      weft_dtype_name(want), weft_dtype_name(out->dtype));
@@ -297,7 +297,7 @@ static weft_status unique_run(const weft_tensor* self, bool return_inverse, bool
   static const char* name = "unique";
   out[0] = out[1] = out[2] = NULL;
   if (self->dtype == WEFT_FLOAT16) {
-    return weft__error(WEFT_TYPE_ERROR, "%s: \"unique\" not implemented for 'Half'", name);
+    return weft__error(WEFT_TYPE_ERROR, "%s: \"unique\" not implemented for 'float16'", name);
   }
   int64_t n = self->numel, es = (int64_t)weft_dtype_size(self->dtype);
   weft_tensor* x = weft_contiguous(self, WEFT_CONTIGUOUS_FORMAT);

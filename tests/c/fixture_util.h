@@ -25,7 +25,8 @@ static inline weft__value fx_value_of(double v, weft_dtype t) {
 
 /* PyTorch's dtype names as its messages print them -> weft's, the table of
  * tests/js/fixtures-lib.mjs weftMessage: C++ spellings ("long int",
- * "c10::Half") only after "dtype ", "but got " or "to type ", ScalarType names
+ * "c10::Half") only after "dtype ", "but got ", "to type ", "output type " or
+ * "bounds for ", ScalarType names
  * ("Float") as whole words. */
 static const char* const fx_cpp_names[][2] = {
     {"c10::Half", "float16"}, {"c10::BFloat16", "bfloat16"}, {"at::Half", "float16"}, {"at::BFloat16", "bfloat16"},
@@ -48,7 +49,8 @@ static inline bool fx_after(const char* s, size_t i, const char* pre) {
 /* The weft name of the dtype spelled at s + i, with its length in *len; NULL: none. */
 static inline const char* fx_name_at(const char* s, size_t i, size_t* len) {
   if (i > 0 && (fx_word_char(s[i - 1]) || s[i - 1] == ':')) return NULL;
-  bool cpp = fx_after(s, i, "dtype ") || fx_after(s, i, "but got ") || fx_after(s, i, "to type ");
+  bool cpp = fx_after(s, i, "dtype ") || fx_after(s, i, "but got ") || fx_after(s, i, "to type ") ||
+               fx_after(s, i, "output type ") || fx_after(s, i, "bounds for ");
   for (size_t k = 0; cpp && k < sizeof fx_cpp_names / sizeof fx_cpp_names[0]; k++) {
     size_t n = strlen(fx_cpp_names[k][0]);
     if (strncmp(s + i, fx_cpp_names[k][0], n) == 0 && !fx_word_char(s[i + n]) && s[i + n] != ':') {

@@ -21,9 +21,10 @@ const CPP_TYPE = {
   uint8_t: 'uint8', int8_t: 'int8', int16_t: 'int16', int64_t: 'int64',
   int: 'int32', float: 'float32', double: 'float64', bool: 'bool',
 };
-// C++ spellings only right after "dtype ", "but got " or "to type " (elsewhere
-// "bool" or "int" are plain words); ScalarType names as whole words.
-const CPP_RE = new RegExp(`(dtype |but got |to type )(${Object.keys(CPP_TYPE).join('|')})(?![\\w:])`, 'g');
+// C++ spellings only right after "dtype ", "but got ", "to type ", "output type "
+// or "bounds for " (elsewhere "bool" or "int" are plain words); ScalarType
+// names as whole words.
+const CPP_RE = new RegExp(`(dtype |but got |to type |output type |bounds for )(${Object.keys(CPP_TYPE).join('|')})(?![\\w:])`, 'g');
 const SCALAR_RE = new RegExp(`(?<![\\w:])(${Object.keys(SCALAR_TYPE).join('|')})(?!\\w)`, 'g');
 export function weftMessage(torchMessage) {
   return torchMessage.replace(CPP_RE, (m, pre, t) => pre + CPP_TYPE[t]).replace(SCALAR_RE, (m, t) => SCALAR_TYPE[t]);

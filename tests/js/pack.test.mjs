@@ -1,5 +1,6 @@
 // npm pack's tarball installs into an empty folder and runs every
-// demo/node/*.mjs there (the package must carry everything it needs).
+// demo/node/*.mjs there (the package must carry everything it needs; the
+// examples' data files, demo/data/*.npy, sit beside the app as in the repo).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -34,6 +35,10 @@ test('npm pack installs into an empty folder and runs demo/node/*.mjs', async ()
     await sh('mkdir', ['-p', app], dir);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
     await sh('npm', ['install', '--no-audit', '--no-fund', '--offline', join(dir, packed[0].filename)], app);
+    await sh('mkdir', ['-p', join(dir, 'data')], dir);
+    for (const f of readdirSync(join(root, 'demo/data')).filter((n) => n.endsWith('.npy'))) {
+      copyFileSync(join(root, 'demo/data', f), join(dir, 'data', f));
+    }
     for (const f of readdirSync(demo).filter((n) => n.endsWith('.mjs'))) {
       copyFileSync(join(demo, f), join(app, f));
       const out = await sh(process.execPath, [f], app);
