@@ -183,9 +183,11 @@ static void sort_line(const sort_ctx* c, const char* x, char* v, char* ix, char*
 static weft_status sort_range(void* ctx, int64_t begin, int64_t end) {
   const sort_ctx* c = ctx;
   size_t n = (size_t)c->n;
-  char* line = malloc(n * (size_t)c->es + 2 * n * sizeof(weft_sort_pair));
+  /* the pairs start 16-aligned after the line's elements: the gap is part of the block */
+  size_t head = (n * (size_t)c->es + 15) & ~(size_t)15;
+  char* line = malloc(head + 2 * n * sizeof(weft_sort_pair));
   if (!line) return weft__error(WEFT_OUT_OF_MEMORY, "%s: out of memory for a line of %lld", c->job->name, (long long)n);
-  weft_sort_pair* p = (weft_sort_pair*)(void*)(line + ((n * (size_t)c->es + 15) & ~(size_t)15));
+  weft_sort_pair* p = (weft_sort_pair*)(void*)(line + head);
   for (int64_t l = begin; l < end; l++) {
     int64_t xo, vo, io;
     line_offsets(c, l, &xo, &vo, &io);
