@@ -19,7 +19,7 @@
 #endif
 #endif
 #ifndef WEFT_BLOCK_CACHE
-#define WEFT_BLOCK_CACHE 0 /* off until the heap corruption seen with _unique2 is understood */
+#define WEFT_BLOCK_CACHE 1 /* -DWEFT_BLOCK_CACHE=0 gives every block back to malloc */
 #endif
 
 #define CACHE_CLASSES 8
