@@ -322,9 +322,9 @@ export interface OpFunctions {
   chunk(self: Tensor, chunks: number, dim?: number): Tensor[];
   /** unbind.int */
   unbind(self: Tensor, dim?: number): Tensor[];
-  /** tensor_split.sections, tensor_split.indices */
-  tensorSplit(self: Tensor, sections: number, dim?: number): Tensor[];
+  /** tensor_split.sections, tensor_split.indices, tensor_split.tensor_indices_or_sections */
   tensorSplit(self: Tensor, indices: Shape, dim?: number): Tensor[];
+  tensorSplit(self: Tensor, tensorIndicesOrSections: Operand, dim?: number): Tensor[];
   /** sort, sort.stable, sort.values, sort.values_stable */
   sort(self: Operand, dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   sort(self: Operand, options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
@@ -740,9 +740,9 @@ export interface OpMethods {
   chunk(chunks: number, dim?: number): Tensor[];
   /** unbind.int */
   unbind(dim?: number): Tensor[];
-  /** tensor_split.sections, tensor_split.indices */
-  tensorSplit(sections: number, dim?: number): Tensor[];
+  /** tensor_split.sections, tensor_split.indices, tensor_split.tensor_indices_or_sections */
   tensorSplit(indices: Shape, dim?: number): Tensor[];
+  tensorSplit(tensorIndicesOrSections: Operand, dim?: number): Tensor[];
   /** sort, sort.stable, sort.values, sort.values_stable */
   sort(dim?: number, descending?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   sort(options?: { stable?: boolean; dim?: number; descending?: boolean; out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
@@ -845,10 +845,10 @@ type Name =
   | 'bernoulli_.Tensor' | 'bernoulli_.float' | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out'
   | 'hstack' | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor'
   | 'split.sizes' | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices'
-  | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out'
-  | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out'
-  | 'gather' | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value'
-  | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out'
-  | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out'
-  | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put';
+  | 'tensor_split.tensor_indices_or_sections' | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort'
+  | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select'
+  | 'index_select.out' | 'gather' | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value'
+  | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take'
+  | 'take.out' | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select'
+  | 'masked_select.out' | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put';
 export type OpName = Name | `aten::${Name}`;

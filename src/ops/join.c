@@ -521,6 +521,32 @@ static weft_tensor_list tensor_split_indices_kernel(const weft_tensor* self, con
   return r;
 }
 
+/* tensor_split with its sections (0-dim) or indices (1-D) in an int64 tensor,
+ * read from CPU memory as PyTorch does (any stride) */
+static weft_tensor_list tensor_split_tensor_kernel(const weft_tensor* self, const weft_tensor* ios, int64_t dim) {
+  if (ios->device != WEFT_DEVICE_CPU)
+    return failed(weft__error(WEFT_INVALID_ARGUMENT,
+                              "tensor_split expected tensor_indices_or_sections to be on cpu, but it's on %s",
+                              weft_device_name(ios->device)));
+  if (ios->dtype != WEFT_INT64)
+    return failed(weft__error(WEFT_INVALID_ARGUMENT,
+                              "tensor_split expected tensor_indices_or_sections to have dtype of int64, but got %s",
+                              weft_dtype_name(ios->dtype)));
+  if (ios->ndim > 1)
+    return failed(weft__error(WEFT_INVALID_ARGUMENT,
+                              "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                              "one-dimensional tensor, but got a tensor with %d dims", ios->ndim));
+  const int64_t* v = weft_tensor_data_ptr(ios);
+  if (ios->ndim == 0) return tensor_split_kernel(self, v[0], dim);
+  int64_t n = ios->sizes[0];
+  int64_t* idx = scratch2(n);
+  if (!idx) return no_list;
+  for (int64_t i = 0; i < n; i++) idx[i] = v[i * ios->strides[0]];
+  weft_tensor_list r = tensor_split_indices_kernel(self, idx, n, dim);
+  free(idx);
+  return r;
+}
+
 /* cat: CPU and Meta, and CompositeExplicitAutograd for a call without
  * tensors (PyTorch's CompositeExplicitAutogradNonFunctional kernel takes the
  * empty list and reports it); the rest are composite, as in PyTorch. */
@@ -546,5 +572,6 @@ weft_status weft__join_register(void) {
   WEFT_KERNEL(unbind, COMPOSITE_EXPLICIT_AUTOGRAD, unbind_kernel);
   WEFT_KERNEL(tensor_split, COMPOSITE_IMPLICIT_AUTOGRAD, tensor_split_kernel);
   WEFT_KERNEL(tensor_split_indices, COMPOSITE_IMPLICIT_AUTOGRAD, tensor_split_indices_kernel);
+  WEFT_KERNEL(tensor_split_tensor, COMPOSITE_IMPLICIT_AUTOGRAD, tensor_split_tensor_kernel);
   return WEFT_OK;
 }
