@@ -30,6 +30,13 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL
 
+/* While explaining (weft_explaining()): records the plan of a dedicated
+ * kernel that runs without the iterator, {"kind", "path", "dtype", "rows",
+ * "inner", "threads"} plus op when known (src/ops/explain.c). Rows are the
+ * units parallel_for splits; inner the elements each one moves. */
+weft_status weft__explain_kernel(const char* op, const char* kind, const char* path, weft_dtype dtype, int64_t rows,
+                                 int64_t inner);
+
 /* Dense strides in t's dim order (PyTorch's infer_dense_strides; src/ops/factory.c). */
 void weft__infer_dense_strides(const weft_tensor* t, int64_t* out);
 

@@ -76,6 +76,7 @@ static void remap_free(remap* m) {
 static weft_status remap_run(const char* op, weft_tensor* out, const weft_tensor* src, index_map map,
                              const void* ctx) {
   if (on_meta(out) || out->numel == 0) return WEFT_OK;
+  /* the plan is known once the maps are: explain() builds them, then records */
   remap m = {.dst = weft_tensor_data_ptr(out), .src = weft_tensor_data_ptr(src), .ndim = out->ndim ? out->ndim : 1,
              .esize = weft_dtype_size(out->dtype)};
   for (int d = 0; d < m.ndim; d++) {
@@ -95,7 +96,9 @@ static weft_status remap_run(const char* op, weft_tensor* out, const weft_tensor
   m.dense_rows = m.dst_stride[m.ndim - 1] == (int64_t)m.esize;
   for (int64_t j = 1; m.dense_rows && j < inner; j++) m.dense_rows = last[j] == last[0] + j * (int64_t)m.esize;
   int64_t grain = inner >= 32768 ? 1 : 32768 / inner;
-  weft_status s = weft_parallel_for(0, rows, grain, remap_rows, &m);
+  weft_status s = weft_explaining()
+                      ? weft__explain_kernel(op, "remap", m.dense_rows ? "row_copies" : "elements", out->dtype, rows, inner)
+                      : weft_parallel_for(0, rows, grain, remap_rows, &m);
   remap_free(&m);
   return s;
 }

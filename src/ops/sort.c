@@ -230,6 +230,9 @@ static weft_status sort_run(const sort_job* j, const weft_tensor* self) {
     c.nd++;
   }
   int64_t grain = c.n >= WEFT_GRAIN_SIZE ? 1 : WEFT_GRAIN_SIZE / (c.n > 0 ? c.n : 1);
+  if (weft_explaining())
+    return weft__explain_kernel(j->name, "sort", use_heap(j->k, c.n) ? "heap_select" : c.n < 32 ? "insertion" : "radix",
+                                c.t, lines, c.n);
   return weft_parallel_for(0, lines, grain, sort_range, &c);
 }
 

@@ -105,3 +105,35 @@ for (const variant of VARIANTS) {
     wt.setNumThreads(max);
   });
 }
+
+// Ops with dedicated kernels (no iterator) record their own plan: the kind
+// of walk, the path it takes, the rows parallel_for splits and each row's length.
+test('explain: the plans of the shape gathers, the index walks and sorting', async () => {
+  const wt = await init({ variant: 'simd' });
+  await noLeaks(wt, () => {
+    const track = tracker();
+    const x = track(wt.rand(4, 6));
+    const i2 = track(wt.tensor([0n, 2n]));
+    const z = track(wt.zeros(4, 2, { dtype: 'int64' }));
+    const plan = (...a) => {
+      const p = wt.explain(...a);
+      return [p.kind, p.path, p.rows, p.inner, p.dtype];
+    };
+    assert.deepEqual(plan('flip', x, [0]), ['remap', 'row_copies', 4, 6, 'float32']);
+    assert.deepEqual(plan('roll', x, 1, 1), ['remap', 'elements', 4, 6, 'float32']);
+    assert.deepEqual(plan('repeat', x, [2, 1]), ['remap', 'row_copies', 8, 6, 'float32']);
+    assert.deepEqual(plan('index_select', x, 1, i2), ['gather', 'contiguous_rows', 4, 2, 'float32']);
+    assert.deepEqual(plan('gather', x, 1, z), ['gather', 'contiguous_rows', 4, 2, 'float32']);
+    assert.deepEqual(plan('index.Tensor', x, [i2]), ['gather', 'contiguous_rows', 2, 6, 'float32']);
+    assert.deepEqual(plan('gather', track(x.t()), 0, track(z.t())), ['gather', 'strided', 4, 2, 'float32']);
+    assert.deepEqual(plan('sort', x, 1), ['sort', 'insertion', 4, 6, 'float32']);
+    assert.deepEqual(plan('sort', track(wt.rand(3, 100)), 1), ['sort', 'radix', 3, 100, 'float32']);
+    assert.deepEqual(plan('topk', track(wt.rand(3, 100)), 5), ['sort', 'heap_select', 3, 100, 'float32']);
+    assert.equal(wt.explain('topk', x, 2).op, 'topk');
+    // explain runs no loop: x is unchanged by an explained in-place gather
+    const before = x.toArray();
+    wt.explain('scatter_', x, 1, z, 0);
+    assert.deepEqual(x.toArray(), before);
+    track.disposeAll();
+  });
+});
