@@ -112,31 +112,14 @@ static weft_tensor* movedim_impl(const weft_tensor* self, const int64_t* src, co
 
 /* ---- expand ---- */
 
-/* PyTorch's legacy type string in expand's message: "torch.FloatTensor",
- * "CPUBoolType", "MetaFloatType". */
-static void legacy_type_name(weft_dtype dtype, weft_device device, char* buf, size_t cap) {
-  static const char* const scalar[WEFT_DTYPE_COUNT] = {
-      [WEFT_BOOL] = "Bool",     [WEFT_UINT8] = "Byte",       [WEFT_INT8] = "Char",
-      [WEFT_INT16] = "Short",   [WEFT_INT32] = "Int",        [WEFT_INT64] = "Long",
-      [WEFT_FLOAT16] = "Half",  [WEFT_BFLOAT16] = "BFloat16", [WEFT_FLOAT32] = "Float",
-      [WEFT_FLOAT64] = "Double"};
-  const char* s = (unsigned)dtype < WEFT_DTYPE_COUNT && scalar[dtype] ? scalar[dtype] : "Undefined";
-  if (device == WEFT_DEVICE_META)
-    snprintf(buf, cap, "Meta%sType", s);
-  else if (dtype == WEFT_BOOL || dtype == WEFT_BFLOAT16)
-    snprintf(buf, cap, "CPU%sType", s);
-  else
-    snprintf(buf, cap, "torch.%sTensor", s);
-}
-
 static weft_tensor* expand_count_error(const weft_tensor* self, const int64_t* sizes, int64_t ndim) {
-  char type[32];
-  legacy_type_name(self->dtype, self->device, type, sizeof type);
+  /* PyTorch prints its legacy type string (torch.FloatTensor{[2, 3]});
+   * weft names the dtype as everywhere else */
   return weft__error_null(WEFT_SHAPE_ERROR,
-                          "expand(%s{%s}, size=%s): the number of sizes provided (%" PRId64
+                          "expand(%s%s tensor of shape %s, size=%s): the number of sizes provided (%" PRId64
                           ") must be greater or equal to the number of dimensions in the tensor (%d)",
-                          type, WEFT__LIST(self->sizes, self->ndim), WEFT__LIST(sizes, ndim), ndim,
-                          (int)self->ndim);
+                          self->device == WEFT_DEVICE_META ? "meta " : "", weft_dtype_name(self->dtype),
+                          WEFT__LIST(self->sizes, self->ndim), WEFT__LIST(sizes, ndim), ndim, (int)self->ndim);
 }
 
 /* PyTorch's inferExpandGeometry. A new leading dim of size 1 gets the stride

@@ -5,6 +5,7 @@ offsets and error messages of weft's views, taken from PyTorch 1.13.
 Run by hand only when adding cases (needs torch; the C tests do not):
   /usr/bin/python3 tests/c/gen_view_cases.py > tests/c/view_cases.inc
 """
+import re
 import torch
 
 INT64_MAX = 2**63 - 1
@@ -222,6 +223,10 @@ def c_list(v):
     return "{" + ", ".join({INT64_MAX: "INT64_MAX", -INT64_MAX - 1: "INT64_MIN"}.get(x, str(x)) for x in v) + "}" if v else "{0}"
 
 
+LEGACY = {"Bool": "bool", "Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64",
+          "Half": "float16", "BFloat16": "bfloat16", "Float": "float32", "Double": "float64"}
+
+
 def c_str(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
@@ -235,6 +240,9 @@ def main():
         except Exception as e:  # noqa: BLE001
             # weft names the op the user called where PyTorch names its sparse path
             msg = str(e).replace("permute(sparse_coo): ", "")
+            # and names the dtype where expand prints a legacy type string
+            msg = re.sub(r"torch\.(\w+)Tensor\{(\[[^\]]*\])\}",
+                         lambda m: LEGACY[m.group(1)] + " tensor of shape " + m.group(2), msg)
             err = c_str(msg)
             sizes, strides, off, copied, chk, contig, cl = [], [], 0, 0, 0.0, 0, 0
         else:

@@ -262,7 +262,7 @@ static void test_dtypes_and_meta(void) {
   CHECK(t && weft_tensor_storage_offset(t) == 4);
   weft_tensor_release(t);
   CHECK(weft_expand(m, four, 1) == NULL);
-  CHECK_ERROR_HAS("expand(MetaFloatType{[2, 3]}, size=[4]): the number of sizes provided (1) must be greater or "
+  CHECK_ERROR_HAS("expand(meta float32 tensor of shape [2, 3], size=[4]): the number of sizes provided (1) must be greater or "
                   "equal to the number of dimensions in the tensor (2)");
   int64_t r[] = {3, -1};
   t = weft_reshape(m, r, 2);
@@ -274,9 +274,11 @@ static void test_dtypes_and_meta(void) {
     weft_dtype dtype;
     const char* name;
   } names[] = {
-      {WEFT_FLOAT64, "torch.DoubleTensor{"}, {WEFT_INT64, "torch.LongTensor{"},   {WEFT_INT32, "torch.IntTensor{"},
-      {WEFT_INT16, "torch.ShortTensor{"},    {WEFT_INT8, "torch.CharTensor{"},    {WEFT_UINT8, "torch.ByteTensor{"},
-      {WEFT_BOOL, "CPUBoolType{"},           {WEFT_FLOAT16, "torch.HalfTensor{"}, {WEFT_BFLOAT16, "CPUBFloat16Type{"},
+      {WEFT_FLOAT64, "expand(float64 tensor of"}, {WEFT_INT64, "expand(int64 tensor of"},
+      {WEFT_INT32, "expand(int32 tensor of"},     {WEFT_INT16, "expand(int16 tensor of"},
+      {WEFT_INT8, "expand(int8 tensor of"},       {WEFT_UINT8, "expand(uint8 tensor of"},
+      {WEFT_BOOL, "expand(bool tensor of"},       {WEFT_FLOAT16, "expand(float16 tensor of"},
+      {WEFT_BFLOAT16, "expand(bfloat16 tensor of"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     weft_tensor* x = weft_empty(s, 2, names[i].dtype, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
