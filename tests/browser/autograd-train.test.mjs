@@ -170,6 +170,13 @@ describe('training page', { timeout: TIMEOUT }, () => {
     assert.ok(mean(losses.slice(-5)) < mean(losses.slice(0, 5)), 'the CNN loss decreases');
   });
 
+  test('reads on a phone-sized viewport without scrolling sideways', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth));
+    await page.screenshot({ path: path.join(OUTPUT, 'train-390x844-full.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
   test('no console errors', () => {
     assert.deepEqual(errors, []);
   });
