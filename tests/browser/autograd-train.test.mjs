@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OUTPUT, ROOT, launchBrowser, openDemo, startServer, text } from './helpers.mjs';
+import { OUTPUT, ROOT, servedPage, text } from './helpers.mjs';
 
 const TIMEOUT = 120000;
 fs.mkdirSync(OUTPUT, { recursive: true });
@@ -29,16 +29,9 @@ const listRows = (page, sel) => page.$$eval(`${sel} > li:not(.hint)`, (lis) => l
   `${li.querySelector('span').textContent}=${li.querySelector('b')?.textContent ?? ''}`));
 
 describe('autograd panel, seed 004\'s program', { timeout: TIMEOUT }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer({ isolation: true });
-    browser = await launchBrowser();
-    ({ page, errors } = await openDemo(browser.context, server.url));
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  let page, errors;
+  const served = servedPage({ before, after });
+  before(() => ({ page, errors } = served));
 
   test('draws the graph: grad_fn names, the tensors they belong to, next edges', async () => {
     assert.equal(await page.locator('#ag-graph').getAttribute('data-state'), 'ok', await text(page, '#ag-status'));
@@ -103,16 +96,9 @@ describe('autograd panel, seed 004\'s program', { timeout: TIMEOUT }, () => {
 });
 
 describe('training page', { timeout: TIMEOUT }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer({ isolation: true });
-    browser = await launchBrowser();
-    ({ page, errors } = await openDemo(browser.context, server.url.replace(/\/demo\/.*$/, '/demo/train.html')));
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  let page, errors;
+  const served = servedPage({ before, after }, { file: 'train.html' });
+  before(() => ({ page, errors } = served));
 
   test('runs the threaded build and shows the test digits', async () => {
     assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), true);
