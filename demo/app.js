@@ -390,7 +390,7 @@ async function start() {
   setupConv({ form: $('conv-form'), shape: $('conv-shape'), out: $('conv'), button: $('conv-run') }, wt);
   setupAutograd({
     preset: $('ag-preset'), program: $('ag-program'), build: $('ag-build'), graph: $('ag-graph'), status: $('ag-status'),
-    prev: $('ag-prev'), step: $('ag-step'), run: $('ag-run'), reset: $('ag-reset'), counter: $('ag-counter'),
+    prev: $('ag-prev'), step: $('ag-step'), play: $('ag-play'), run: $('ag-run'), reset: $('ag-reset'), counter: $('ag-counter'),
     text: $('ag-text'), deps: $('ag-deps'), queue: $('ag-queue'), notReady: $('ag-notready'), running: $('ag-running'),
     result: $('ag-result'),
   }, wt);

@@ -7,6 +7,7 @@ import { PRESETS, SEED, buildGraph, simulate } from './engine.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const NODE_W = 190, NODE_H = 62, GAP_X = 22, GAP_Y = 40;
+const PLAY_MS = 700;
 
 function svg(tag, attrs = {}, ...kids) {
   const e = document.createElementNS(SVG, tag);
@@ -183,7 +184,7 @@ function renderResult(ui, graph, done) {
     el('tbody', {}, ...rows)));
 }
 
-/** Wires the panel: ui = { preset, program, build, graph, prev, step, run, reset, counter, text, deps, queue, notReady, running, result, status }. */
+/** Wires the panel: ui = { preset, program, build, graph, prev, step, play, run, reset, counter, text, deps, queue, notReady, running, result, status }. */
 export function setupAutograd(ui, wt) {
   let graph = null;
   let steps = [];
@@ -194,9 +195,10 @@ export function setupAutograd(ui, wt) {
   const setButtons = () => {
     ui.prev.disabled = !graph || at === 0;
     ui.step.disabled = ui.run.disabled = !graph || at === steps.length - 1;
-    ui.reset.disabled = !graph;
+    ui.reset.disabled = ui.play.disabled = !graph;
   };
   const build = () => {
+    pause();
     graph?.dispose();
     graph = null;
     try {
@@ -218,12 +220,32 @@ export function setupAutograd(ui, wt) {
     }
     setButtons();
   };
-  const go = (i) => { at = Math.max(0, Math.min(steps.length - 1, i)); show(); setButtons(); };
+  let timer = null;
+  const pause = () => {
+    clearInterval(timer);
+    timer = null;
+    ui.play.textContent = 'Play';
+    ui.play.setAttribute('aria-pressed', 'false');
+  };
+  const go = (i) => {
+    at = Math.max(0, Math.min(steps.length - 1, i));
+    if (at === steps.length - 1) pause();
+    show();
+    setButtons();
+  };
+  // Play: one step of the engine every PLAY_MS, as an animation
+  ui.play.addEventListener('click', () => {
+    if (timer) return pause();
+    if (at === steps.length - 1) go(0);
+    timer = setInterval(() => go(at + 1), PLAY_MS);
+    ui.play.textContent = 'Pause';
+    ui.play.setAttribute('aria-pressed', 'true');
+  });
   ui.preset.addEventListener('change', () => { ui.program.value = PRESETS[ui.preset.value].code; build(); });
   ui.build.addEventListener('click', build);
-  ui.prev.addEventListener('click', () => go(at - 1));
-  ui.step.addEventListener('click', () => go(at + 1));
-  ui.reset.addEventListener('click', () => go(0));
+  ui.prev.addEventListener('click', () => { pause(); go(at - 1); });
+  ui.step.addEventListener('click', () => { pause(); go(at + 1); });
+  ui.reset.addEventListener('click', () => { pause(); go(0); });
   ui.run.addEventListener('click', () => go(steps.length - 1));
   build();
 }

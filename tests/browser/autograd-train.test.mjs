@@ -71,6 +71,15 @@ describe('autograd panel, seed 004\'s program', { timeout: TIMEOUT }, () => {
     await page.locator('#autograd-panel').screenshot({ path: path.join(OUTPUT, 'autograd-panel-done.png') });
   });
 
+  test('Play animates the steps to the end', async () => {
+    await page.click('#ag-reset');
+    await page.click('#ag-play');
+    assert.equal(await text(page, '#ag-play'), 'Pause');
+    await page.waitForFunction(() => document.querySelector('#ag-text').dataset.phase === 'done', null, { timeout: 60000 });
+    assert.equal(await text(page, '#ag-play'), 'Play');
+    assert.equal(await page.locator('#ag-result').getAttribute('data-match'), 'true');
+  });
+
   test('another program: the diamond orders the ready queue by sequence number', async () => {
     await page.selectOption('#ag-preset', 'diamond');
     assert.equal(await page.locator('#ag-graph').getAttribute('data-state'), 'ok', await text(page, '#ag-status'));
@@ -126,14 +135,14 @@ describe('training page', { timeout: TIMEOUT }, () => {
   });
 
   test('Stop stops between steps; Start goes on from there', async () => {
-    await page.fill('#train-epochs', '50');
+    await page.fill('#train-epochs', '200');
     await page.click('#train-reset');
     await page.click('#train-start');
     await page.waitForFunction(() => window.trainDemo.state.losses.length > 0, null, { timeout: 30000 });
     await page.click('#train-stop');
     assert.equal(await page.evaluate(() => document.body.dataset.training), 'stopped');
     const at = await page.evaluate(() => window.trainDemo.state.trainer.step);
-    assert.ok(at > 0 && at < 50 * 47, `stopped at step ${at}`);
+    assert.ok(at > 0 && at < 200 * 47, `stopped at step ${at}`);
     assert.equal(Number(await text(page, '#train-step-count')), at);
     await page.click('#train-start');
     await page.waitForFunction((n) => window.trainDemo.state.trainer.step > n, at, { timeout: 30000 });
