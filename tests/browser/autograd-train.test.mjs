@@ -176,3 +176,23 @@ describe('training page', { timeout: TIMEOUT }, () => {
     assert.deepEqual(errors, []);
   });
 });
+
+describe('training page without COOP/COEP', { timeout: TIMEOUT }, () => {
+  let page, errors;
+  const served = servedPage({ before, after }, { isolation: false, file: 'train.html' });
+  before(() => ({ page, errors } = served));
+
+  test('trains on the single-threaded build', async () => {
+    assert.equal(await page.evaluate(() => globalThis.crossOriginIsolated), false);
+    assert.match(await text(page, '#backend-variant'), /^weft-simd$/);
+    await page.fill('#train-epochs', '1');
+    await page.click('#train-start');
+    await page.waitForFunction(() => document.body.dataset.training === 'finished', null, { timeout: 60000 });
+    assert.equal(await text(page, '#train-step-count'), '47');
+    assert.ok(parseFloat(await text(page, '#test-acc')) > 80);
+  });
+
+  test('no console errors', () => {
+    assert.deepEqual(errors, []);
+  });
+});
