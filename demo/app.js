@@ -4,8 +4,9 @@
 import { init } from '../dist/browser.js';
 import { OPS, opById, parseList } from './ops.js';
 import { el, renderMeta, renderViews, numelOf, unravel, storageIndex } from './layout.js';
-import { renderBackend, setupPlan, renderTrace, setupBench } from './panels.js';
+import { renderBackend, setupPlan, renderTrace, setupBench, initBest } from './panels.js';
 import { setupConv } from './conv.js';
+import { setupAutograd } from './autograd.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = { logical: $('logical'), memory: $('memory'), formula: $('formula') };
@@ -387,23 +388,24 @@ async function start() {
   });
   setupBench({ form: $('bench-form'), shape: $('bench-shape'), out: $('bench'), button: $('bench-run') }, wt);
   setupConv({ form: $('conv-form'), shape: $('conv-shape'), out: $('conv'), button: $('conv-run') }, wt);
+  setupAutograd({
+    preset: $('ag-preset'), program: $('ag-program'), build: $('ag-build'), graph: $('ag-graph'), status: $('ag-status'),
+    prev: $('ag-prev'), step: $('ag-step'), play: $('ag-play'), run: $('ag-run'), reset: $('ag-reset'), counter: $('ag-counter'),
+    text: $('ag-text'), deps: $('ag-deps'), queue: $('ag-queue'), notReady: $('ag-notready'), running: $('ag-running'),
+    result: $('ag-result'),
+  }, wt);
   make($('shape').value, $('dtype').value, $('fill').value);
   document.body.dataset.ready = 'true';
 }
 
 async function loadWeft() {
-  const isolated = globalThis.crossOriginIsolated === true;
   try {
-    return await init(isolated ? { threads: 'auto' } : { threads: 1 });
+    return await initBest(init);
   } catch (first) {
-    try {
-      return await init({ variant: 'simd' });
-    } catch {
-      $('backend').replaceChildren(el('span', { class: 'pill pill-bad', text: 'weft failed to load' }));
-      showStatus(`weft could not start: ${errorText(first)}. Was it built (npm run build)?`);
-      document.body.dataset.ready = 'failed';
-      return null;
-    }
+    $('backend').replaceChildren(el('span', { class: 'pill pill-bad', text: 'weft failed to load' }));
+    showStatus(`weft could not start: ${errorText(first)}. Was it built (npm run build)?`);
+    document.body.dataset.ready = 'failed';
+    return null;
   }
 }
 

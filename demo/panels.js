@@ -11,6 +11,21 @@ function unavailable(what, api) {
 
 // ---- backend -------------------------------------------------------------------
 
+// The threaded build when the page is cross-origin isolated, else the
+// single-threaded one; weft-simd if the first choice fails to start.
+export async function initBest(init) {
+  const isolated = globalThis.crossOriginIsolated === true;
+  try {
+    return await init(isolated ? { threads: 'auto' } : { threads: 1 });
+  } catch (first) {
+    try {
+      return await init({ variant: 'simd' });
+    } catch {
+      throw first;
+    }
+  }
+}
+
 export function backendInfo(wt) {
   const isolated = globalThis.crossOriginIsolated === true;
   const b = wt.backend && typeof wt.backend === 'object' ? wt.backend : null;

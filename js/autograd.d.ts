@@ -4,6 +4,8 @@ import type { Tensor } from './weft.js';
 /** A node of the graph (t.gradFn): 'MulBackward0', 'AccumulateGrad', ... Holds its node until dispose() or collection. */
 export interface GradFn {
   readonly name: string;
+  /** The node's identity: equal for two wrappers of one graph node (valid while the node lives). */
+  readonly id: number;
   /** One [node, inputNr] per input of the op (null where no gradient flows), as PyTorch's next_functions. */
   readonly nextFunctions: Array<[GradFn | null, number]>;
   /** AccumulateGrad's leaf tensor (a new wrapper); null for other nodes. */

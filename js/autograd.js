@@ -27,6 +27,10 @@ export function installAutograd(api, k) {
       return this.#h;
     }
     get name() { return M.UTF8ToString(M._weft_wasm_node_name(this.#handle())); }
+    // The node's identity (its address): two GradFn wrappers of one graph
+    // node have the same id, so a walk over nextFunctions can tell a node
+    // reached twice from two nodes of the same name (the demo's graph panel).
+    get id() { return this.#handle(); }
     get nextFunctions() {
       const h = this.#handle();
       const n = M._weft_wasm_node_num_next(h);

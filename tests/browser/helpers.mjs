@@ -90,3 +90,19 @@ export async function applyOp(page, op, args = {}) {
 }
 
 export const text = (page, sel) => page.locator(sel).first().innerText();
+
+// Registers a suite's before/after hooks: the server, Chromium, and `file`
+// of demo/ opened; the returned object gets { page, errors } once before ran.
+export function servedPage({ before, after }, { isolation = true, file = '' } = {}) {
+  const s = {};
+  before(async () => {
+    s.server = await startServer({ isolation });
+    s.browser = await launchBrowser();
+    Object.assign(s, await openDemo(s.browser.context, new URL(file, s.server.url).href));
+  });
+  after(async () => {
+    await s.browser?.close();
+    await s.server?.stop();
+  });
+  return s;
+}

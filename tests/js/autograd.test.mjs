@@ -272,3 +272,29 @@ test('worker mode refuses autograd clearly', async () => {
     await ww.terminate();
   }
 });
+
+test('gradFn.id: two wrappers of one node share it, distinct nodes of one name differ', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    // seed 004's c = b + t0: t0's AccumulateGrad is reached from c's node and from a's (mm)
+    const t0 = wt.tensor([[1, 2], [3, 4]], { requiresGrad: true });
+    const t1 = wt.tensor([[5, 6], [7, 8]], { requiresGrad: true });
+    const a = wt.mm(t0, t1);
+    const b = a.add(t1);
+    const c = b.add(t0);
+    const [cFn, bFn, aFn, aFn2] = [c.gradFn, b.gradFn, a.gradFn, a.gradFn];
+    assert.equal(typeof cFn.id, 'number');
+    assert.equal(aFn.id, aFn2.id);
+    assert.equal(cFn.name, bFn.name);
+    assert.notEqual(cFn.id, bFn.id);
+    const [[viaB], [accFromC]] = cFn.nextFunctions;
+    const [[accFromA], [acc1]] = aFn.nextFunctions;
+    assert.equal(viaB.id, bFn.id);
+    assert.equal(accFromC.id, accFromA.id); // one AccumulateGrad per leaf
+    assert.notEqual(acc1.id, accFromA.id);
+    for (const f of [cFn, bFn, aFn, aFn2, viaB, accFromC, accFromA, acc1]) f.dispose();
+    assert.throws(() => cFn.id, /node has been disposed/);
+  });
+  assert.deepEqual(counts(wt), before);
+});

@@ -1,6 +1,7 @@
 // npm pack's tarball installs into an empty folder and runs every
 // demo/node/*.mjs there (the package must carry everything it needs; the
-// examples' data files, demo/data/*.npy, sit beside the app as in the repo).
+// examples' data files, demo/data/*.npy, and train_digits.mjs's shared loop,
+// demo/train/*.mjs, sit beside the app as in the repo).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -38,6 +39,11 @@ test('npm pack installs into an empty folder and runs demo/node/*.mjs', async ()
     await sh('mkdir', ['-p', join(dir, 'data')], dir);
     for (const f of readdirSync(join(root, 'demo/data')).filter((n) => n.endsWith('.npy'))) {
       copyFileSync(join(root, 'demo/data', f), join(dir, 'data', f));
+    }
+    // the shared training loop of train_digits.mjs, at ../train/ as in the repo
+    await sh('mkdir', ['-p', join(dir, 'train')], dir);
+    for (const f of readdirSync(join(root, 'demo/train')).filter((n) => n.endsWith('.mjs'))) {
+      copyFileSync(join(root, 'demo/train', f), join(dir, 'train', f));
     }
     for (const f of readdirSync(demo).filter((n) => n.endsWith('.mjs'))) {
       copyFileSync(join(demo, f), join(app, f));
