@@ -6,7 +6,8 @@
 #   build/native-tsan            native SSE2 kernels, ThreadSanitizer
 #   build/wasm-tests-threads     wasm SIMD + pthreads, under Node
 #   build/wasm-tests-nothreads   wasm SIMD single-threaded, under Node
-# then the fuzz targets for a few seconds each (scripts/fuzz.mjs: libFuzzer,
+# then the PyTorch fixture replays again on an AddressSanitizer weft-simd
+# (scripts/asan-wasm.sh), then the fuzz targets for a few seconds each (scripts/fuzz.mjs: libFuzzer,
 # clang ASan+UBSan, build/fuzz; and the .npy reader's JS fuzzer), then the
 # browser tests (Chromium). Each stage prints its time.
 set -euo pipefail
@@ -52,6 +53,9 @@ for threads in ON OFF; do
 done
 node --test tests/js/*.test.mjs
 stage_done "JS tests"
+# the PyTorch fixture replays on a weft-simd built with AddressSanitizer
+bash scripts/asan-wasm.sh
+stage_done "wasm ASan fixture replays"
 # every committed crash replayed, then 4 s of fuzzing per target (seeded)
 node scripts/fuzz.mjs --time 4 --seed 1
 stage_done "fuzz targets"

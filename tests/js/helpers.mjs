@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { init, WeftError } from 'weft';
 
-export const VARIANTS = ['simd-threads', 'simd', 'scalar'];
+// WEFT_TEST_VARIANTS=simd narrows a run to some variants (scripts/asan-wasm.sh)
+export const VARIANTS = process.env.WEFT_TEST_VARIANTS ? process.env.WEFT_TEST_VARIANTS.split(',')
+  : ['simd-threads', 'simd', 'scalar'];
 export { init, WeftError };
 
 export function counts(wt) {
