@@ -71,6 +71,25 @@ void WEFT_UKERNEL(x32_copy_strided, u1)(size_t n, const void* x, ptrdiff_t xs, v
   for (; i < n; i++, src += xs, dst += ys) memcpy(dst, src, 4);
 }
 
+/* Four elements of each of c rows (2..4) stored interleaved at out. */
+static inline void store_interleaved(size_t c, wv128 va, wv128 vb, wv128 vd, wv128 ve, char* out) {
+  if (c == 2) {
+    wv_v128_store(out, wv_i32x4_interleave_lo(va, vb));
+    wv_v128_store(out + 16, wv_i32x4_interleave_hi(va, vb));
+  } else if (c == 3) {
+    wv_v128_store(out, wv_i32x4_zip3_0(va, vb, vd));
+    wv_v128_store(out + 16, wv_i32x4_zip3_1(va, vb, vd));
+    wv_v128_store(out + 32, wv_i32x4_zip3_2(va, vb, vd));
+  } else {
+    wv128 lo0 = wv_i32x4_interleave_lo(va, vb), lo1 = wv_i32x4_interleave_lo(vd, ve);
+    wv128 hi0 = wv_i32x4_interleave_hi(va, vb), hi1 = wv_i32x4_interleave_hi(vd, ve);
+    wv_v128_store(out, wv_i64x2_interleave_lo(lo0, lo1));
+    wv_v128_store(out + 16, wv_i64x2_interleave_hi(lo0, lo1));
+    wv_v128_store(out + 32, wv_i64x2_interleave_lo(hi0, hi1));
+    wv_v128_store(out + 48, wv_i64x2_interleave_hi(hi0, hi1));
+  }
+}
+
 /* 2, 3 or 4 rows of 4-byte elements stored interleaved (the C channels of
  * an HWC image computed channel by channel): 4 elements of each row a turn,
  * shuffled into C whole vectors; one element at a time for the rest. */
@@ -81,28 +100,38 @@ void WEFT_UKERNEL(x32_interleave, u4)(size_t n, size_t c, const void* const* x, 
   const char* e = c > 3 ? x[3] : NULL;
   char* out = y;
   size_t i = 0;
-  for (; i + 4 <= n; i += 4, out += 16 * c) {
-    wv128 va = wv_v128_load(a + 4 * i), vb = wv_v128_load(b + 4 * i);
-    if (c == 2) {
-      wv_v128_store(out, wv_i32x4_interleave_lo(va, vb));
-      wv_v128_store(out + 16, wv_i32x4_interleave_hi(va, vb));
-    } else if (c == 3) {
-      wv128 vd = wv_v128_load(d + 4 * i);
-      wv_v128_store(out, wv_i32x4_zip3_0(va, vb, vd));
-      wv_v128_store(out + 16, wv_i32x4_zip3_1(va, vb, vd));
-      wv_v128_store(out + 32, wv_i32x4_zip3_2(va, vb, vd));
-    } else {
-      wv128 vd = wv_v128_load(d + 4 * i), ve = wv_v128_load(e + 4 * i);
-      wv128 lo0 = wv_i32x4_interleave_lo(va, vb), lo1 = wv_i32x4_interleave_lo(vd, ve);
-      wv128 hi0 = wv_i32x4_interleave_hi(va, vb), hi1 = wv_i32x4_interleave_hi(vd, ve);
-      wv_v128_store(out, wv_i64x2_interleave_lo(lo0, lo1));
-      wv_v128_store(out + 16, wv_i64x2_interleave_hi(lo0, lo1));
-      wv_v128_store(out + 32, wv_i64x2_interleave_lo(hi0, hi1));
-      wv_v128_store(out + 48, wv_i64x2_interleave_hi(hi0, hi1));
-    }
-  }
+  wv128 zero = wv_i32x4_splat(0);
+  for (; i + 4 <= n; i += 4, out += 16 * c)
+    store_interleaved(c, wv_v128_load(a + 4 * i), wv_v128_load(b + 4 * i), d ? wv_v128_load(d + 4 * i) : zero,
+                      e ? wv_v128_load(e + 4 * i) : zero, out);
   for (; i < n; i++)
     for (size_t j = 0; j < c; j++, out += 4) memcpy(out, (const char*)x[j] + 4 * i, 4);
+}
+
+/* Element j of 4 pixels of cin channels from p (a stride-cin gather). */
+static inline wv128 gather4(size_t cin, const char* p) {
+  if (cin == 2) return wv_i32x4_even(wv_v128_load(p), wv_v128_load(p + 16));
+  if (cin == 3) return wv_i32x4_every3(wv_v128_load(p), wv_v128_load(p + 16), wv_v128_load(p + 32));
+  return wv_i32x4_even(wv_i32x4_even(wv_v128_load(p), wv_v128_load(p + 16)),
+                       wv_i32x4_even(wv_v128_load(p + 32), wv_v128_load(p + 48)));
+}
+
+/* The first cout channels of each pixel (a narrowed HWC image's CHW view):
+ * per 4 pixels, each kept channel gathered into a vector, then stored
+ * interleaved; one pass instead of a gather per channel and an interleave.
+ * The loads read the dropped channels too, never past the kept channels of
+ * the pixel after the four (hence i + 5 <= n). */
+void WEFT_UKERNEL(x32_pick, u4)(size_t n, size_t cin, size_t cout, const void* x, void* y) {
+  const char* src = x;
+  char* out = y;
+  size_t i = 0;
+  if (WEFT_GATHER_VECTORS && cout >= 2) {
+    wv128 zero = wv_i32x4_splat(0);
+    for (; i + 5 <= n; i += 4, src += 16 * cin, out += 16 * cout)
+      store_interleaved(cout, gather4(cin, src), gather4(cin, src + 4), cout > 2 ? gather4(cin, src + 8) : zero,
+                        cout > 3 ? gather4(cin, src + 12) : zero, out);
+  }
+  for (; i < n; i++, src += 4 * cin, out += 4 * cout) memcpy(out, src, 4 * cout);
 }
 
 /* One 16-byte pattern of the element repeated, stored 64 bytes a turn. */

@@ -31,6 +31,9 @@ typedef void weft_xcopy_fn(size_t n, const void* x, void* y);
 typedef void weft_xcopy_strided_fn(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys);
 /* y[i * c + j] = x[j][i] for i < n, j < c (2..4 rows stored interleaved) */
 typedef void weft_xinterleave_fn(size_t n, size_t c, const void* const* x, void* y);
+/* y[i * cout + j] = x[i * cin + j] for i < n, j < cout < cin <= 4: the first
+ * cout of each cin interleaved 4-byte elements (channels of a pixel) */
+typedef void weft_xpick_fn(size_t n, size_t cin, size_t cout, const void* x, void* y);
 /* y[0..n) = *value */
 typedef void weft_xfill_fn(size_t n, const void* value, void* y);
 /* contiguous dtype conversion */

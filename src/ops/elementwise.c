@@ -515,7 +515,7 @@ static void cast_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* con
  * interleaved into a buffer first: no row gathers its elements with a stride
  * of n1 and no result is scattered back. */
 enum { IPIX = 128 };
-enum { IN_PLACE, IN_SCALAR, IN_BUFFERED };
+enum { IN_PLACE, IN_SCALAR, IN_PICKED, IN_BUFFERED };
 
 static bool interleaved_layouts(const ew_ctx* c, const int64_t* strides, int64_t n1, int* how) {
   int nt = c->nt;
@@ -526,6 +526,8 @@ static bool interleaved_layouts(const ew_ctx* c, const int64_t* strides, int64_t
     int64_t es = (int64_t)weft_dtype_size(c->mem[k]), inner = strides[k], outer = strides[nt + k];
     if (inner == es * n1 && outer == es) how[k] = IN_PLACE;
     else if (inner == 0 && outer == 0) how[k] = IN_SCALAR;
+    /* the first n1 of each pixel's 3 or 4 channels (a narrowed HWC image) */
+    else if (es == 4 && outer == 4 && (inner == 12 || inner == 16) && inner / 4 > n1) how[k] = IN_PICKED;
     else if (es == 4) how[k] = IN_BUFFERED;
     else return false;
   }
@@ -563,6 +565,9 @@ static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* stride
       xst[k - 1] = how[k] == IN_SCALAR ? 0 : (ptrdiff_t)weft_dtype_size(c->mem[k]);
       if (how[k] == IN_BUFFERED) {
         interleave_input(c, strides, k, n1, m, xp[k - 1], buf[k - 1]);
+        xp[k - 1] = (char*)buf[k - 1];
+      } else if (how[k] == IN_PICKED) {
+        c->k->x32_pick(m, (size_t)strides[k] / 4, (size_t)n1, xp[k - 1], buf[k - 1]);
         xp[k - 1] = (char*)buf[k - 1];
       }
     }

@@ -99,6 +99,30 @@ static void test_interleave32(const weft_kernels* k) {
   }
 }
 
+/* The first cout of each cin interleaved 4-byte elements, a guard zone after. */
+static void test_pick32(const weft_kernels* k) {
+  for (size_t cin = 2; cin <= 4; cin++) {
+    for (size_t cout = 1; cout < cin; cout++) {
+      for (size_t si = 0; si < KT_NSIZES; si++) {
+        size_t n = kt_sizes[si];
+        /* the source ends right after the last pixel's kept channels */
+        size_t nx = n ? ((n - 1) * cin + cout) * 4 : 0;
+        unsigned char* x = malloc(nx + 1);
+        for (size_t b = 0; b < nx; b++) x[b] = (unsigned char)(b * 13 + 5);
+        unsigned char* y = malloc(n * cout * 4 + GUARD);
+        memset(y, 0xAB, n * cout * 4 + GUARD);
+        k->x32_pick(n, cin, cout, x, y);
+        int ok = 1;
+        for (size_t i = 0; i < n; i++) ok &= memcmp(y + 4 * i * cout, x + 4 * i * cin, 4 * cout) == 0;
+        for (size_t i = n * cout * 4; i < n * cout * 4 + GUARD; i++) ok &= y[i] == 0xAB;
+        CHECK(ok);
+        free(x);
+        free(y);
+      }
+    }
+  }
+}
+
 static void test_fill(const weft_kernels* k) {
   for (size_t es = 1; es <= 8; es *= 2) {
     for (size_t si = 0; si < KT_NSIZES; si++) {
@@ -126,6 +150,7 @@ int main(void) {
     test_copy_strided(k);
     test_gather32(k);
     test_interleave32(k);
+    test_pick32(k);
     test_fill(k);
   }
   TEST_REPORT();

@@ -205,6 +205,12 @@ for (const variant of VARIANTS) {
         const ndc = track(nd.contiguous());
         assert.deepEqual(track(nd.mul(0.5)).toArray(), track(ndc.mul(0.5)).toArray());
         assert.deepEqual(track(nd.add(nd)).toArray(), track(ndc.add(ndc)).toArray());
+        // 2 of 4 channels: picked 2 of each pixel's 4 (x32_pick), beside a CHW tensor
+        const two = track(track(x.narrow(2, 0, 2)).permute(2, 0, 1));
+        const twoc = track(two.contiguous());
+        assert.deepEqual(track(two.exp()).toArray(), track(twoc.exp()).toArray());
+        const o2 = track(o.narrow(0, 0, 2));
+        assert.deepEqual(track(two.add(o2)).toArray(), track(twoc.add(o2)).toArray());
         const y = track(x.clone());
         track(track(y.narrow(2, 0, ch - 1)).permute(2, 0, 1)).mul_(3); // in place through the view
         assert.deepEqual(track(track(y.narrow(2, 0, ch - 1)).permute(2, 0, 1)).toArray(), track(ndc.mul(3)).toArray());
