@@ -116,6 +116,8 @@ static T zeros(weft__bctx* c, T like, const int64_t* sizes, int64_t n) {
   return keep(c, weft_full(sizes, n, 0.0, like->dtype, like->device));
 }
 
+static T total(weft__bctx* c, T a) { return a ? keep(c, weft_sum(a, (weft_dtype)-1)) : NULL; }
+
 static T nll_loss_backward(weft__bctx* c, T g, T self, T target, T weight, const char* reduction, int64_t ignore) {
   return g && self && target ? keep(c, weft_nll_loss_backward(g, self, target, weight, reduction, ignore)) : NULL;
 }
