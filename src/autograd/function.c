@@ -389,16 +389,30 @@ static bool is_view_op(const weft_schema* sc) {
          sc->args[0].alias && !sc->args[0].is_write && sc->returns[0].alias && !sc->returns[0].is_write;
 }
 
-/* relu_ -> relu, add_.Tensor -> add.Tensor: the out-of-place form whose formula an in-place op shares. */
+/* The out-of-place form takes the same arguments, none written (not its out= variant). */
+static bool same_arguments(const weft_schema* inplace, const weft_schema* oop, const char* name) {
+  if (strcmp(oop->name, name) != 0 || oop->nargs != inplace->nargs) return false;
+  for (int i = 0; i < oop->nargs; i++) {
+    const weft_arg *a = &inplace->args[i], *b = &oop->args[i];
+    if (b->is_write || a->type != b->type || a->is_list != b->is_list || a->optional != b->optional) return false;
+  }
+  return true;
+}
+
+/* relu_ -> relu, add_.Tensor -> add.Tensor, pow_.Scalar -> pow.Tensor_Scalar: the
+ * out-of-place form whose formula an in-place op shares (NULL: copy_, zero_ have none). */
 static const weft_op* out_of_place(const weft_schema* sc) {
   size_t len = strlen(sc->name);
-  if (len < 2 || sc->name[len - 1] != '_' || sc->name[len - 2] == '_' || !sc->args[0].is_write) return NULL;
-  char name[160];
-  int w = snprintf(name, sizeof name, "%.*s%s%s", (int)(len - 1), sc->name, sc->overload[0] ? "." : "", sc->overload);
-  if (w < 0 || (size_t)w >= sizeof name) return NULL;
-  const weft_op* op = weft_op_find(name);
-  if (!op) weft_clear_error(); /* copy_, zero_: no out-of-place form */
-  return op;
+  if (len < 2 || len >= 128 || sc->name[len - 1] != '_' || sc->name[len - 2] == '_' || !sc->args[0].is_write)
+    return NULL;
+  char name[128];
+  memcpy(name, sc->name, len - 1);
+  name[len - 1] = '\0';
+  for (int64_t i = 0; i < weft_op_count(); i++) {
+    const weft_op* op = weft_op_at(i);
+    if (same_arguments(sc, weft_op_schema(op), name)) return op;
+  }
+  return NULL;
 }
 
 static bool writes(const weft_schema* sc) {

@@ -168,7 +168,7 @@ void weft__view_refresh(weft_tensor* t) {
 }
 
 /* ---- check_inplace ---- */
-static weft_status view_rebase_error(const weft_tensor* self, const weft__meta* m) {
+static weft_status view_rebase_error(const weft__meta* m) {
   if (m->creation == WEFT__VIEW_NO_GRAD)
     return weft__error(WEFT_INVALID_ARGUMENT,
                        "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
@@ -176,19 +176,21 @@ static weft_status view_rebase_error(const weft_tensor* self, const weft__meta* 
                        "your code by moving both the view and the inplace either both inside the noGrad block "
                        "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
                        "be tracked).");
-  return weft__error(WEFT_INVALID_ARGUMENT,
-                     "Output %d of %s is a view and is being modified inplace. This view is the output of a "
-                     "function that returns multiple views. Such functions do not allow the output views to be "
-                     "modified inplace. You should replace the inplace operation by an out-of-place one.",
-                     m->output_nr, m->grad_fn ? m->grad_fn->name : "a function");
-  (void)self;
+  const char* tail = "This view is the output of a function that returns multiple views. Such functions do not "
+                     "allow the output views to be modified inplace. You should replace the inplace operation by "
+                     "an out-of-place one.";
+  if (!m->grad_fn) /* split of a tensor that did not require grad: PyTorch words it so too */
+    return weft__error(WEFT_INVALID_ARGUMENT, "A view was created in no_grad mode and is being modified inplace "
+                       "with grad mode enabled. %s", tail);
+  return weft__error(WEFT_INVALID_ARGUMENT, "Output %d of %s is a view and is being modified inplace. %s",
+                     m->output_nr, m->grad_fn->name, tail);
 }
 
 weft_status weft__check_inplace(weft_tensor* self) {
   weft__view_refresh(self);
   weft__meta* m = weft__meta_peek(self);
   if (m && m->base) {
-    if (m->creation != WEFT__VIEW_DEFAULT) return view_rebase_error(self, m);
+    if (m->creation != WEFT__VIEW_DEFAULT) return view_rebase_error(m);
     if (self->requires_grad && weft_is_leaf(m->base))
       return weft__error(WEFT_INVALID_ARGUMENT,
                          "a view of a leaf Variable that requires grad is being used in an in-place operation.");

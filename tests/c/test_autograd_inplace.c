@@ -111,7 +111,13 @@ static void test_refusals(void) {
   CHECK(weft_backward(&s, NULL, 1, false, false) != WEFT_OK);
   CHECK_ERROR_HAS("which is output 0 of ExpBackward0, is at version 1; expected version 0 instead. (needed by "
                   "ExpBackward0)");
-  weft_tensor* all[] = {a, va, x, ng, e, s};
+  /* an output of split is one of several views: never written in place with grad */
+  weft_tensor* z = weft_full(S23, 2, 0.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  weft_tensor_list parts = weft_split(z, 1, 0);
+  CHECK(parts.t && parts.n == 2 && weft_add_(parts.t[0], x, ONE) != WEFT_OK);
+  CHECK_ERROR_HAS("This view is the output of a function that returns multiple views.");
+  weft_tensor_list_release(parts);
+  weft_tensor* all[] = {a, va, x, ng, e, s, z};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) weft_tensor_release(all[i]);
 }
 
