@@ -328,17 +328,18 @@ static weft_status refuse(const weft_op* op, const weft_ivalue* a) {
   const weft_schema* sc = weft_op_schema(op);
   for (int i = 0; i < sc->nargs; i++) {
     if (!sc->args[i].is_write || a[i].tag != WEFT_IV_TENSOR) continue;
-    const weft_tensor* t = a[i].u.t;
-    if (t->requires_grad && weft_is_leaf(t))
-      return weft__error(WEFT_INVALID_ARGUMENT,
-                         "a leaf Variable that requires grad is being used in an in-place operation.");
-    if (sc->args[i].kwarg_only)
+    if (sc->args[i].kwarg_only) {
+      if (a[i].u.t->requires_grad && weft_is_leaf(a[i].u.t))
+        return weft__error(WEFT_INVALID_ARGUMENT,
+                           "a leaf Variable that requires grad is being used in an in-place operation.");
       return weft__error(WEFT_INVALID_ARGUMENT,
                          "%s(): functions with out=... arguments don't support automatic differentiation, "
                          "but one of the arguments requires grad.", sc->name);
-    return weft__error(WEFT_INVALID_ARGUMENT,
-                       "the derivative for '%s' is not implemented: in-place operations on tensors that take part "
-                       "in autograd are not supported yet (use the out-of-place form)", sc->name);
+    }
+    /* PyTorch checks the write (leaf, view) before it finds no formula */
+    weft_status s = weft__check_inplace(a[i].u.t);
+    if (s) return s;
+    break;
   }
   return weft__error(WEFT_INVALID_ARGUMENT, "the derivative for '%s' is not implemented.", sc->name);
 }
