@@ -30,8 +30,11 @@ weft_node* weft_node_retain(weft_node* n) {
   return n;
 }
 
+/* Only the saved tensors go: the other arguments (numbers, dims) are kept, so a
+ * node that saved no tensor can run again without retainGraph, as in PyTorch. */
 void weft__node_release_saved(weft_node* n) {
-  for (int32_t i = 0; n->args && i < n->nargs; i++) weft_ivalue_destroy(&n->args[i]);
+  for (int32_t i = 0; n->args && i < n->nargs; i++)
+    if (n->args[i].tag == WEFT_IV_TENSOR) weft_ivalue_destroy(&n->args[i]);
   weft_tensor_release(n->result);
   n->result = NULL;
   n->released = true;
@@ -42,6 +45,7 @@ void weft_node_release(weft_node* n) {
   if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
   for (int32_t i = 0; i < n->nnext; i++) weft_node_release(n->next[i].node);
   weft__node_release_saved(n);
+  for (int32_t i = 0; n->args && i < n->nargs; i++) weft_ivalue_destroy(&n->args[i]);
   if (n->variable) {
     weft__meta* m = weft__meta_peek(n->variable);
     if (m && m->grad_acc == n) m->grad_acc = NULL;

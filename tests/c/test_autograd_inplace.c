@@ -152,12 +152,28 @@ static void test_trace(void) {
   weft_tensor_release(a);
 }
 
+/* a.sum(1).sum() saves no tensor: a second backward without retainGraph runs
+ * (as in PyTorch) with the dims it kept, not freed ones */
+static void test_second_pass_without_saved_tensors(void) {
+  weft_tensor* a = leaf();
+  const int64_t dim = 1;
+  weft_tensor* y = weft_sum_dim(a, &dim, 1, false, (weft_dtype)-1);
+  weft_tensor* s = weft_sum(y, (weft_dtype)-1);
+  CHECK(weft_backward(&s, NULL, 1, false, false) == WEFT_OK);
+  CHECK(weft_backward(&s, NULL, 1, false, false) == WEFT_OK);
+  const double want[] = {2, 2, 2, 2, 2, 2};
+  CHECK(grad_is(a, want));
+  weft_tensor* all[] = {a, y, s};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) weft_tensor_release(all[i]);
+}
+
 int main(void) {
   test_nonleaf();
   test_view_write();
   test_base_written_after_view();
   test_refusals();
   test_trace();
+  test_second_pass_without_saved_tensors();
   CHECK_NO_LEAKS();
   TEST_REPORT();
 }
