@@ -219,6 +219,7 @@ F(unsqueeze, weft_unsqueeze(in[0], 1))
 F(select, weft_select(in[0], 1, 2))
 F(slice, weft_slice(in[0], 1, 1, INT64_MIN, 2))
 F(narrow, weft_narrow(in[0], 0, 1, 2))
+F(diagonal, weft_diagonal(in[0], -1, 2, 0))
 F(flatten, weft_flatten(in[0], 0, -1))
 F(clone, weft_clone(in[0], (weft_memory_format)-1))
 F(contiguous, weft_contiguous(in[0], WEFT_CONTIGUOUS_FORMAT))
@@ -285,6 +286,7 @@ static const gc_case gc_cases[] = {
   {"select", f_select, 1, {2}, {{3, 4}}, 0},
   {"slice", f_slice, 1, {2}, {{3, 4}}, 0},
   {"narrow", f_narrow, 1, {2}, {{3, 4}}, 0},
+  {"diagonal", f_diagonal, 1, {3}, {{3, 2, 4}}, TRANSPOSED},
   {"flatten", f_flatten, 1, {3}, {{2, 3, 2}}, 0},
   {"clone", f_clone, 1, {2}, {{3, 4}}, TRANSPOSED},
   {"contiguous", f_contiguous, 1, {2}, {{3, 4}}, TRANSPOSED},

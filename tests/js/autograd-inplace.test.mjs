@@ -128,6 +128,16 @@ const PROGRAMS = {
     seen.push(name(v), name(base));
     return base.mul(2).sum().add(v.sum());
   },
+  view_diagonal: (wt, a, b, seen) => {
+    const base = a.clone();
+    const d = base.diagonal();
+    seen.push(name(d));
+    d.exp_();
+    seen.push(name(d), name(base));
+    const off = a.mul(b).diagonal(1, 1, 0);
+    seen.push(name(off));
+    return base.mul(b).sum().add(d.sum()).add(off.mul(2).sum());
+  },
 };
 
 // 3x4 leaves made whole (not views of a flat tensor: a write to those is a view's write)
