@@ -6,6 +6,8 @@
 //   autograd registered its kernels (a tensor required grad), on plain
 //   tensors: the Autograd key is never in their key set, so the two match;
 //   then the same add on a tensor that requires grad (records AddBackward0).
+//   Likewise a view (narrow), which after registration also records its base
+//   (ADInplaceOrView, so a later in-place write can rebase the base's history).
 // - an MLP 784 -> 256 -> 10 at batch 64 (relu, logSoftmax, mean of the
 //   picked log-probabilities as the loss): forward alone, and forward +
 //   backward, with the ratio backward / forward.
@@ -22,7 +24,9 @@ const threads = wt.getNumThreads();
 const adds = (x, y) => () => { for (let i = 0; i < 1000; i++) x.add(y).dispose(); };
 const p = wt.tensor([1, 2, 3, 4]);
 const q = wt.tensor([5, 6, 7, 8]);
-const before = await medianTimes({ add4_x1000_before_autograd: adds(p, q) }, a.reps, a.idleMs);
+const narrows = (x) => () => { for (let i = 0; i < 1000; i++) x.narrow(0, 1, 2).dispose(); };
+const before = await medianTimes({ add4_x1000_before_autograd: adds(p, q), narrow4_x1000_before_autograd: narrows(p) },
+  a.reps, a.idleMs);
 
 wt.manualSeed(0);
 const w1 = wt.randn(256, 784).mul(0.05).requiresGrad_(); // autograd registers its kernels here
@@ -38,6 +42,8 @@ const forward = () => wt.linear(wt.linear(x, w1, b1).relu(), w2, b2).logSoftmax(
 const after = await medianTimes({
   add4_x1000_after_autograd_plain: adds(p, q),
   add4_x1000_requires_grad: adds(r, q),
+  narrow4_x1000_after_autograd_plain: narrows(p),
+  narrow4_x1000_requires_grad: narrows(r),
   mlp_forward: () => wt.tidy(() => { forward(); }),
   mlp_forward_backward: () => wt.tidy(() => {
     forward().backward();

@@ -15,15 +15,21 @@ export type Operand = Tensor | Scalar;
 export interface OutOptions { out?: Tensor }
 export interface AlphaOptions extends OutOptions { alpha?: number | boolean }
 
-/** One call or redispatch recorded by wt.trace. */
+/**
+ * One call or redispatch recorded by wt.trace, or (node: true) one autograd
+ * node run by a backward pass, in the engine's order, with the ops its
+ * formula dispatched after it at a greater depth.
+ */
 export interface TraceEntry {
-  /** 'aten::add.Tensor' */
+  /** 'aten::add.Tensor'; for a node, its name: 'MulBackward0', 'AccumulateGrad', 'CopySlices' */
   op: string;
-  /** The dispatch key whose kernel ran: 'CPU', 'Meta', 'BackendSelect', 'AutogradCPU', ... */
+  /** The dispatch key whose kernel ran: 'CPU', 'Meta', 'BackendSelect', 'AutogradCPU', ...; 'Autograd' for a node */
   key: string;
-  /** 0 for calls made outside any kernel. */
+  /** 0 for calls made outside any kernel or node. */
   depth: number;
   redispatch: boolean;
+  /** An autograd node run by backward() or wt.autograd.grad(). */
+  node: boolean;
 }
 
 /** One runtime key's column of an op's dispatch table. */
@@ -89,7 +95,7 @@ export interface OpsNamespace {
 /** wt.ops, wt.trace and wt.explain. */
 export interface OpsApi {
   readonly ops: OpsNamespace;
-  /** Runs fn with the dispatch trace on; every call and redispatch, nested ones included. */
+  /** Runs fn with the dispatch trace on; every call and redispatch, nested ones included, and the nodes a backward pass runs. */
   trace(fn: () => unknown): TraceEntry[];
   /** The plan of the first TensorIterator the op would run (its loops are skipped); null when it runs none. */
   /** conv2d: the algorithm it runs (js/conv.d.ts). */

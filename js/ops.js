@@ -780,6 +780,7 @@ export function installOps(api, k) {
         key: M.UTF8ToString(M._weft_wasm_trace_key(i)),
         depth: M._weft_wasm_trace_depth(i),
         redispatch: !!M._weft_wasm_trace_redispatch(i),
+        node: !!M._weft_wasm_trace_node(i),
       };
     }
     return out;

@@ -369,11 +369,16 @@ typedef struct {
   weft_dispatch_key key; /* the key whose kernel ran */
   int depth;             /* nesting: 0 for a call made outside any kernel */
   bool redispatch;
+  bool node;             /* an autograd node run by backward: op is its name ("MulBackward0") */
 } weft_trace_entry;
 void weft_trace_start(void); /* clears and turns on */
 void weft_trace_stop(void);
 int64_t weft_trace_count(void);
 const weft_trace_entry* weft_trace_entries(void);
+/* The autograd engine brackets each node it runs with these, so the ops its
+ * backward dispatches nest under the node; enter returns the depth to restore. */
+int weft_trace_node_enter(const char* name);
+void weft_trace_node_leave(int depth);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,22 @@ typedef struct weft__meta {
   bool retains_grad;
   weft_node* grad_acc;   /* weak: the leaf's AccumulateGrad while it lives */
   weft_tensor* owner;    /* weak back-pointer */
+  /* Views (DifferentiableViewMeta): the root base (owned) whose history an
+   * in-place write to this view rebases, how the view was made, and the
+   * version its grad_fn was computed at (a mismatch regenerates it). */
+  weft_tensor* base;
+  uint8_t creation;      /* weft__creation */
+  uint32_t attr_version;
 } weft__meta;
+
+/* CreationMeta: which in-place writes a view allows. */
+typedef enum { WEFT__VIEW_DEFAULT, WEFT__VIEW_NO_GRAD, WEFT__VIEW_MULTI_OUTPUT } weft__creation;
+
+/* A tensor's layout in its storage, for the nodes that rebase views. */
+typedef struct {
+  int64_t sizes[WEFT_MAX_DIMS], strides[WEFT_MAX_DIMS], offset;
+  int32_t ndim;
+} weft__geom;
 
 typedef struct {
   weft_node* node; /* owned; NULL: no gradient flows there */
@@ -57,6 +72,11 @@ struct weft_node {
   weft_tensor* retained;         /* weak: a non-leaf output with retain_grad */
   /* AccumulateGrad */
   weft_tensor* variable;         /* owned */
+  /* CopySlices / AsStridedBackward0: their own backward, the base's and the
+   * view's layouts, and (CopySlices) the in-place op's node they wrap */
+  weft_status (*apply)(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out);
+  weft__geom* geom;              /* [0] base, [1] view; owned */
+  weft_node* fn;                 /* owned */
 };
 
 /* Sequence number of AccumulateGrad: run as soon as ready, as in PyTorch. */
@@ -102,6 +122,9 @@ bool weft__same_sizes(const weft_tensor* t, const int64_t* sizes, int64_t ndim);
 weft_status weft__grad_mismatch(const char* what, const weft_tensor* got, const weft_tensor* want);
 
 /* function.c */
+uint64_t weft__next_seq(void);
+/* Grad mode as the op's caller had it (an Autograd kernel's redispatch excludes its keys). */
+bool weft__caller_grad_enabled(void);
 weft_node* weft__node_new(const char* name, int32_t nnext, uint64_t seq);
 void weft__node_release_saved(weft_node* n);
 weft_status weft__register_kernels(void);
@@ -109,7 +132,19 @@ weft_status weft__register_kernels(void);
 weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph);
 weft_tensor* weft__sum_to_size(const weft_tensor* g, const int64_t* sizes, int64_t ndim);
 
+/* views.c */
+/* ADInplaceOrView of a view op: records the base of its outputs. */
+void weft__view_track(const weft_tensor* in, weft_tensor* const* outs, int64_t n);
+/* A view's grad_fn again when a write to its storage made it stale. */
+void weft__view_refresh(weft_tensor* t);
+/* check_inplace: PyTorch's refusals of an in-place write that needs grad. */
+weft_status weft__check_inplace(weft_tensor* self);
+/* rebase_history: self's history continues at n (CopySlices on the base for a view). Takes n. */
+weft_status weft__rebase_history(weft_tensor* self, weft_node* n);
+
 /* engine.c */
+/* A formula node's gradients, one per next edge (fit to each input). */
+weft_status weft__apply_formula(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out);
 weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph);
 
 #endif

@@ -165,7 +165,7 @@ static weft_tensor* fit_to_input(weft_tensor* g, const weft__input_meta* im) {
   return g;
 }
 
-static weft_status apply_formula(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
+weft_status weft__apply_formula(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
   weft__bctx c;
   memset(&c, 0, sizeof c);
   c.node = n;
@@ -214,14 +214,24 @@ static weft_status retain_nonleaf_grad(weft_node* n, const weft_tensor* g) {
   return WEFT_OK;
 }
 
-static weft_status run_node(graph_task* g, weft_node* n, slot* s) {
+/* The node's gradients into out (one per next edge), then its saved state
+ * freed unless the graph is retained. */
+static weft_status apply_node(graph_task* g, weft_node* n, slot* s, weft_tensor** out) {
   if (n->variable) return weft__accumulate_into_grad(n->variable, s->buffer, g->create_graph);
   weft_status st = g->capturing ? WEFT_OK : retain_nonleaf_grad(n, s->buffer);
-  weft_tensor* out[64] = {0};
-  if (n->nnext > 64) return weft__error(WEFT_INTERNAL, "autograd: too many inputs on %s", n->name);
-  if (!st) st = apply_formula(n, s->buffer, g->create_graph, out);
+  if (!st && n->nnext > 64) st = weft__error(WEFT_INTERNAL, "autograd: too many inputs on %s", n->name);
+  if (!st) st = (n->apply ? n->apply : weft__apply_formula)(n, s->buffer, g->create_graph, out);
   if (!g->retain_graph) weft__node_release_saved(n);
-  for (int32_t e = 0; e < n->nnext; e++) {
+  return st;
+}
+
+static weft_status run_node(graph_task* g, weft_node* n, slot* s) {
+  weft_tensor* out[64] = {0};
+  /* wt.trace: the node, with the ops its backward dispatches nested under it */
+  int depth = weft_trace_node_enter(n->name);
+  weft_status st = apply_node(g, n, s, out);
+  weft_trace_node_leave(depth);
+  for (int32_t e = 0; e < n->nnext && e < 64; e++) {
     weft_node* c = n->next[e].node;
     if (!c || !out[e] || st) {
       weft_tensor_release(out[e]);

@@ -116,6 +116,8 @@ static T zeros(weft__bctx* c, T like, const int64_t* sizes, int64_t n) {
   return keep(c, weft_full(sizes, n, 0.0, like->dtype, like->device));
 }
 
+static T total(weft__bctx* c, T a) { return a ? keep(c, weft_sum(a, (weft_dtype)-1)) : NULL; }
+
 static T nll_loss_backward(weft__bctx* c, T g, T self, T target, T weight, const char* reduction, int64_t ignore) {
   return g && self && target ? keep(c, weft_nll_loss_backward(g, self, target, weight, reduction, ignore)) : NULL;
 }
@@ -150,6 +152,16 @@ static weft_tensor* select_view(T z, void* p) {
 static weft_tensor* slice_view(T z, void* p) {
   slice_arg* a = p;
   return weft_slice(z, a->dim, a->start, a->end, a->step);
+}
+/* diagonal(offset, dim1, dim2) of the zeros, in slice_arg's fields: start = offset, dim = dim1, end = dim2 */
+static weft_tensor* diagonal_view(T z, void* p) {
+  slice_arg* a = p;
+  return weft_diagonal(z, a->start, a->dim, a->end);
+}
+static T diagonal_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t offset, int64_t d1,
+                           int64_t d2) {
+  slice_arg a = {d1, offset, d2, 1};
+  return scatter_into_zeros(c, g, sizes, n, diagonal_view, &a);
 }
 static T select_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t dim, int64_t index) {
   slice_arg a = {dim, index, 0, 1};

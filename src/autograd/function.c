@@ -10,6 +10,7 @@
 
 /* ---- nodes ---- */
 static atomic_uint_fast64_t next_seq;
+uint64_t weft__next_seq(void) { return atomic_fetch_add(&next_seq, 1); }
 
 weft_node* weft__node_new(const char* name, int32_t nnext, uint64_t seq) {
   weft_node* n = calloc(1, sizeof *n);
@@ -29,17 +30,22 @@ weft_node* weft_node_retain(weft_node* n) {
   return n;
 }
 
+/* Only the saved tensors go: the other arguments (numbers, dims) are kept, so a
+ * node that saved no tensor can run again without retainGraph, as in PyTorch. */
 void weft__node_release_saved(weft_node* n) {
-  for (int32_t i = 0; n->args && i < n->nargs; i++) weft_ivalue_destroy(&n->args[i]);
+  for (int32_t i = 0; n->args && i < n->nargs; i++)
+    if (n->args[i].tag == WEFT_IV_TENSOR) weft_ivalue_destroy(&n->args[i]);
   weft_tensor_release(n->result);
   n->result = NULL;
   n->released = true;
+  if (n->fn) weft__node_release_saved(n->fn);
 }
 
 void weft_node_release(weft_node* n) {
   if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
   for (int32_t i = 0; i < n->nnext; i++) weft_node_release(n->next[i].node);
   weft__node_release_saved(n);
+  for (int32_t i = 0; n->args && i < n->nargs; i++) weft_ivalue_destroy(&n->args[i]);
   if (n->variable) {
     weft__meta* m = weft__meta_peek(n->variable);
     if (m && m->grad_acc == n) m->grad_acc = NULL;
@@ -50,6 +56,8 @@ void weft_node_release(weft_node* n) {
   free(n->args);
   free(n->versions);
   free(n->in);
+  free(n->geom);
+  weft_node_release(n->fn);
   free(n);
 }
 
@@ -64,11 +72,13 @@ weft_node* weft_node_next(const weft_node* n, int64_t i, int64_t* input_nr) {
 }
 
 /* ---- saved variables ---- */
-static weft_status version_error(weft_node* n, const weft_tensor* t, uint32_t expected) {
+/* is_result: t is n's saved output, so output 0 of n (its own meta is gone) */
+static weft_status version_error(weft_node* n, const weft_tensor* t, uint32_t expected, bool is_result) {
   char shape[256], out[160] = "";
   weft__shape_str(t->sizes, t->ndim, shape, sizeof shape);
   const weft__meta* m = weft__meta_peek(t);
-  if (m && m->grad_fn) snprintf(out, sizeof out, ", which is output %d of %s,", m->output_nr, m->grad_fn->name);
+  if (is_result) snprintf(out, sizeof out, ", which is output 0 of %s,", n->name);
+  else if (m && m->grad_fn) snprintf(out, sizeof out, ", which is output %d of %s,", m->output_nr, m->grad_fn->name);
   return weft__error(WEFT_INVALID_ARGUMENT,
                      "one of the variables needed for gradient computation has been modified by an inplace "
                      "operation: [%s %s]%s is at version %u; expected version %u instead. (needed by %s)",
@@ -104,11 +114,11 @@ weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
   for (int32_t i = 0; i < n->nargs; i++) {
     if (!(n->f->save_mask & (1u << i)) || n->args[i].tag != WEFT_IV_TENSOR) continue;
     weft_tensor* t = n->args[i].u.t;
-    if (weft_tensor_version(t) != n->versions[i]) return version_error(n, t, n->versions[i]);
+    if (weft_tensor_version(t) != n->versions[i]) return version_error(n, t, n->versions[i], false);
     c->saved[i] = weft_tensor_retain(t);
   }
   if (n->f->save_result) {
-    if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version);
+    if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
     if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
   }
   return WEFT_OK;
@@ -176,7 +186,7 @@ static weft_status add_edges(weft_node* n, const weft__formula* f, const weft_iv
 }
 
 static weft_node* record_node(const weft__formula* f, const weft_ivalue* a, int nargs) {
-  weft_node* n = weft__node_new(f->node_name, 0, atomic_fetch_add(&next_seq, 1));
+  weft_node* n = weft__node_new(f->node_name, 0, weft__next_seq());
   if (!n) return NULL;
   n->f = f;
   if (save_args(n, f, a, nargs) || add_edges(n, f, a, nargs)) {
@@ -186,9 +196,18 @@ static weft_node* record_node(const weft__formula* f, const weft_ivalue* a, int 
   return n;
 }
 
+/* Set while an Autograd kernel runs the op below it: grad mode is on for the
+ * caller though the Autograd keys are excluded (how ADInplaceOrView tells a
+ * view made with grad from one made under noGrad). */
+static WEFT_THREAD_LOCAL bool below_autograd;
+bool weft__caller_grad_enabled(void) { return below_autograd || weft_grad_enabled(); }
+
 static weft_status redispatch_below(const weft_op* op, weft_keyset ks, weft_keyset after, weft_stack* st) {
   weft_tls_guard g = weft_dispatch_below_ad_inplace_or_view();
+  bool was = below_autograd;
+  below_autograd = true;
   weft_status s = weft_op_redispatch_boxed(op, ks & after, st);
+  below_autograd = was;
   weft_tls_restore(g);
   return s;
 }
@@ -205,6 +224,7 @@ static weft_status attach_result(weft_node* n, weft_tensor* r) {
   weft_node_release(m->grad_fn);
   m->grad_fn = n;
   m->output_nr = 0;
+  m->attr_version = weft_tensor_version(r);
   r->requires_grad = true;
   return WEFT_OK;
 }
@@ -241,6 +261,62 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
   return s;
 }
 
+/* ---- in-place ops: the out-of-place form's formula, then the history rebased ---- */
+/* A formula that needs the pre-write self keeps a copy of it (PyTorch's original_self). */
+static weft_status save_original_self(weft_node* n) {
+  if (!(n->f->save_mask & 1u) || n->args[0].tag != WEFT_IV_TENSOR) return WEFT_OK;
+  bool was = weft_set_grad_enabled(false);
+  weft_tensor* copy = weft_clone(n->args[0].u.t, (weft_memory_format)-1);
+  weft_set_grad_enabled(was);
+  if (!copy) return weft_last_status();
+  weft_tensor_release(n->args[0].u.t);
+  n->args[0].u.t = copy;
+  n->versions[0] = weft_tensor_version(copy);
+  return WEFT_OK;
+}
+
+static weft_node* record_inplace(const weft__formula* f, const weft_ivalue* a, int nargs) {
+  weft_tensor* self = a[0].u.t;
+  if (weft__check_inplace(self)) return NULL;
+  weft_node* n = record_node(f, a, nargs);
+  if (n && save_original_self(n)) {
+    weft_node_release(n);
+    return NULL;
+  }
+  return n;
+}
+
+/* The write's result is self after it: saved (post-write version) and rebased onto n. */
+static weft_status rebase_onto(weft_node* n, weft_tensor* self) {
+  if (n->f->save_result) {
+    if (!(n->result = weft__alias(self))) {
+      weft_node_release(n);
+      return weft_last_status();
+    }
+    n->result_version = weft_tensor_version(self);
+    n->saved_something = true;
+  }
+  return weft__rebase_history(self, n);
+}
+
+static weft_status inplace_autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  const weft__formula* f = ctx;
+  int nargs = weft_op_schema(op)->nargs;
+  const weft_ivalue* a = st->v + st->size - nargs;
+  weft_tensor* self = weft_tensor_retain(a[0].u.t);
+  weft_node* n = NULL;
+  if (args_needing_grad(f, a, nargs) && !(n = record_inplace(f, a, nargs))) {
+    weft_tensor_release(self);
+    weft_stack_drop(st, nargs);
+    return weft_last_status();
+  }
+  weft_status s = redispatch_below(op, ks, weft_after_autograd_keyset(), st);
+  if (s) weft_node_release(n);
+  else if (n) s = rebase_onto(n, self);
+  weft_tensor_release(self);
+  return s;
+}
+
 /* ---- ops without a formula ---- */
 static bool any_requires_grad(const weft_ivalue* a, int nargs) {
   for (int i = 0; i < nargs; i++) {
@@ -256,17 +332,18 @@ static weft_status refuse(const weft_op* op, const weft_ivalue* a) {
   const weft_schema* sc = weft_op_schema(op);
   for (int i = 0; i < sc->nargs; i++) {
     if (!sc->args[i].is_write || a[i].tag != WEFT_IV_TENSOR) continue;
-    const weft_tensor* t = a[i].u.t;
-    if (t->requires_grad && weft_is_leaf(t))
-      return weft__error(WEFT_INVALID_ARGUMENT,
-                         "a leaf Variable that requires grad is being used in an in-place operation.");
-    if (sc->args[i].kwarg_only)
+    if (sc->args[i].kwarg_only) {
+      if (a[i].u.t->requires_grad && weft_is_leaf(a[i].u.t))
+        return weft__error(WEFT_INVALID_ARGUMENT,
+                           "a leaf Variable that requires grad is being used in an in-place operation.");
       return weft__error(WEFT_INVALID_ARGUMENT,
                          "%s(): functions with out=... arguments don't support automatic differentiation, "
                          "but one of the arguments requires grad.", sc->name);
-    return weft__error(WEFT_INVALID_ARGUMENT,
-                       "the derivative for '%s' is not implemented: in-place operations on tensors that take part "
-                       "in autograd are not supported yet (use the out-of-place form)", sc->name);
+    }
+    /* PyTorch checks the write (leaf, view) before it finds no formula */
+    weft_status s = weft__check_inplace(a[i].u.t);
+    if (s) return s;
+    break;
   }
   return weft__error(WEFT_INVALID_ARGUMENT, "the derivative for '%s' is not implemented.", sc->name);
 }
@@ -295,6 +372,54 @@ static weft_status inplace_kernel(const weft_op* op, weft_keyset ks, weft_stack*
   return s;
 }
 
+/* ---- ADInplaceOrView of a view op: its outputs remember their base ---- */
+static weft_status view_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  const weft_schema* sc = weft_op_schema(op);
+  weft_tensor* in = weft_tensor_retain(st->v[st->size - sc->nargs].u.t);
+  weft_tls_guard g = weft_tls_exclude(weft_keyset_of(WEFT_KEY_AD_INPLACE_OR_VIEW));
+  weft_status s = weft_op_redispatch_boxed(op, ks & weft_after_ad_inplace_or_view_keyset(), st);
+  weft_tls_restore(g);
+  if (!s) {
+    const weft_ivalue* r = weft_stack_peek(st, 0);
+    if (r->tag == WEFT_IV_TENSOR) weft__view_track(in, (weft_tensor* const*)&r->u.t, 1);
+    else if (r->tag == WEFT_IV_TENSOR_LIST) weft__view_track(in, (weft_tensor* const*)r->u.tlist.data, r->u.tlist.len);
+  }
+  weft_tensor_release(in);
+  return s;
+}
+
+/* Tensor(a) self -> Tensor(a) or Tensor(a)[]: the output aliases its input. */
+static bool is_view_op(const weft_schema* sc) {
+  return sc->nargs > 0 && sc->nreturns == 1 && sc->args[0].type == WEFT_TYPE_TENSOR && !sc->args[0].is_list &&
+         sc->args[0].alias && !sc->args[0].is_write && sc->returns[0].alias && !sc->returns[0].is_write;
+}
+
+/* The out-of-place form takes the same arguments, none written (not its out= variant). */
+static bool same_arguments(const weft_schema* inplace, const weft_schema* oop, const char* name) {
+  if (strcmp(oop->name, name) != 0 || oop->nargs != inplace->nargs) return false;
+  for (int i = 0; i < oop->nargs; i++) {
+    const weft_arg *a = &inplace->args[i], *b = &oop->args[i];
+    if (b->is_write || a->type != b->type || a->is_list != b->is_list || a->optional != b->optional) return false;
+  }
+  return true;
+}
+
+/* relu_ -> relu, add_.Tensor -> add.Tensor, pow_.Scalar -> pow.Tensor_Scalar: the
+ * out-of-place form whose formula an in-place op shares (NULL: copy_, zero_ have none). */
+static const weft_op* out_of_place(const weft_schema* sc) {
+  size_t len = strlen(sc->name);
+  if (len < 2 || len >= 128 || sc->name[len - 1] != '_' || sc->name[len - 2] == '_' || !sc->args[0].is_write)
+    return NULL;
+  char name[128];
+  memcpy(name, sc->name, len - 1);
+  name[len - 1] = '\0';
+  for (int64_t i = 0; i < weft_op_count(); i++) {
+    const weft_op* op = weft_op_at(i);
+    if (same_arguments(sc, weft_op_schema(op), name)) return op;
+  }
+  return NULL;
+}
+
 static bool writes(const weft_schema* sc) {
   for (int i = 0; i < sc->nargs; i++)
     if (sc->args[i].is_write) return true;
@@ -307,20 +432,28 @@ static const weft__formula* formula_of(const weft_op* op) {
   return NULL;
 }
 
+/* The Autograd kernel of op: its own formula, or (in-place ops) the out-of-place form's. */
+static bool register_autograd(weft_op* op) {
+  const weft_schema* sc = weft_op_schema(op);
+  const weft__formula* f = formula_of(op);
+  const weft_op* oop = f ? NULL : out_of_place(sc);
+  if (!f && oop) f = formula_of(oop);
+  if (!f) return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
+  weft_boxed_fn k = sc->nargs > 0 && sc->args[0].is_write ? inplace_autograd_kernel : autograd_kernel;
+  /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
+  return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, k, (void*)f, f->node_name) &&
+         weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, k, (void*)f, f->node_name);
+}
+
 weft_status weft__register_kernels(void) {
   for (int64_t i = 0; i < weft_op_count(); i++) {
     weft_op* op = weft_op_at(i);
-    const weft__formula* f = formula_of(op);
-    bool ok = true;
-    if (f) {
-      /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
-      ok = weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, autograd_kernel, (void*)f, f->node_name) &&
-           weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, autograd_kernel, (void*)f, f->node_name);
-    } else {
-      ok = weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
-    }
-    if (ok && writes(weft_op_schema(op)))
+    const weft_schema* sc = weft_op_schema(op);
+    bool ok = register_autograd(op);
+    if (ok && writes(sc))
       ok = weft_op_impl_boxed(op, WEFT_KEY_AD_INPLACE_OR_VIEW, inplace_kernel, NULL, "ad_inplace_or_view");
+    else if (ok && is_view_op(sc))
+      ok = weft_op_impl_boxed(op, WEFT_KEY_AD_INPLACE_OR_VIEW, view_kernel, NULL, "ad_inplace_or_view");
     if (!ok) return weft_last_status();
   }
   return WEFT_OK;

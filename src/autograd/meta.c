@@ -13,6 +13,7 @@ static void meta_free(void* p) {
   weft_tensor_release(m->grad);
   if (m->grad_fn && m->grad_fn->retained == m->owner) m->grad_fn->retained = NULL;
   weft_node_release(m->grad_fn);
+  weft_tensor_release(m->base);
   free(m);
 }
 
@@ -78,6 +79,7 @@ weft_status weft_set_requires_grad(weft_tensor* t, bool on) {
 
 bool weft_requires_grad(const weft_tensor* t) { return t->requires_grad; }
 bool weft_is_leaf(const weft_tensor* t) {
+  weft__view_refresh((weft_tensor*)t);
   const weft__meta* m = weft__meta_peek(t);
   return !m || !m->grad_fn;
 }
@@ -119,6 +121,7 @@ weft_status weft_set_grad(weft_tensor* t, const weft_tensor* g) {
 }
 
 weft_status weft_retain_grad(weft_tensor* t) {
+  weft__view_refresh(t);
   if (!t->requires_grad)
     return weft__error(WEFT_INVALID_ARGUMENT, "can't retainGrad on Tensor that has requiresGrad=false");
   weft__meta* m = weft__meta_get(t);
@@ -134,7 +137,9 @@ bool weft_retains_grad(const weft_tensor* t) {
   return m && m->retains_grad;
 }
 
+/* A view's grad_fn is recomputed here when its storage was written since (VariableHooks::grad_fn). */
 weft_node* weft_grad_fn(const weft_tensor* t) {
+  weft__view_refresh((weft_tensor*)t);
   const weft__meta* m = weft__meta_peek(t);
   return m ? m->grad_fn : NULL;
 }
@@ -153,6 +158,8 @@ weft_tensor* weft_detach(const weft_tensor* t) { return weft__alias(t); }
 weft_status weft_detach_(weft_tensor* t) {
   weft__meta* m = weft__meta_peek(t);
   if (!m) return WEFT_OK;
+  if (m->base)
+    return weft__error(WEFT_INVALID_ARGUMENT, "Can't detach views in-place. Use detach() instead.");
   if (m->grad_fn && m->grad_fn->retained == t) m->grad_fn->retained = NULL;
   weft_node_release(m->grad_fn);
   m->grad_fn = NULL;
@@ -166,6 +173,7 @@ weft_status weft_detach_(weft_tensor* t) {
 weft_status weft__gradient_edge(weft_tensor* t, weft__edge* out) {
   out->node = NULL;
   out->input_nr = 0;
+  weft__view_refresh(t);
   weft__meta* m = weft__meta_peek(t);
   if (!t->requires_grad || !m) return WEFT_OK;
   if (m->grad_fn) {

@@ -506,29 +506,39 @@ typedef struct {
 } trace_buf;
 static WEFT_THREAD_LOCAL trace_buf trace;
 
+static void trace_append(weft_trace_entry e) {
+  if (trace.n == trace.cap) {
+    int64_t cap = trace.cap ? trace.cap * 2 : 64;
+    weft_trace_entry* g = realloc(trace.v, (size_t)cap * sizeof *g);
+    if (g) {
+      trace.v = g;
+      trace.cap = cap;
+    }
+  }
+  if (trace.n < trace.cap) trace.v[trace.n++] = e;
+}
+
 int weft__trace_enter(const weft_op* op, weft_keyset ks, bool redispatch) {
   int depth = weft__dtls.depth;
   weft_dispatch_key k = weft_keyset_highest(ks);
   if (weft__show_trace)
     fprintf(stderr, "%*s[%s] op=[%s], key=[%s]\n", depth, "", redispatch ? "redispatch" : "call",
             op->name, weft_dispatch_key_name(k));
-  if (weft__dtls.tracing) {
-    if (trace.n == trace.cap) {
-      int64_t cap = trace.cap ? trace.cap * 2 : 64;
-      weft_trace_entry* g = realloc(trace.v, (size_t)cap * sizeof *g);
-      if (g) {
-        trace.v = g;
-        trace.cap = cap;
-      }
-    }
-    if (trace.n < trace.cap) {
-      weft_trace_entry e = {op->name, k, depth, redispatch};
-      trace.v[trace.n++] = e;
-    }
-  }
+  if (weft__dtls.tracing) trace_append((weft_trace_entry){op->name, k, depth, redispatch, false});
   weft__dtls.depth = depth + 1;
   return depth;
 }
+
+int weft_trace_node_enter(const char* name) {
+  int depth = weft__dtls.depth;
+  if (!weft__tracing()) return depth;
+  if (weft__show_trace) fprintf(stderr, "%*s[node] %s\n", depth, "", name);
+  if (weft__dtls.tracing) trace_append((weft_trace_entry){name, WEFT_KEY_AUTOGRAD, depth, false, true});
+  weft__dtls.depth = depth + 1;
+  return depth;
+}
+
+void weft_trace_node_leave(int depth) { weft__dtls.depth = depth; }
 
 void weft_trace_start(void) {
   trace.n = 0;

@@ -494,3 +494,7 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_trace_depth(int i) {
 EMSCRIPTEN_KEEPALIVE int weft_wasm_trace_redispatch(int i) {
   return weft_trace_entries()[i].redispatch;
 }
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_trace_node(int i) {
+  return weft_trace_entries()[i].node;
+}

@@ -128,10 +128,14 @@ static void test_versions_and_modes(void) {
   weft_tensor* fl = weft_floor(x);
   CHECK(fl == NULL);
   CHECK_ERROR_HAS("the derivative for 'floor' is not implemented.");
-  /* in-place on a non-leaf is not supported yet: refused */
+  /* in-place on a non-leaf: its history continues at the write's node */
   weft_tensor* y2 = weft_mul(x, x);
-  CHECK(weft_add_scalar_(y2, weft_scalar_int(1), ONE) != WEFT_OK);
-  CHECK_ERROR_HAS("the derivative for 'add_' is not implemented");
+  CHECK(weft_add_scalar_(y2, weft_scalar_int(1), ONE) == WEFT_OK);
+  CHECK(weft_grad_fn(y2) && strcmp(weft_node_name(weft_grad_fn(y2)), "AddBackward0") == 0);
+  CHECK(strcmp(weft_node_name(weft_node_next(weft_grad_fn(y2), 0, NULL)), "MulBackward0") == 0);
+  /* an op without a formula still refuses in place */
+  CHECK(weft_floor_(y2) != WEFT_OK);
+  CHECK_ERROR_HAS("the derivative for 'floor_' is not implemented");
   /* requires_grad rules */
   weft_tensor* idx = weft_full(S22, 2, 1.0, WEFT_INT64, WEFT_DEVICE_CPU);
   CHECK(weft_set_requires_grad(idx, true) != WEFT_OK);
@@ -215,6 +219,7 @@ F(unsqueeze, weft_unsqueeze(in[0], 1))
 F(select, weft_select(in[0], 1, 2))
 F(slice, weft_slice(in[0], 1, 1, INT64_MIN, 2))
 F(narrow, weft_narrow(in[0], 0, 1, 2))
+F(diagonal, weft_diagonal(in[0], -1, 2, 0))
 F(flatten, weft_flatten(in[0], 0, -1))
 F(clone, weft_clone(in[0], (weft_memory_format)-1))
 F(contiguous, weft_contiguous(in[0], WEFT_CONTIGUOUS_FORMAT))
@@ -281,6 +286,7 @@ static const gc_case gc_cases[] = {
   {"select", f_select, 1, {2}, {{3, 4}}, 0},
   {"slice", f_slice, 1, {2}, {{3, 4}}, 0},
   {"narrow", f_narrow, 1, {2}, {{3, 4}}, 0},
+  {"diagonal", f_diagonal, 1, {3}, {{3, 2, 4}}, TRANSPOSED},
   {"flatten", f_flatten, 1, {3}, {{2, 3, 2}}, 0},
   {"clone", f_clone, 1, {2}, {{3, 4}}, TRANSPOSED},
   {"contiguous", f_contiguous, 1, {2}, {{3, 4}}, TRANSPOSED},
