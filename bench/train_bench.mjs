@@ -1,5 +1,6 @@
 // Training-step benchmarks (issue 15), one library per process:
-//   node bench/train_bench.mjs <weft-simd|weft-simd-threads|tfjs-wasm|jax-js> [--threads N] [--reps N] [--clock wall|cpu]
+//   node bench/train_bench.mjs <weft-simd|weft-simd-threads|tfjs-wasm|tfjs-cpu|jax-js> [--threads N] [--reps N]
+//                              [--clock wall|cpu]
 // One SGD training step (forward, mean cross entropy over class indices,
 // backward, parameter update with lr 0.05) on fixed data, batch 64:
 // - mlp: 784 -> 256 (relu) -> 10
@@ -10,6 +11,8 @@
 // and forward + backward (no update), for the backward / forward ratio. tfjs-wasm: tf.variableGrads +
 // tf.train.sgd (tfjs-core's gradients registered from its ESM build, since
 // its Node bundle registers none); NHWC conv and pool, tfjs's layout.
+// tfjs-cpu: the same on tfjs's plain-JS CPU backend, the only tfjs backend
+// here with conv2d's gradient (its wasm backend has no Conv2DBackpropFilter).
 // jax-js: grad of the loss over a parameter list and a manual SGD update
 // (its arrays are reference counted: every use but the last takes .ref).
 // Before timing, each library trains 6 steps from the same weights; a row
@@ -102,14 +105,23 @@ async function registerTfjsGradients() {
   await import(new URL('./peers/node_modules/@tensorflow/tfjs-core/dist/register_all_gradients.js', import.meta.url));
 }
 
-async function tfjsWasm() {
+// tfjs on `backend`: 'wasm', or 'cpu' (plain JS), which has the conv2d
+// gradient kernels its wasm backend lacks (Conv2DBackpropFilter)
+async function tfjs(backend) {
   const tf = peerRequire('@tensorflow/tfjs-core');
   await registerTfjsGradients();
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(a.threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  a.threads = backend.getThreadsCount();
+  if (backend === 'wasm') {
+    const wasm = peerRequire('@tensorflow/tfjs-backend-wasm');
+    wasm.setThreadsCount(a.threads);
+    await tf.setBackend('wasm');
+    await tf.ready();
+    a.threads = wasm.getThreadsCount();
+  } else {
+    peerRequire('@tensorflow/tfjs-backend-cpu');
+    await tf.setBackend('cpu');
+    await tf.ready();
+    a.threads = 1;
+  }
   const onehot = tf.oneHot(tf.tensor1d(labels, 'int32'), OUT);
   const model = (name, x, params, forward) => {
     const opt = tf.train.sgd(LR);
@@ -187,8 +199,8 @@ async function trains(model, steps) {
   }
 }
 
-const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'), 'tfjs-wasm': tfjsWasm,
-  'jax-js': jaxJs };
+const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'),
+  'tfjs-wasm': () => tfjs('wasm'), 'tfjs-cpu': () => tfjs('cpu'), 'jax-js': jaxJs };
 if (!libs[a.lib]) {
   console.error(`usage: train_bench.mjs <${Object.keys(libs).join('|')}> [--threads N] [--reps N] [--clock wall|cpu]`);
   process.exit(2);
