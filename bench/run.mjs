@@ -430,7 +430,7 @@ if (section('autograd')) {
 // ---- training steps (issue 15, bench/train_bench.mjs; --only train) ----
 // One SGD step of the MLP and of the digits CNN: weft wasm-simd (1 thread) and
 // wasm-simd-threads (1 and 2), tfjs-wasm, tfjs-cpu (its conv2d has a gradient
-// there) and jax-js (one thread each in Node),
+// there), jax-js and jax-js under jit (one thread each in Node),
 // each library in its own process; --clock cpu times by process CPU time.
 
 function trainBench() {
@@ -441,7 +441,7 @@ function trainBench() {
   if (!has('--no-peers')) ensurePeers();
   const libs = [['weft-simd', null, [1]], ['weft-simd-threads', null, [1, 2]],
     ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['tfjs-cpu', '@tensorflow/tfjs-backend-cpu', [1]],
-    ['jax-js', '@jax-js/jax', [1]]];
+    ['jax-js', '@jax-js/jax', [1]], ['jax-js-jit', '@jax-js/jax', [1]]];
   const rows = [];
   for (const [lib, pkg, threadList] of libs) {
     if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
@@ -467,7 +467,7 @@ function trainBench() {
 // weft's backward / forward: (forward + backward - forward) / forward.
 function trainReport(rows) {
   const find = (n, b, t) => rows.find((r) => r.name === n && r.build === b && r.threads === t);
-  const peers = ['tfjs-wasm', 'tfjs-cpu', 'jax-js'];
+  const peers = ['tfjs-wasm', 'tfjs-cpu', 'jax-js', 'jax-js-jit'];
   for (const r of rows) {
     if (!r.build.startsWith('wasm-') || !r.name.endsWith('_step')) continue;
     for (const p of peers) {
@@ -488,13 +488,13 @@ function trainReport(rows) {
   const fx = (v) => (v === null || v === undefined ? '     -' : `${v.toFixed(2)}x`.padStart(6));
   console.log(`\nTraining step (forward, crossEntropy, backward, SGD), batch 64, median ${opt('--clock', 'wall')} ms; ` +
     'weft / peer: weft\'s time over the peer\'s (< 1: weft ahead; peers run 1 thread in Node); bwd/fwd target <= 2');
-  console.log(`${'model'.padEnd(6)}${'build'.padEnd(20)}threads ${'ms/step'.padStart(9)}  / tfjs  / tfjs-cpu  / jax-js  ` +
+  console.log(`${'model'.padEnd(6)}${'build'.padEnd(20)}threads ${'ms/step'.padStart(9)}  / tfjs  / tfjs-cpu  / jax-js  / jax-jit  ` +
     `${'fwd ms'.padStart(8)}  bwd/fwd  loss 0 -> 5`);
   for (const r of rows.filter((x) => x.name.endsWith('_step'))) {
     const w = r.build.startsWith('wasm-');
     console.log(`${r.name.slice(0, -5).padEnd(6)}${r.build.padEnd(20)}${String(r.threads).padEnd(8)}${r.ms.toFixed(2).padStart(9)}` +
       `  ${w ? fx(r['/ tfjs-wasm']) : '     -'}  ${(w ? fx(r['/ tfjs-cpu']) : '     -').padStart(8)}  ` +
-      `${w ? fx(r['/ jax-js']) : '     -'}   ` +
+      `${w ? fx(r['/ jax-js']) : '     -'}   ${(w ? fx(r['/ jax-js-jit']) : '     -').padStart(7)}   ` +
       `${r.forward_ms === undefined ? '       -' : r.forward_ms.toFixed(2).padStart(8)}  ` +
       `${r['backward/forward'] === undefined ? '      -' : r['backward/forward'].toFixed(2).padStart(7)}  ${r.loss0} -> ${r.loss5}`);
   }

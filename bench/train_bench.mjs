@@ -1,5 +1,5 @@
 // Training-step benchmarks (issue 15), one library per process:
-//   node bench/train_bench.mjs <weft-simd|weft-simd-threads|tfjs-wasm|tfjs-cpu|jax-js> [--threads N] [--reps N]
+//   node bench/train_bench.mjs <weft-simd|weft-simd-threads|tfjs-wasm|tfjs-cpu|jax-js|jax-js-jit> [--threads N] [--reps N]
 //                              [--clock wall|cpu]
 // One SGD training step (forward, mean cross entropy over class indices,
 // backward, parameter update with lr 0.05) on fixed data, batch 64:
@@ -14,7 +14,8 @@
 // tfjs-cpu: the same on tfjs's plain-JS CPU backend, the only tfjs backend
 // here with conv2d's gradient (its wasm backend has no Conv2DBackpropFilter).
 // jax-js: grad of the loss over a parameter list and a manual SGD update
-// (its arrays are reference counted: every use but the last takes .ref).
+// (its arrays are reference counted: every use but the last takes .ref);
+// jax-js-jit: the same with valueAndGrad under jit (its fused kernels).
 // Before timing, each library trains 6 steps from the same weights; a row
 // is printed only when its loss decreased (losses: first and last), so no
 // library is timed doing nothing. Prints one JSON line per workload: name,
@@ -150,7 +151,7 @@ async function tfjs(backend) {
   return [mlp, cnn];
 }
 
-async function jaxJs() {
+async function jaxJs(jit) {
   const jax = await import(new URL('./peers/node_modules/@jax-js/jax/dist/index.js', import.meta.url));
   const { numpy: np, nn, lax } = jax;
   await jax.init('wasm');
@@ -162,7 +163,7 @@ async function jaxJs() {
   const model = (name, x, init, forward) => {
     let params = init;
     const lossOf = (p) => xent(forward(x.ref, p));
-    const vg = jax.valueAndGrad(lossOf);
+    const vg = jit ? jax.jit(jax.valueAndGrad(lossOf)) : jax.valueAndGrad(lossOf);
     const step = async () => {
       const [loss, grads] = vg(params.map((p) => p.ref));
       params = params.map((p, i) => p.sub(grads[i].mul(LR)));
@@ -200,7 +201,8 @@ async function trains(model, steps) {
 }
 
 const libs = { 'weft-simd': () => weft('simd'), 'weft-simd-threads': () => weft('simd-threads'),
-  'tfjs-wasm': () => tfjs('wasm'), 'tfjs-cpu': () => tfjs('cpu'), 'jax-js': jaxJs };
+  'tfjs-wasm': () => tfjs('wasm'), 'tfjs-cpu': () => tfjs('cpu'), 'jax-js': () => jaxJs(false),
+  'jax-js-jit': () => jaxJs(true) };
 if (!libs[a.lib]) {
   console.error(`usage: train_bench.mjs <${Object.keys(libs).join('|')}> [--threads N] [--reps N] [--clock wall|cpu]`);
   process.exit(2);
