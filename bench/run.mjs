@@ -427,6 +427,30 @@ if (section('autograd')) {
   }
 }
 
+// The rows of a one-library bench script taking --clock (cat_bench, train_bench):
+// each [lib, peer package or null, thread counts] of libs in its own process;
+// a library whose package is missing, or that fails, gives none.
+function clockRows(script, label, libs) {
+  const rows = [];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: ${label} ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: ${label} ${lib} threads=${t}`);
+      try {
+        rows.push(...parseLines(run(process.execPath, [script, lib, '--threads', String(t), '--reps', reps,
+          '--clock', opt('--clock', 'wall')], `${label} ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  return rows;
+}
+
 // ---- training steps (issue 15, bench/train_bench.mjs; --only train) ----
 // One SGD step of the MLP and of the digits CNN: weft wasm-simd (1 thread) and
 // wasm-simd-threads (1 and 2), tfjs-wasm, tfjs-cpu (its conv2d has a gradient
@@ -442,24 +466,7 @@ function trainBench() {
   const libs = [['weft-simd', null, [1]], ['weft-simd-threads', null, [1, 2]],
     ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['tfjs-cpu', '@tensorflow/tfjs-backend-cpu', [1]],
     ['jax-js', '@jax-js/jax', [1]], ['jax-js-jit', '@jax-js/jax', [1]]];
-  const rows = [];
-  for (const [lib, pkg, threadList] of libs) {
-    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
-    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
-      log(`bench: train ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
-      continue;
-    }
-    for (const t of threadList) {
-      log(`bench: train ${lib} threads=${t}`);
-      try {
-        rows.push(...parseLines(run(process.execPath, ['bench/train_bench.mjs', lib, '--threads', String(t), '--reps', reps,
-          '--clock', opt('--clock', 'wall')], `train ${lib}`)));
-      } catch (e) {
-        log(e.message);
-      }
-    }
-  }
-  return rows;
+  return clockRows('bench/train_bench.mjs', 'train', libs);
 }
 
 // weft's step time over each peer's (< 1: weft ahead; the peers run one
@@ -511,24 +518,7 @@ function catBench() {
   }
   if (!has('--no-peers')) ensurePeers();
   const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]]];
-  const rows = [];
-  for (const [lib, pkg, threadList] of libs) {
-    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
-    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
-      log(`bench: cat ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
-      continue;
-    }
-    for (const t of threadList) {
-      log(`bench: cat ${lib} threads=${t}`);
-      try {
-        rows.push(...parseLines(run(process.execPath, ['bench/cat_bench.mjs', lib, '--threads', String(t), '--reps', reps,
-          '--clock', opt('--clock', 'wall')], `cat ${lib}`)));
-      } catch (e) {
-        log(e.message);
-      }
-    }
-  }
-  return rows;
+  return clockRows('bench/cat_bench.mjs', 'cat', libs);
 }
 
 // cat / stack against the same run's memcpy of the same bytes (target >= 0.8)
