@@ -494,7 +494,9 @@ function trainReport(rows) {
   }
   const fx = (v) => (v === null || v === undefined ? '     -' : `${v.toFixed(2)}x`.padStart(6));
   console.log(`\nTraining step (forward, crossEntropy, backward, SGD), batch 64, median ${opt('--clock', 'wall')} ms; ` +
-    'weft / peer: weft\'s time over the peer\'s (< 1: weft ahead; peers run 1 thread in Node); bwd/fwd target <= 2');
+    'weft / peer: weft\'s time over the peer\'s (< 1: weft ahead; peers run 1 thread in Node); bwd/fwd target <= 2' +
+    (opt('--clock', 'wall') === 'cpu' ? '\n(cpu: the process\'s CPU time over all its threads, so 2-thread rows add the worker\'s ' +
+      'spin-waits; compare them by wall time on an idle machine)' : ''));
   console.log(`${'model'.padEnd(6)}${'build'.padEnd(20)}threads ${'ms/step'.padStart(9)}  / tfjs  / tfjs-cpu  / jax-js  / jax-jit  ` +
     `${'fwd ms'.padStart(8)}  bwd/fwd  loss 0 -> 5`);
   for (const r of rows.filter((x) => x.name.endsWith('_step'))) {
