@@ -1,5 +1,5 @@
-// Autograd benchmarks (issue 15), weft only for now (the peers' training
-// steps come with the losses and optimizers):
+// Autograd benchmarks (issue 15), weft only (the training step beside
+// tfjs-wasm and jax-js is bench/train_bench.mjs, `node bench/run.mjs --only train`):
 //   node bench/autograd_bench.mjs [weft-simd|weft-simd-threads] [--threads N] [--reps N]
 // - the cost of autograd on plain tensors: a 4-element add (x1000 per
 //   sample) before anything in the process touched autograd, then after

@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index]
-//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat|sort|index]
+//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat|sort|index|train]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -27,6 +27,9 @@
 // ms and each peer's time / weft's at the same thread count (> 1: weft ahead).
 // --only <section> runs that section alone (e.g. --only pool).
 // Then the autograd rows (issue 15, bench/autograd_bench.mjs; --no-autograd skips them).
+// Then the training-step rows (issue 15, bench/train_bench.mjs; --only train):
+// one SGD step of an MLP and of the digits CNN, weft beside tfjs-wasm and
+// jax-js, ms/step, weft / peer, and weft's backward / forward.
 // Then the joining rows (issue 13, bench/cat_bench.mjs; --only cat): cat and
 // stack of contiguous float32 beside the same run's memcpy of the same bytes
 // and tfjs-wasm's concat / stack.
@@ -424,6 +427,90 @@ if (section('autograd')) {
   }
 }
 
+// The rows of a one-library bench script taking --clock (cat_bench, train_bench):
+// each [lib, peer package or null, thread counts] of libs in its own process;
+// a library whose package is missing, or that fails, gives none.
+function clockRows(script, label, libs) {
+  const rows = [];
+  for (const [lib, pkg, threadList] of libs) {
+    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: ${label} ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of threadList) {
+      log(`bench: ${label} ${lib} threads=${t}`);
+      try {
+        rows.push(...parseLines(run(process.execPath, [script, lib, '--threads', String(t), '--reps', reps,
+          '--clock', opt('--clock', 'wall')], `${label} ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  return rows;
+}
+
+// ---- training steps (issue 15, bench/train_bench.mjs; --only train) ----
+// One SGD step of the MLP and of the digits CNN: weft wasm-simd (1 thread) and
+// wasm-simd-threads (1 and 2), tfjs-wasm, tfjs-cpu (its conv2d has a gradient
+// there), jax-js and jax-js under jit (one thread each in Node),
+// each library in its own process; --clock cpu times by process CPU time.
+
+function trainBench() {
+  if (only === 'train' && !has('--no-build') && !existsSync(`${root}/dist/index.js`)) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!has('--no-peers')) ensurePeers();
+  const libs = [['weft-simd', null, [1]], ['weft-simd-threads', null, [1, 2]],
+    ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['tfjs-cpu', '@tensorflow/tfjs-backend-cpu', [1]],
+    ['jax-js', '@jax-js/jax', [1]], ['jax-js-jit', '@jax-js/jax', [1]]];
+  return clockRows('bench/train_bench.mjs', 'train', libs);
+}
+
+// weft's step time over each peer's (< 1: weft ahead; the peers run one
+// thread in Node, so weft's 2-thread rows face their 1-thread times), and
+// weft's backward / forward: (forward + backward - forward) / forward.
+function trainReport(rows) {
+  const find = (n, b, t) => rows.find((r) => r.name === n && r.build === b && r.threads === t);
+  const peers = ['tfjs-wasm', 'tfjs-cpu', 'jax-js', 'jax-js-jit'];
+  for (const r of rows) {
+    if (!r.build.startsWith('wasm-') || !r.name.endsWith('_step')) continue;
+    for (const p of peers) {
+      const q = find(r.name, p, r.threads) ?? find(r.name, p, 1);
+      r[`/ ${p}`] = q ? +(r.ms / q.ms).toFixed(3) : null;
+    }
+    const model = r.name.slice(0, -5);
+    const f = find(`${model}_forward`, r.build, r.threads), fb = find(`${model}_forward_backward`, r.build, r.threads);
+    if (f && fb) {
+      r.forward_ms = f.ms;
+      r['backward/forward'] = +((fb.ms - f.ms) / f.ms).toFixed(2);
+    }
+  }
+  if (json) {
+    for (const r of rows) console.log(JSON.stringify(r));
+    return;
+  }
+  const fx = (v) => (v === null || v === undefined ? '     -' : `${v.toFixed(2)}x`.padStart(6));
+  console.log(`\nTraining step (forward, crossEntropy, backward, SGD), batch 64, median ${opt('--clock', 'wall')} ms; ` +
+    'weft / peer: weft\'s time over the peer\'s (< 1: weft ahead; peers run 1 thread in Node); bwd/fwd target <= 2' +
+    (opt('--clock', 'wall') === 'cpu' ? '\n(cpu: the process\'s CPU time over all its threads, so 2-thread rows add the worker\'s ' +
+      'spin-waits; compare them by wall time on an idle machine)' : ''));
+  console.log(`${'model'.padEnd(6)}${'build'.padEnd(20)}threads ${'ms/step'.padStart(9)}  / tfjs  / tfjs-cpu  / jax-js  / jax-jit  ` +
+    `${'fwd ms'.padStart(8)}  bwd/fwd  loss 0 -> 5`);
+  for (const r of rows.filter((x) => x.name.endsWith('_step'))) {
+    const w = r.build.startsWith('wasm-');
+    console.log(`${r.name.slice(0, -5).padEnd(6)}${r.build.padEnd(20)}${String(r.threads).padEnd(8)}${r.ms.toFixed(2).padStart(9)}` +
+      `  ${w ? fx(r['/ tfjs-wasm']) : '     -'}  ${(w ? fx(r['/ tfjs-cpu']) : '     -').padStart(8)}  ` +
+      `${w ? fx(r['/ jax-js']) : '     -'}   ${(w ? fx(r['/ jax-js-jit']) : '     -').padStart(7)}   ` +
+      `${r.forward_ms === undefined ? '       -' : r.forward_ms.toFixed(2).padStart(8)}  ` +
+      `${r['backward/forward'] === undefined ? '      -' : r['backward/forward'].toFixed(2).padStart(7)}  ${r.loss0} -> ${r.loss5}`);
+  }
+}
+
+if (section('train')) trainReport(trainBench());
+
 // ---- joining (issue 13) ----
 
 function catBench() {
@@ -433,24 +520,7 @@ function catBench() {
   }
   if (!has('--no-peers')) ensurePeers();
   const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]]];
-  const rows = [];
-  for (const [lib, pkg, threadList] of libs) {
-    if (lib.startsWith('weft') ? has('--no-wasm') : has('--no-peers')) continue;
-    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
-      log(`bench: cat ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
-      continue;
-    }
-    for (const t of threadList) {
-      log(`bench: cat ${lib} threads=${t}`);
-      try {
-        rows.push(...parseLines(run(process.execPath, ['bench/cat_bench.mjs', lib, '--threads', String(t), '--reps', reps,
-          '--clock', opt('--clock', 'wall')], `cat ${lib}`)));
-      } catch (e) {
-        log(e.message);
-      }
-    }
-  }
-  return rows;
+  return clockRows('bench/cat_bench.mjs', 'cat', libs);
 }
 
 // cat / stack against the same run's memcpy of the same bytes (target >= 0.8)

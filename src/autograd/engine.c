@@ -187,16 +187,41 @@ weft_status weft__apply_formula(weft_node* n, const weft_tensor* grad, bool crea
   return s;
 }
 
+/* AccumulateGrad's layout contract (PyTorch's obeys_layout_contract): a
+ * dense parameter's .grad has the parameter's strides (size-1 dims aside),
+ * anything else is contiguous; so the optimizer's update reads both alike. */
+static bool obeys_layout(const weft_tensor* g, const weft_tensor* var) {
+  if (!weft_tensor_is_non_overlapping_and_dense(var)) return g->is_contiguous;
+  for (int i = 0; i < g->ndim; i++)
+    if (g->sizes[i] != 1 ? g->strides[i] != var->strides[i] : g->strides[i] == 0) return false;
+  return true;
+}
+
+/* a copy of g in var's layout (PyTorch's clone_obey_contract) */
+static weft_tensor* clone_like(const weft_tensor* g, const weft_tensor* var) {
+  if (!weft_tensor_is_non_overlapping_and_dense(var)) return weft_clone(g, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* r = weft_empty_strided(var->sizes, var->strides, var->ndim, g->dtype, g->device);
+  if (r && weft_copy_(r, g) != WEFT_OK) {
+    weft_tensor_release(r);
+    r = NULL;
+  }
+  return r;
+}
+
 weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph) {
   if (!weft__same_sizes(g, var->sizes, var->ndim) || g->dtype != var->dtype)
     return weft__grad_mismatch("Function AccumulateGrad returned an invalid gradient", g, var);
   weft__meta* m = weft__meta_get(var);
   if (!m) return weft_last_status();
+  /* outside create_graph (grad mode off) PyTorch adds into the existing .grad in place
+   * (`variable_grad += new_grad`): .grad keeps its storage, and no buffer is made per backward */
+  if (m->grad && !create_graph) return weft_add_(m->grad, g, weft_scalar_int(1));
   weft_tensor* fresh;
   if (m->grad) fresh = weft_add(m->grad, g, weft_scalar_int(1));
   else if (create_graph) fresh = weft_tensor_retain(g);
-  /* a buffer nobody else holds is stolen; anything shared is copied so .grad never aliases it */
-  else fresh = weft_tensor_refcount(g) == 1 ? weft__alias(g) : weft_clone(g, (weft_memory_format)-1);
+  /* a buffer nobody else holds, in the parameter's layout, is stolen; anything shared is copied so .grad
+   * never aliases it */
+  else fresh = weft_tensor_refcount(g) == 1 && obeys_layout(g, var) ? weft__alias(g) : clone_like(g, var);
   if (!fresh) return weft_last_status();
   weft_tensor_release(m->grad);
   m->grad = fresh;

@@ -122,6 +122,22 @@ static T nll_loss_backward(weft__bctx* c, T g, T self, T target, T weight, const
   return g && self && target ? keep(c, weft_nll_loss_backward(g, self, target, weight, reduction, ignore)) : NULL;
 }
 
+/* mm's gradients in the layout of the input they are for (PyTorch's
+ * mm_mat1_backward / mm_mat2_backward): for a column-major input (a
+ * transposed view, such as linear's weight.t()) the transposed product is
+ * computed and handed back transposed, so the gradient reaches the leaf in
+ * the leaf's own layout (AccumulateGrad keeps it as it is, the optimizer
+ * reads it contiguously) without a copy. */
+static bool column_major(T m) { return m->strides[0] == 1 && m->strides[1] == m->sizes[0]; }
+static T mm_mat1_backward(weft__bctx* c, T g, T mat2, T mat1) {
+  if (!g || !mat2 || !mat1) return NULL;
+  return column_major(mat1) ? t(c, mm(c, mat2, t(c, g))) : mm(c, g, t(c, mat2));
+}
+static T mm_mat2_backward(weft__bctx* c, T g, T mat1, T mat2) {
+  if (!g || !mat1 || !mat2) return NULL;
+  return column_major(mat2) ? t(c, mm(c, t(c, g), mat1)) : mm(c, t(c, mat1), g);
+}
+
 static T permute_backward(weft__bctx* c, T g, const int64_t* dims, int64_t n) {
   int64_t inv[WEFT_MAX_DIMS];
   for (int64_t i = 0; i < n; i++) inv[dims[i] < 0 ? dims[i] + n : dims[i]] = i;

@@ -32,6 +32,7 @@
 #define NC 4096        /* columns of B packed at once */
 #define MB 4096        /* rows of A packed at once */
 #define PACK_GRAIN 16384 /* values per packing chunk at least */
+#define PARALLEL_MIN_MACS (1 << 18) /* multiply-adds of the smallest product worth splitting */
 
 void weft__gemm_tile(weft_dtype dtype, int* mr, int* nr, int* kc) {
   *mr = dtype == WEFT_FLOAT64 ? F64_MR : F32_MR;
@@ -98,11 +99,12 @@ static weft_status run_packs(void* p, int64_t begin, int64_t end) {
   return s;
 }
 
-/* Packs the A block (when a.dst) and the B block, parallel over panels. */
-static weft_status pack(weft_range_fn fn, struct pack_ctx a, struct pack_ctx b) {
+/* Packs the A block (when a.dst) and the B block, parallel over panels
+ * unless serial. */
+static weft_status pack(weft_range_fn fn, struct pack_ctx a, struct pack_ctx b, bool serial) {
   struct pack2_ctx c = {fn, a, b, a.dst ? (a.rows + a.r - 1) / a.r : 0};
   int64_t nb = (b.rows + b.r - 1) / b.r, per = b.kc * b.r;
-  int64_t grain = PACK_GRAIN / (per > 0 ? per : 1);
+  int64_t grain = serial ? INT64_MAX : PACK_GRAIN / (per > 0 ? per : 1);
   return weft_parallel_for(0, c.na + nb, grain < 1 ? 1 : grain, run_packs, &c);
 }
 
@@ -184,7 +186,10 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
     free(bpack);
     return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)", abytes + bbytes);
   }
-  int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
+  /* a small product stays on the calling thread: its fork/joins (a worker woken per K block, twice) cost
+   * more than the worker's share of the work, e.g. a training step's [64, 10] x [10, 256] */
+  bool serial = (double)m * (double)n * (double)k < PARALLEL_MIN_MACS;
+  int threads = serial || weft_in_parallel_region() ? 1 : weft_get_num_threads();
   weft_status s = WEFT_OK;
   /* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
   int64_t nkb = (k + kcmax - 1) / kcmax, kcb = (k + nkb - 1) / nkb;
@@ -199,7 +204,7 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
                               mr, jc == 0 ? apack : NULL};
         struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs, ncols, kc,
                               nr, bpack};
-        s = pack(packer, pa, pb);
+        s = pack(packer, pa, pb, serial);
         if (s != WEFT_OK) break;
         /* tiles: MC rows; columns cut so there are ~4 tiles per thread */
         int64_t mc = (int64_t)MC_PANELS * mr, ntm = (mrows + mc - 1) / mc;
@@ -215,7 +220,7 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
         /* a tile of at least ~64K multiply-adds per chunk */
         int64_t per_tile = (mc < mrows ? mc : mrows) * (ns < ncols ? ns : ncols) * kc;
         int64_t grain = 65536 / (per_tile > 0 ? per_tile : 1);
-        s = weft_parallel_for(0, ntm * ntn, grain < 1 ? 1 : grain, run_tiles, &t);
+        s = weft_parallel_for(0, ntm * ntn, serial ? INT64_MAX : grain < 1 ? 1 : grain, run_tiles, &t);
       }
     }
   }
