@@ -561,6 +561,27 @@ static T movedim_backward(weft__bctx* c, T g, const int64_t* src, int64_t ns, co
   return g ? keep(c, weft_op_movedim(g, dst, nd, src, ns)) : NULL;
 }
 
+/* ---- (values, indices) ops: RES is the indices ---- */
+/* max/min/kthvalue over a dim, sort, topk: the gradient written back where the values came from. */
+static T value_selecting_backward(weft__bctx* c, T g, T idx, const int64_t* sizes, int64_t ndim, int64_t dim,
+                                  bool keepdim) {
+  if (!g || !idx) return NULL;
+  if (ndim == 0) return g;
+  dim = wrap_dim(dim, ndim);
+  if (!keepdim) {
+    g = keep(c, weft_unsqueeze(g, dim));
+    idx = g ? keep(c, weft_unsqueeze(idx, dim)) : NULL;
+    if (!idx) return NULL;
+  }
+  T z = zeros(c, g, sizes, ndim);
+  return z ? keep(c, weft_scatter_src(z, dim, idx, g)) : NULL;
+}
+static T msort_backward(weft__bctx* c, T g, T x) {
+  if (x->ndim == 0) return g;
+  T idx = keep(c, weft_argsort(x, 0, false));
+  return value_selecting_backward(c, g, idx, x->sizes, x->ndim, 0, true);
+}
+
 /* ---- expansion ---- */
 #define G(i, e)                                   \
   if (c->needs & A(i)) {                          \

@@ -88,7 +88,7 @@ static weft_status freed_error(void) {
  * pass is recorded it is an output of this very node again. */
 static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
   weft_tensor* r = weft__alias(n->result);
-  if (!r || !create_graph) return r;
+  if (!r || !create_graph || !weft_dtype_is_floating(r->dtype)) return r; /* saved indices stay plain */
   weft__meta* m = weft__meta_get(r);
   if (!m) {
     weft_tensor_release(r);
@@ -193,11 +193,12 @@ static weft_status redispatch_below(const weft_op* op, weft_keyset ks, weft_keys
   return s;
 }
 
-/* The result becomes an output of n (its grad_fn, output 0). */
-static weft_status attach_result(weft_node* n, weft_tensor* r) {
+/* The result r becomes an output of n (its grad_fn, output 0); kept is the
+ * return the formula saves (r itself, or the indices of a (values, indices) op). */
+static weft_status attach_result(weft_node* n, weft_tensor* r, const weft_tensor* kept) {
   if (n->f->save_result) {
-    if (!(n->result = weft__alias(r))) return weft_last_status();
-    n->result_version = weft_tensor_version(r);
+    if (!(n->result = weft__alias(kept))) return weft_last_status();
+    n->result_version = weft_tensor_version(kept);
     n->saved_something = true;
   }
   weft__meta* m = weft__meta_get(r);
@@ -232,12 +233,14 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     weft_node_release(n);
     return s;
   }
-  weft_tensor* r = weft_stack_peek(st, 0)->u.t;
+  /* (values, indices): only the values are differentiable; the indices are on top */
+  bool pair = weft_op_schema(op)->nreturns == 2;
+  weft_tensor* r = weft_stack_peek(st, pair ? 1 : 0)->u.t;
   if (is_input(in, nargs, r)) { /* `to` with nothing to do returns its input: no new node */
     weft_node_release(n);
     return WEFT_OK;
   }
-  if ((s = attach_result(n, r))) weft_node_release(n);
+  if ((s = attach_result(n, r, weft_stack_peek(st, 0)->u.t))) weft_node_release(n);
   return s;
 }
 

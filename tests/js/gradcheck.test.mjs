@@ -8,7 +8,7 @@
 // arguments live in the function.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, counts, throwsWeft } from './helpers.mjs';
+import { init, counts, rng, throwsWeft } from './helpers.mjs';
 
 const I = (wt, v) => wt.tensor(v, { dtype: 'int64' });
 const B = (wt, v) => wt.tensor(v, { dtype: 'bool' });
@@ -119,6 +119,13 @@ const GRADCHECK = [
   ['norm 0.5 dim keepdim', (wt, a) => a.norm(0.5, [0], true), [[3, 4]]],
   ['norm inf', (wt, a) => a.norm(Infinity), [[3, 4]]],
   ['norm -inf dim', (wt, a) => a.norm(-Infinity, 1), [[3, 4]]],
+  ['max dim', (wt, a) => a.max(1).values, [[3, 4]]],
+  ['min dim keepdim', (wt, a) => a.min(0, true).values, [[2, 3, 2, 2]]],
+  ['kthvalue', (wt, a) => a.kthvalue(2, 1).values, [[3, 4]]],
+  ['sort', (wt, a) => a.sort(1, true).values, [[3, 4]]],
+  ['sort stable', (wt, a) => a.sort({ stable: true, dim: 0 }).values, [[3, 4]]],
+  ['topk', (wt, a) => a.topk(2).values, [[3, 4]]],
+  ['msort', (wt, a) => a.msort(), [[3, 4]]],
   ['softmax', (wt, a) => wt.softmax(a, 1), [[2, 3, 2, 2]]],
   ['log_softmax', (wt, a) => wt.logSoftmax(a, -1), [[3, 4]]],
   // ---- matrix products ----
@@ -170,17 +177,6 @@ const GRADCHECK = [
   ['diag of a matrix', (wt, a) => a.diag(1), [[3, 4]]],
 ];
 
-// A fixed PRNG (mulberry32): the same inputs on every run.
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const numel = (shape) => shape.reduce((a, b) => a * b, 1);
 
 // The values, laid out: strided puts them one element apart in a bigger
@@ -252,7 +248,7 @@ test('gradcheck: every formula against central differences (float64)', async () 
   assert.deepEqual(counts(wt), before);
 });
 
-test('ops with bool or index outputs record nothing; floor_divide is refused', async () => {
+test('ops with bool or index outputs record nothing; floor_divide and cat are refused', async () => {
   const wt = await init();
   const before = counts(wt);
   wt.tidy(() => {
@@ -265,7 +261,7 @@ test('ops with bool or index outputs record nothing; floor_divide is refused', a
       assert.equal(o.gradFn, null);
     }
     throwsWeft(() => wt.floorDivide(x, y), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
-    throwsWeft(() => x.sort(), 'InvalidArgument', /^the derivative for 'sort' is not implemented\.$/);
+    throwsWeft(() => wt.cat([x, y]), 'InvalidArgument', /^the derivative for 'cat' is not implemented\.$/);
   });
   assert.deepEqual(counts(wt), before);
 });
