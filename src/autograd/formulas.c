@@ -582,6 +582,47 @@ static T msort_backward(weft__bctx* c, T g, T x) {
   return value_selecting_backward(c, g, idx, x->sizes, x->ndim, 0, true);
 }
 
+/* ---- Tensor[] inputs: the gradient of element k goes to c->gl[k] ---- */
+static int64_t list_len(const weft_node* n) {
+  int64_t len = 0;
+  for (int32_t e = 0; n->edge_elem && e < n->nnext; e++)
+    if (n->edge_elem[e] + 1 > len) len = n->edge_elem[e] + 1;
+  return len;
+}
+
+/* The length along dim of element im in the joined result: its own size
+ * there, or (hstack/vstack/dstack view lower ranks up) what its numel leaves. */
+static int64_t joined_len(const weft__input_meta* im, T g, int64_t dim) {
+  if (im->ndim == g->ndim) return im->sizes[dim];
+  int64_t numel = 1, rest = 1;
+  for (int32_t d = 0; d < im->ndim; d++) numel *= im->sizes[d];
+  for (int64_t d = 0; d < g->ndim; d++) rest *= d == dim ? 1 : g->sizes[d];
+  return rest ? numel / rest : 0;
+}
+
+/* cat, stack, hstack/vstack/dstack: each element's gradient is its block of
+ * the result's (a select for stack), in the element's own shape. */
+static T join_backward(weft__bctx* c, int64_t dim, bool stacked) {
+  T g = grad;
+  dim = wrap_dim(dim, g->ndim);
+  int64_t off = 0, n = list_len(c->node);
+  for (int64_t k = 0; k < n; k++) {
+    const weft__input_meta* im = &c->node->edge_in[k];
+    T piece;
+    if (stacked) piece = keep(c, weft_select(g, dim, k));
+    else if (im->ndim == 1 && im->sizes[0] == 0 && g->ndim != 1) piece = zeros(c, g, im->sizes, 1); /* skipped by cat */
+    else {
+      int64_t len = joined_len(im, g, dim);
+      piece = keep(c, weft_narrow(g, dim, off, len));
+      off += len;
+    }
+    if (piece && !weft__same_sizes(piece, im->sizes, im->ndim)) piece = reshape(c, piece, im->sizes, im->ndim);
+    if (!piece) return NULL;
+    c->gl[k] = weft_tensor_retain((weft_tensor*)piece);
+  }
+  return g;
+}
+
 /* ---- expansion ---- */
 #define G(i, e)                                   \
   if (c->needs & A(i)) {                          \

@@ -47,6 +47,8 @@ void weft_node_release(weft_node* n) {
   }
   free(n->next);
   free(n->edge_arg);
+  free(n->edge_elem);
+  free(n->edge_in);
   free(n->args);
   free(n->versions);
   free(n->in);
@@ -128,11 +130,28 @@ weft_tensor* weft__sum_to_size(const weft_tensor* g, const int64_t* sizes, int64
 }
 
 /* ---- the recording kernel ---- */
+static bool list_requires_grad(const weft_ivalue* v) {
+  for (int64_t j = 0; j < v->u.tlist.len; j++)
+    if (v->u.tlist.data[j] && v->u.tlist.data[j]->requires_grad) return true;
+  return false;
+}
+
 static uint32_t args_needing_grad(const weft__formula* f, const weft_ivalue* a, int n) {
   uint32_t needs = 0;
-  for (int i = 0; i < n; i++)
-    if ((f->diff_mask & (1u << i)) && a[i].tag == WEFT_IV_TENSOR && a[i].u.t->requires_grad) needs |= 1u << i;
+  for (int i = 0; i < n; i++) {
+    if (!(f->diff_mask & (1u << i))) continue;
+    if ((a[i].tag == WEFT_IV_TENSOR && a[i].u.t->requires_grad) ||
+        (a[i].tag == WEFT_IV_TENSOR_LIST && list_requires_grad(&a[i])))
+      needs |= 1u << i;
+  }
   return needs;
+}
+
+static void input_meta(weft__input_meta* im, const weft_tensor* t) {
+  memcpy(im->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+  im->ndim = t->ndim;
+  im->dtype = t->dtype;
+  im->device = t->device;
 }
 
 static weft_status save_args(weft_node* n, const weft__formula* f, const weft_ivalue* a, int nargs) {
@@ -142,13 +161,11 @@ static weft_status save_args(weft_node* n, const weft__formula* f, const weft_iv
   n->in = calloc((size_t)nargs, sizeof *n->in);
   if (!n->args || !n->versions || !n->in) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
   for (int i = 0; i < nargs; i++) {
+    /* a differentiable Tensor[] is not kept: its edges carry what backward needs */
+    if (a[i].tag == WEFT_IV_TENSOR_LIST && (f->diff_mask & (1u << i)) && !(f->save_mask & (1u << i))) continue;
     if (a[i].tag == WEFT_IV_TENSOR) {
       const weft_tensor* t = a[i].u.t;
-      weft__input_meta* im = &n->in[i];
-      memcpy(im->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
-      im->ndim = t->ndim;
-      im->dtype = t->dtype;
-      im->device = t->device;
+      input_meta(&n->in[i], t);
       if (!(f->save_mask & (1u << i))) continue;
       n->versions[i] = weft_tensor_version(t);
       n->saved_something = true;
@@ -159,17 +176,46 @@ static weft_status save_args(weft_node* n, const weft__formula* f, const weft_iv
   return WEFT_OK;
 }
 
+/* One edge per element of a differentiable Tensor[] (the formula's gl[k]). */
+static weft_status add_list_edges(weft_node* n, const weft_ivalue* v, int arg, int32_t ne) {
+  if (v->u.tlist.len > 64)
+    return weft__error(WEFT_NOT_IMPLEMENTED, "autograd: %s of more than 64 tensors is not supported yet",
+                       n->name);
+  if (!n->edge_elem) {
+    n->edge_elem = malloc(sizeof *n->edge_elem * (size_t)ne);
+    n->edge_in = calloc((size_t)v->u.tlist.len, sizeof *n->edge_in);
+    if (!n->edge_elem || !n->edge_in) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+    for (int32_t e = 0; e < ne; e++) n->edge_elem[e] = -1;
+  }
+  for (int64_t k = 0; k < v->u.tlist.len; k++) {
+    input_meta(&n->edge_in[k], v->u.tlist.data[k]);
+    n->edge_arg[n->nnext] = (int8_t)arg;
+    n->edge_elem[n->nnext] = (int16_t)k;
+    weft_status s = weft__gradient_edge(v->u.tlist.data[k], &n->next[n->nnext++]);
+    if (s) return s;
+  }
+  return WEFT_OK;
+}
+
 static weft_status add_edges(weft_node* n, const weft__formula* f, const weft_ivalue* a, int nargs) {
   int32_t ne = 0;
-  for (int i = 0; i < nargs; i++)
-    if ((f->diff_mask & (1u << i)) && a[i].tag == WEFT_IV_TENSOR) ne++;
+  for (int i = 0; i < nargs; i++) {
+    if (!(f->diff_mask & (1u << i))) continue;
+    if (a[i].tag == WEFT_IV_TENSOR) ne++;
+    if (a[i].tag == WEFT_IV_TENSOR_LIST) ne += (int32_t)a[i].u.tlist.len;
+  }
   n->next = calloc((size_t)(ne ? ne : 1), sizeof *n->next);
   n->edge_arg = calloc((size_t)(ne ? ne : 1), 1);
   if (!n->next || !n->edge_arg) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
   for (int i = 0; i < nargs; i++) {
-    if (!(f->diff_mask & (1u << i)) || a[i].tag != WEFT_IV_TENSOR) continue;
-    n->edge_arg[n->nnext] = (int8_t)i;
-    weft_status s = weft__gradient_edge(a[i].u.t, &n->next[n->nnext++]);
+    if (!(f->diff_mask & (1u << i))) continue;
+    weft_status s = WEFT_OK;
+    if (a[i].tag == WEFT_IV_TENSOR) {
+      n->edge_arg[n->nnext] = (int8_t)i;
+      s = weft__gradient_edge(a[i].u.t, &n->next[n->nnext++]);
+    } else if (a[i].tag == WEFT_IV_TENSOR_LIST) {
+      s = add_list_edges(n, &a[i], i, ne);
+    }
     if (s) return s;
   }
   return WEFT_OK;

@@ -123,6 +123,11 @@ const CASES = {
   sort_stable: (wt, a) => a.sort({ stable: true, dim: 0 }).values,
   topk: (wt, a) => a.topk(2).values,
   msort: (wt, a) => a.msort(),
+  cat: (wt, a, b) => wt.cat([a, b], 1),
+  cat_no_grad_first: (wt, a, b) => wt.cat([a, b], 0),
+  stack: (wt, a, b) => wt.stack([a, b], 1),
+  hstack: (wt, a, b) => wt.hstack([a, b]),
+  vstack: (wt, a, b) => wt.vstack([a, b]),
 };
 const I = (wt, v) => wt.tensor(v, { dtype: 'int64' });
 // Where weft's last node differs from 1.13's (which records its

@@ -162,6 +162,17 @@ const GRADCHECK = [
   ['index (mask)', (wt, a) => wt.index(a, [B(wt, MASK34)]), [[3, 4]]],
   ['index_put', (wt, a, v) => a.indexPut([I(wt, [0, 2])], v), [[3, 4], [4]]],
   ['index_put accumulate', (wt, a, v) => a.indexPut([I(wt, [0, 0]), I(wt, [1, 1])], v, true), [[3, 4], [2]]],
+  // ---- joins (Tensor[] inputs) ----
+  ['cat', (wt, a, b, c) => wt.cat([a, b, c], 1), [[3, 2], [3, 1], [3, 3]]],
+  ['cat 4-D', (wt, a, b) => wt.cat([a, b], 0), [[1, 3, 2, 2], [2, 3, 2, 2]]],
+  ['cat, empty 1-D', (wt, a, b) => wt.cat([a, b], -1), [[2, 2], [0]]],
+  ['stack', (wt, a, b) => wt.stack([a, b], -1), [[3, 2], [3, 2]]],
+  ['stack 4-D', (wt, a, b) => wt.stack([a, b], 1), [[2, 3, 2, 2], [2, 3, 2, 2]]],
+  ['hstack 1-D', (wt, a, b) => wt.hstack([a, b]), [[3], [2]]],
+  ['hstack', (wt, a, b) => wt.hstack([a, b]), [[3, 2], [3, 1]]],
+  ['vstack', (wt, a, b) => wt.vstack([a, b]), [[3], [2, 3]]],
+  ['dstack', (wt, a, b) => wt.dstack([a, b]), [[2, 3], [2, 3, 2]]],
+  ['cat of a reused tensor', (wt, a) => wt.cat([a, a.mul(2), a], 0), [[2, 3]]],
   // ---- shape ----
   ['flip', (wt, a) => a.flip(0, 3), [[2, 3, 2, 2]]],
   ['roll', (wt, a) => a.roll([1, -2], [0, 1]), [[3, 4]]],
@@ -248,7 +259,7 @@ test('gradcheck: every formula against central differences (float64)', async () 
   assert.deepEqual(counts(wt), before);
 });
 
-test('ops with bool or index outputs record nothing; floor_divide and cat are refused', async () => {
+test('ops with bool or index outputs record nothing; floor_divide and split are refused', async () => {
   const wt = await init();
   const before = counts(wt);
   wt.tidy(() => {
@@ -261,7 +272,7 @@ test('ops with bool or index outputs record nothing; floor_divide and cat are re
       assert.equal(o.gradFn, null);
     }
     throwsWeft(() => wt.floorDivide(x, y), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
-    throwsWeft(() => wt.cat([x, y]), 'InvalidArgument', /^the derivative for 'cat' is not implemented\.$/);
+    throwsWeft(() => x.split(1), 'InvalidArgument', /^the derivative for 'split' is not implemented\.$/);
   });
   assert.deepEqual(counts(wt), before);
 });
