@@ -86,7 +86,7 @@ typedef struct weft__formula {
   uint32_t save_mask;  /* tensor arguments saved for backward */
   bool save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
-  weft_status (*backward)(weft__bctx* c);
+  weft_status (*backward)(weft__bctx* c); /* NULL: differentiated through its decomposition */
 } weft__formula;
 
 extern const weft__formula weft__formulas[];

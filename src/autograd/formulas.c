@@ -635,15 +635,19 @@ static T join_backward(weft__bctx* c, int64_t dim, bool stacked) {
     (void)c;                                  \
     body return WEFT_OK;                      \
   }
+#define WEFT_DECOMPOSE(cn)
 #include "autograd/derivatives.def"
+#undef WEFT_DECOMPOSE
 #undef WEFT_DERIV
 #undef G
 
 #define G(i, e) | A(i)
+#define WEFT_DECOMPOSE(cn) {NULL, weft__op_##cn, 0, 0, 0, NULL},
 #define WEFT_DERIV(cn, name, save, res, body) {name, weft__op_##cn, save, res, 0 body, bw_##cn},
 const weft__formula weft__formulas[] = {
 #include "autograd/derivatives.def"
 };
+#undef WEFT_DECOMPOSE
 #undef WEFT_DERIV
 #undef G
 const int weft__nformulas = (int)(sizeof weft__formulas / sizeof weft__formulas[0]);

@@ -332,6 +332,14 @@ static weft_status no_formula_kernel(const weft_op* op, weft_keyset ks, weft_sta
   return redispatch_below(op, ks, weft_after_autograd_keyset(), st);
 }
 
+/* Ops differentiated through their decomposition (WEFT_DECOMPOSE): the kernel
+ * below autograd runs with recording on, so the ops it calls (the views of
+ * split and unbind) record their own nodes, as a CompositeImplicitAutograd
+ * kernel does in PyTorch. */
+static weft_status decompose_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  return weft_op_redispatch_boxed(op, ks & weft_after_autograd_keyset(), st);
+}
+
 /* ---- ADInplaceOrView: every write bumps the version of its storage ---- */
 static weft_status inplace_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
   const weft_schema* sc = weft_op_schema(op);
@@ -361,7 +369,10 @@ weft_status weft__register_kernels(void) {
     weft_op* op = weft_op_at(i);
     const weft__formula* f = formula_of(op);
     bool ok = true;
-    if (f) {
+    if (f && !f->backward) {
+      ok = weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, decompose_kernel, NULL, "autograd_decompose") &&
+           weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, decompose_kernel, NULL, "autograd_decompose");
+    } else if (f) {
       /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
       ok = weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, autograd_kernel, (void*)f, f->node_name) &&
            weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, autograd_kernel, (void*)f, f->node_name);

@@ -128,12 +128,15 @@ const CASES = {
   stack: (wt, a, b) => wt.stack([a, b], 1),
   hstack: (wt, a, b) => wt.hstack([a, b]),
   vstack: (wt, a, b) => wt.vstack([a, b]),
+  split: (wt, a) => a.split(2, 1)[1],
+  unbind: (wt, a) => a.unbind(0)[2],
 };
 const I = (wt, v) => wt.tensor(v, { dtype: 'int64' });
 // Where weft's last node differs from 1.13's (which records its
 // decompositions' internal ops): reshape is one view node, matmul ends in
-// its reshape.
-const NAME = { reshape_transposed: 'ViewBackward0', flatten: 'ViewBackward0', matmul: 'ViewBackward0' };
+// its reshape; split and unbind pieces are narrow and select views.
+const NAME = { reshape_transposed: 'ViewBackward0', flatten: 'ViewBackward0', matmul: 'ViewBackward0',
+  split: 'SliceBackward0', unbind: 'SelectBackward0' };
 
 function leaf(wt, spec) {
   const base = wt.tensor(Float64Array.from(spec.values), { dtype: spec.dtype === 'bool' ? 'float32' : spec.dtype });

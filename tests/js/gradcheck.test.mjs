@@ -173,6 +173,11 @@ const GRADCHECK = [
   ['vstack', (wt, a, b) => wt.vstack([a, b]), [[3], [2, 3]]],
   ['dstack', (wt, a, b) => wt.dstack([a, b]), [[2, 3], [2, 3, 2]]],
   ['cat of a reused tensor', (wt, a) => wt.cat([a, a.mul(2), a], 0), [[2, 3]]],
+  ['split', (wt, a) => { const [p, q] = a.split(2, 1); return p.mul(q); }, [[3, 4]]],
+  ['split sizes', (wt, a) => { const [p, q] = a.split([1, 2]); return q.sum(0).add(p.squeeze(0)); }, [[3, 4]]],
+  ['chunk', (wt, a) => { const [p, , r] = a.chunk(3, 0); return p.sub(r); }, [[3, 4]]],
+  ['unbind', (wt, a) => { const [p, q] = a.unbind(1); return p.mul(q); }, [[3, 2]]],
+  ['tensor_split', (wt, a) => { const [p, q] = wt.tensorSplit(a, [1], 1); return q.mul(p); }, [[3, 2]]],
   // ---- shape ----
   ['flip', (wt, a) => a.flip(0, 3), [[2, 3, 2, 2]]],
   ['roll', (wt, a) => a.roll([1, -2], [0, 1]), [[3, 4]]],
@@ -259,7 +264,7 @@ test('gradcheck: every formula against central differences (float64)', async () 
   assert.deepEqual(counts(wt), before);
 });
 
-test('ops with bool or index outputs record nothing; floor_divide and split are refused', async () => {
+test('ops with bool or index outputs record nothing; floor_divide is refused', async () => {
   const wt = await init();
   const before = counts(wt);
   wt.tidy(() => {
@@ -272,7 +277,6 @@ test('ops with bool or index outputs record nothing; floor_divide and split are 
       assert.equal(o.gradFn, null);
     }
     throwsWeft(() => wt.floorDivide(x, y), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
-    throwsWeft(() => x.split(1), 'InvalidArgument', /^the derivative for 'split' is not implemented\.$/);
   });
   assert.deepEqual(counts(wt), before);
 });
