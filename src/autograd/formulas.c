@@ -623,6 +623,10 @@ static T join_backward(weft__bctx* c, int64_t dim, bool stacked) {
   return g;
 }
 
+static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction, int64_t ignore) {
+  return g && target ? keep(c, weft_nll_loss(g, target, weight, reduction, ignore)) : NULL;
+}
+
 /* ---- expansion ---- */
 #define G(i, e)                                   \
   if (c->needs & A(i)) {                          \

@@ -221,10 +221,16 @@ function gradcheck(wt, [name, f, shapes, opts = {}], layout, rand) {
     const w = wt.tensor(Float64Array.from({ length: numel(out.shape) }, () => 2 * rand() - 1), { dtype: 'float64' })
       .reshape(out.shape);
     const grads = wt.autograd.grad(out, ins, { gradOutputs: w });
-    const objective = (k, j, h) => wt.noGrad(() => wt.tidy(() => {
+    // a second-order check's f takes gradients itself: it runs with recording on
+    const mode = opts.secondOrder ? wt.enableGrad : wt.noGrad;
+    const objective = (k, j, h) => mode(() => wt.tidy(() => {
       const v = vals[k].slice();
       v[j] += h;
-      const moved = shapes.map((s, i) => (i === k ? make(wt, s, v, layout) : ins[i]));
+      const moved = shapes.map((s, i) => {
+        if (i !== k) return ins[i];
+        const m = make(wt, s, v, layout);
+        return opts.secondOrder ? m.requiresGrad_() : m;
+      });
       return f(wt, ...moved).mul(w).sum().item();
     }));
     const h = 1e-6;
@@ -264,6 +270,46 @@ test('gradcheck: every formula against central differences (float64)', async () 
   assert.deepEqual(counts(wt), before);
 });
 
+// Second derivatives: the gradient (made with createGraph) is itself gradchecked.
+const GRADGRAD = [
+  ['cross_entropy', (wt, a) => wt.crossEntropy(a, I(wt, [2, 0, 1])), [[3, 4]]],
+  ['nll_loss with weight, sum', (wt, a) => wt.nllLoss(a.logSoftmax(1), I(wt, [1, 1, 3]), wt.tensor([1, 2, 0.5, 3],
+    { dtype: 'float64' }), 'sum'), [[3, 4]]],
+  ['gelu', (wt, a) => a.gelu().sum(), [[3, 4]]],
+  ['logsumexp', (wt, a) => a.logsumexp(1).sum(), [[3, 4]]],
+  ['prod', (wt, a) => a.prod(), [[2, 3]]],
+  ['norm', (wt, a) => a.norm(), [[3, 4]]],
+  ['var', (wt, a) => a.var(1).sum(), [[3, 4]]],
+  ['cumsum', (wt, a) => a.cumsum(1).pow(2).sum(), [[3, 4]]],
+  ['gather', (wt, a) => a.gather(1, I(wt, [[0, 0], [3, 1], [2, 2]])).pow(3).sum(), [[3, 4]]],
+  ['cat', (wt, a, b) => wt.cat([a, b], 0).pow(3).sum(), [[2, 3], [1, 3]]],
+];
+
+test('gradgradcheck: first derivatives made with createGraph differentiate again', async () => {
+  const wt = await init();
+  const rand = rng(16);
+  const before = counts(wt);
+  const problems = [];
+  for (const [name, f, shapes, opts] of GRADGRAD) {
+    // d/dx of sum(grad_x f * v) for a fixed v, against central differences of it
+    const n = shapes.map((s) => s.reduce((a, b) => a * b, 1));
+    const v = n.map((k) => Array.from({ length: k }, () => 2 * rand() - 1));
+    const g = (wt, ...xs) => {
+      const gs = wt.autograd.grad(f(wt, ...xs), xs, { createGraph: true });
+      return gs.map((t, i) => t.mul(wt.tensor(Float64Array.from(v[i]), { dtype: 'float64' }).reshape(shapes[i])).sum())
+        .reduce((a, b) => a.add(b));
+    };
+    try {
+      problems.push(...gradcheck(wt, [`${name} (second order)`, g, shapes, { ...opts, secondOrder: true }],
+        'contiguous', rand));
+    } catch (e) {
+      problems.push(`${name} (second order): ${e.message}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  assert.deepEqual(counts(wt), before);
+});
+
 test('ops with bool or index outputs record nothing; floor_divide is refused', async () => {
   const wt = await init();
   const before = counts(wt);
@@ -271,11 +317,18 @@ test('ops with bool or index outputs record nothing; floor_divide is refused', a
     const x = wt.tensor([[0.5, -1], [2, 0]], { requiresGrad: true });
     const y = wt.tensor([[1, -1], [0, 0]], { requiresGrad: true });
     const outs = [x.eq(y), x.ne(0), x.lt(y), x.le(1), x.gt(y), x.ge(0), wt.logicalAnd(x, y), wt.logicalOr(x, y),
-      wt.logicalXor(x, y), wt.logicalNot(x), x.argmax(), x.argmin(1), x.all(), x.any(0), x.nonzero(), x.argsort()];
+      wt.logicalXor(x, y), wt.logicalNot(x), x.argmax(), x.argmin(1), x.all(), x.any(0), x.nonzero(), x.argsort(),
+      wt.zerosLike(x), wt.onesLike(x), wt.emptyLike(x), wt.fullLike(x, 2), wt.randLike(x), wt.randnLike(x),
+      wt.bernoulli(x.sigmoid(), 0.5), wt.multinomial(x.abs().add(0.1), 1)];
     for (const o of outs) {
       assert.equal(o.requiresGrad, false);
       assert.equal(o.gradFn, null);
     }
+    const sample = wt.bernoulli(x.sigmoid());
+    const fn = sample.gradFn; // holds its node until disposed
+    assert.equal(fn.name, 'BernoulliBackward0');
+    fn.dispose();
+    assert.deepEqual(wt.autograd.grad(sample.sum(), [x])[0].toArray(), [[0, 0], [0, 0]]);
     throwsWeft(() => wt.floorDivide(x, y), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
   });
   assert.deepEqual(counts(wt), before);
