@@ -60,6 +60,10 @@ struct weft_node {
   int32_t nnext;
   weft__edge* next;
   int8_t* edge_arg;              /* formula nodes: schema argument of each edge */
+  /* a Tensor[] argument (cat, stack) has an edge per element: its index in
+   * the list and what its gradient is fitted to; -1 / unused for a Tensor */
+  int16_t* edge_elem;
+  weft__input_meta* edge_in;
   /* formula nodes */
   const struct weft__formula* f;
   weft_ivalue* args;             /* the op's arguments; unsaved tensors are None */
@@ -91,6 +95,7 @@ typedef struct weft__bctx {
   weft_tensor* result;          /* unpacked saved result (owned) */
   uint32_t needs;               /* arguments whose gradient is wanted */
   weft_tensor* gi[16];          /* outputs (owned) */
+  weft_tensor* gl[64];          /* outputs for the elements of a Tensor[] argument (owned) */
   weft_tensor* temps[48];       /* intermediates, released after the formula */
   int ntemps;
 } weft__bctx;
@@ -101,7 +106,7 @@ typedef struct weft__formula {
   uint32_t save_mask;  /* tensor arguments saved for backward */
   bool save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
-  weft_status (*backward)(weft__bctx* c);
+  weft_status (*backward)(weft__bctx* c); /* NULL: differentiated through its decomposition */
 } weft__formula;
 
 extern const weft__formula weft__formulas[];

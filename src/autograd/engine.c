@@ -178,12 +178,16 @@ weft_status weft__apply_formula(weft_node* n, const weft_tensor* grad, bool crea
   for (int i = 0; i < 16; i++) weft_tensor_release(c.saved[i]);
   weft_tensor_release(c.result);
   for (int32_t e = 0; e < n->nnext; e++) {
-    int a = n->edge_arg[e];
-    weft_tensor* g = c.gi[a];
-    c.gi[a] = NULL;
-    if (!s && g && n->next[e].node && !(out[e] = fit_to_input(g, &n->in[a]))) s = weft_last_status();
+    int a = n->edge_arg[e], k = n->edge_elem ? n->edge_elem[e] : -1;
+    weft_tensor** slot = k >= 0 ? &c.gl[k] : &c.gi[a]; /* an element of a Tensor[] or a Tensor */
+    weft_tensor* g = *slot;
+    *slot = NULL;
+    const weft__input_meta* im = k >= 0 ? &n->edge_in[k] : &n->in[a];
+    if (!s && g && n->next[e].node && !(out[e] = fit_to_input(g, im))) s = weft_last_status();
     else if (s || !n->next[e].node) weft_tensor_release(g);
   }
+  for (int i = 0; i < 64; i++) weft_tensor_release(c.gl[i]); /* elements whose edge needs none */
+  for (int i = 0; i < 16; i++) weft_tensor_release(c.gi[i]);
   return s;
 }
 

@@ -3,7 +3,9 @@
  * below are the dispatcher ops (so create_graph records the backward pass),
  * wrapped so that a failed step propagates NULL (the error stays in
  * weft_last_error) and every intermediate is released after the formula. */
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/autograd_internal.h"
@@ -58,6 +60,7 @@ W1(cos, weft_cos(a))
 W1(sign, weft_sign(a))
 W1(t, weft_t(a))
 W2(mul, weft_mul(a, b))
+W2(add, weft_add(a, b, weft_scalar_int(1)))
 W2(div, weft_div(a, b))
 W2(sub, weft_sub(a, b, weft_scalar_int(1)))
 W2(pow, weft_pow(a, b))
@@ -78,6 +81,7 @@ WD(gt_scalar, weft_gt_scalar(a, weft_scalar_double(v)))
 #define sign ag_sign
 #define t ag_t
 #define mul ag_mul
+#define add ag_add
 #define div ag_div
 #define sub ag_sub
 #define pow ag_pow
@@ -235,6 +239,422 @@ static T minmax_backward(weft__bctx* c, T g, T a, T b, bool is_max) {
   return tie && half && own ? keep(c, weft_where(tie, half, own)) : NULL;
 }
 
+/* ==== the remaining formulas (issue 15): generic callers, NULL in, NULL out ==== */
+typedef weft_tensor* (*op1_fn)(const weft_tensor*);
+typedef weft_tensor* (*op2_fn)(const weft_tensor*, const weft_tensor*);
+typedef weft_tensor* (*ops_fn)(const weft_tensor*, weft_scalar);
+static T call1(weft__bctx* c, op1_fn f, T a) { return a ? keep(c, f(a)) : NULL; }
+static T call2(weft__bctx* c, op2_fn f, T a, T b) { return a && b ? keep(c, f(a, b)) : NULL; }
+static T calls(weft__bctx* c, ops_fn f, T a, double v) { return a ? keep(c, f(a, weft_scalar_double(v))) : NULL; }
+static T zeros_like_g(weft__bctx* c, T g) { return g ? zeros(c, g, g->sizes, g->ndim) : NULL; }
+static T where0(weft__bctx* c, T cond, T g) { return where_scalar_other(c, cond, g, 0.0); }
+static int64_t wrap_dim(int64_t d, int64_t ndim) { return d < 0 ? d + (ndim > 0 ? ndim : 1) : d; }
+
+static const double LN2 = 0.6931471805599453, TWO_OVER_SQRT_PI = 1.1283791670955126;
+
+/* gelu: d/dx x*Phi(x) = Phi(x) + x*phi(x); the tanh form differentiates its own approximation. */
+static T gelu_backward(weft__bctx* c, T g, T x, const char* approximate) {
+  if (approximate && strcmp(approximate, "tanh") == 0) {
+    const double beta = 0.7978845608028654, kappa = 0.044715; /* sqrt(2/pi) */
+    T x2 = mul(c, x, x);
+    T th = call1(c, weft_tanh, mul_scalar(c, add(c, x, mul_scalar(c, mul(c, x2, x), kappa)), beta));
+    T left = mul_scalar(c, add_scalar(c, th, 1.0), 0.5);
+    T sech2 = rsub_scalar(c, mul(c, th, th), 1.0);
+    T inner = mul_scalar(c, add_scalar(c, mul_scalar(c, x2, 3 * kappa), 1.0), beta);
+    T right = mul(c, mul(c, mul_scalar(c, x, 0.5), sech2), inner);
+    return mul(c, g, add(c, left, right));
+  }
+  T cdf = mul_scalar(c, add_scalar(c, call1(c, weft_erf, mul_scalar(c, x, 0.7071067811865476)), 1.0), 0.5);
+  T pdf = mul_scalar(c, exp(c, mul_scalar(c, mul(c, x, x), -0.5)), 0.3989422804014327);
+  return mul(c, g, add(c, cdf, mul(c, x, pdf)));
+}
+
+/* pow(number, exponent): d/de b^e = b^e ln b; a zero base gives 0 where e >= 0 (PyTorch's choice). */
+static T pow_base_backward(weft__bctx* c, T g, double base, T res, T e) {
+  T full = mul_scalar(c, mul(c, g, res), log2(base) * LN2);
+  if (base != 0.0) return full;
+  return where_scalar_self(c, calls(c, weft_ge_scalar, e, 0.0), 0.0, full);
+}
+
+/* clamp(min?, max?) with number bounds: the gradient passes where min <= x <= max. */
+static T clamp_backward(weft__bctx* c, T g, T x, const weft_ivalue* lo, const weft_ivalue* hi) {
+  bool has_lo = lo->tag != WEFT_IV_NONE, has_hi = hi->tag != WEFT_IV_NONE;
+  if (!has_lo && !has_hi) return g;
+  T a = has_lo ? keep(c, weft_ge_scalar(x, arg_scalar(lo))) : NULL;
+  T b = has_hi ? keep(c, weft_le_scalar(x, arg_scalar(hi))) : NULL;
+  if ((has_lo && !a) || (has_hi && !b)) return NULL;
+  return where0(c, a && b ? call2(c, weft_logical_and, a, b) : a ? a : b, g);
+}
+
+/* clamp with tensor bounds, as 1.13's clamp_backward_min_max: x's share where it
+ * is inside the bounds; min's where x < min (and min < max); max's where x > max
+ * or max < min (max wins a crossed pair). */
+static T clamp_tensor_backward(weft__bctx* c, int which) {
+  T x = S(0), lo = S(1), hi = S(2), mask;
+  if (which == 0) {
+    if (!lo && !hi) return grad;
+    T a = lo ? call2(c, weft_ge, x, lo) : NULL, b = hi ? call2(c, weft_le, x, hi) : NULL;
+    if ((lo && !a) || (hi && !b)) return NULL;
+    return where0(c, a && b ? call2(c, weft_logical_and, a, b) : a ? a : b, grad);
+  }
+  if (which == 1) {
+    mask = call2(c, weft_lt, x, lo);
+    if (hi) mask = call2(c, weft_logical_and, mask, call2(c, weft_lt, lo, hi));
+    return where0(c, mask, grad);
+  }
+  mask = call2(c, weft_gt, x, hi);
+  if (lo) mask = call2(c, weft_logical_or, mask, call2(c, weft_lt, hi, lo));
+  return where0(c, mask, grad);
+}
+
+/* ---- reductions ---- */
+static T full_shape(weft__bctx* c, T like, const int64_t* sizes, int64_t n, double v) {
+  return keep(c, weft_full(sizes, n, v, like->dtype, like->device));
+}
+
+/* prod_{j<i} x_j along dim (1 for the first): cumprod of x shifted by one. */
+static T exclusive_cumprod(weft__bctx* c, T x, int64_t dim) {
+  int64_t n = x->sizes[dim], sz[WEFT_MAX_DIMS];
+  if (n == 0) return x;
+  memcpy(sz, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+  sz[dim] = 1;
+  const weft_tensor* parts[2] = {full_shape(c, x, sz, x->ndim, 1.0), keep(c, weft_narrow(x, dim, 0, n - 1))};
+  if (!parts[0] || !parts[1]) return NULL;
+  T shifted = keep(c, weft_cat(parts, 2, dim));
+  return shifted ? keep(c, weft_cumprod(shifted, dim, (weft_dtype)-1)) : NULL;
+}
+
+/* The product of the other elements of each line, without dividing (zeros are fine). */
+static T prod_of_others(weft__bctx* c, T x, int64_t dim) {
+  T before = exclusive_cumprod(c, x, dim);
+  T fx = x ? keep(c, weft_flip(x, &dim, 1)) : NULL;
+  T after_f = fx ? exclusive_cumprod(c, fx, dim) : NULL;
+  T after = after_f ? keep(c, weft_flip(after_f, &dim, 1)) : NULL;
+  return mul(c, before, after);
+}
+
+static T prod_backward(weft__bctx* c, T g, T x, bool all, int64_t dim, bool keepdim) {
+  if (!g) return NULL;
+  if (all) {
+    int64_t flat = -1;
+    T x1 = keep(c, weft_reshape(x, &flat, 1));
+    T others = x1 ? prod_of_others(c, x1, 0) : NULL;
+    return mul(c, g, reshape(c, others, x->sizes, x->ndim));
+  }
+  dim = wrap_dim(dim, x->ndim);
+  if (x->ndim == 0) return g;
+  return mul(c, unreduce(c, g, x->ndim, &dim, 1, keepdim), prod_of_others(c, x, dim));
+}
+
+static T flip1(weft__bctx* c, T a, int64_t dim) { return a ? keep(c, weft_flip(a, &dim, 1)) : NULL; }
+static T cumsum_(weft__bctx* c, T a, int64_t dim) { return a ? keep(c, weft_cumsum(a, dim, (weft_dtype)-1)) : NULL; }
+/* sum_{i>=k} g_i along dim */
+static T reverse_cumsum(weft__bctx* c, T g, int64_t dim) { return flip1(c, cumsum_(c, flip1(c, g, dim), dim), dim); }
+
+static bool any_zero(T x) {
+  weft_tensor* z = weft_eq_scalar(x, weft_scalar_int(0));
+  weft_tensor* a = z ? weft_any(z) : NULL;
+  bool r = a && weft_tensor_get_double(a, 0) != 0;
+  weft_tensor_release(z);
+  weft_tensor_release(a);
+  return r;
+}
+
+/* cumprod: dx_k = sum_{i>=k} g_i prod_{j<=i, j!=k} x_j. Without zeros that is
+ * reverse_cumsum(g * y) / x; with zeros, prod_{j<k} x_j * h_k where
+ * h_k = g_k + x_{k+1} h_{k+1} runs backwards along the line. */
+static T cumprod_backward(weft__bctx* c, T g, T x, T res, int64_t dim) {
+  if (!g) return NULL;
+  dim = wrap_dim(dim, x->ndim);
+  if (x->ndim == 0) return g;
+  if (!any_zero(x)) return div(c, reverse_cumsum(c, mul(c, g, res), dim), x);
+  int64_t n = x->sizes[dim];
+  weft_tensor** h = calloc((size_t)n, sizeof *h);
+  if (!h) return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: cumprod backward");
+  bool ok = true;
+  for (int64_t k = n - 1; k >= 0 && ok; k--) {
+    weft_tensor* gk = weft_narrow(g, dim, k, 1);
+    if (k == n - 1) h[k] = gk;
+    else {
+      weft_tensor* xk = weft_narrow(x, dim, k + 1, 1);
+      weft_tensor* p = xk ? weft_mul(xk, h[k + 1]) : NULL;
+      h[k] = p && gk ? weft_add(gk, p, weft_scalar_int(1)) : NULL;
+      weft_tensor_release(xk);
+      weft_tensor_release(p);
+      weft_tensor_release(gk);
+    }
+    ok = h[k] != NULL;
+  }
+  T hs = ok ? keep(c, weft_cat((const weft_tensor* const*)h, n, dim)) : NULL;
+  for (int64_t k = 0; k < n; k++) weft_tensor_release(h[k]);
+  free(h);
+  return mul(c, exclusive_cumprod(c, x, dim), hs);
+}
+
+static T logsumexp_backward(weft__bctx* c, T g, T x, T res, const int64_t* dims, int64_t n, bool keepdim) {
+  T gu = unreduce(c, g, x->ndim, dims, n, keepdim), ru = unreduce(c, res, x->ndim, dims, n, keepdim);
+  return mul(c, gu, exp(c, sub(c, x, ru)));
+}
+
+/* var/std: d var = 2 (x - mean) / (N - correction); std divides by 2 std (0 where std is 0). */
+static T centered_over_dof(weft__bctx* c, T x, const int64_t* dims, int64_t n, int64_t correction) {
+  double dof = count(x->sizes, x->ndim, dims, n) - (double)(correction == INT64_MIN ? 1 : correction);
+  T mean = keep(c, weft_mean_dim(x, dims, n, true, (weft_dtype)-1));
+  return mul_scalar(c, sub(c, x, mean), 1.0 / dof);
+}
+static T var_backward(weft__bctx* c, T g, T x, const int64_t* dims, int64_t n, int64_t corr, bool keepdim) {
+  T gu = unreduce(c, g, x->ndim, dims, n, keepdim);
+  return mul(c, mul_scalar(c, gu, 2.0), centered_over_dof(c, x, dims, n, corr));
+}
+static T std_backward(weft__bctx* c, T g, T x, T res, const int64_t* dims, int64_t n, int64_t corr, bool keepdim) {
+  T gu = unreduce(c, g, x->ndim, dims, n, keepdim), ru = unreduce(c, res, x->ndim, dims, n, keepdim);
+  T scale = where_scalar_self(c, calls(c, weft_eq_scalar, ru, 0.0), 0.0, div(c, gu, ru));
+  return mul(c, scale, centered_over_dof(c, x, dims, n, corr));
+}
+
+/* norm: p = 2 x/|x|, 1 sign(x), +-inf the extremal |x| sharing the gradient,
+ * 0 nothing, otherwise sign(x) |x|^(p-1) / |x|_p^(p-1); 0 where the norm or x is 0. */
+static T norm_backward(weft__bctx* c, T g, T x, T res, const weft_ivalue* pv, const int64_t* dims, int64_t n,
+                       bool keepdim) {
+  double p = pv->tag == WEFT_IV_NONE ? 2.0 : weft_scalar_to_double(arg_scalar(pv));
+  if (p == 0.0) return zeros(c, x, x->sizes, x->ndim);
+  T gu = unreduce(c, g, x->ndim, dims, n, keepdim), ru = unreduce(c, res, x->ndim, dims, n, keepdim);
+  if (p == 1.0) return mul(c, gu, sign(c, x));
+  if (p == 2.0) return mul(c, x, where_scalar_self(c, calls(c, weft_eq_scalar, ru, 0.0), 0.0, div(c, gu, ru)));
+  if (isinf(p)) {
+    T mask = call2(c, weft_eq, call1(c, weft_abs, x), ru);
+    T maskf = mask ? keep(c, weft_to_dtype(mask, g->dtype, false)) : NULL;
+    T cnt = maskf ? keep(c, weft_sum_dim(maskf, dims, n, true, (weft_dtype)-1)) : NULL;
+    return mul(c, sign(c, x), mul(c, div(c, gu, cnt), maskf));
+  }
+  T xs = mul(c, sign(c, x), pow_scalar(c, call1(c, weft_abs, x), p - 1.0));
+  xs = where_scalar_self(c, calls(c, weft_eq_scalar, x, 0.0), 0.0, xs);
+  T scale = div(c, gu, pow_scalar(c, ru, p - 1.0));
+  scale = where_scalar_self(c, calls(c, weft_eq_scalar, ru, 0.0), 0.0, scale);
+  return mul(c, xs, scale);
+}
+
+/* ---- indexing ---- */
+static T index_put_(weft__bctx* c, T base, const weft_tensor* const* idx, int64_t n, T values, bool accumulate) {
+  return base && values ? keep(c, weft_index_put(base, idx, n, values, accumulate)) : NULL;
+}
+static T zeros_of(weft__bctx* c, T g, int i) { return g ? zeros(c, g, SIZES(i), NDIM(i)) : NULL; }
+
+/* index_select (and repeat_interleave): the gradient added back at the indexed rows. */
+static T index_add_backward(weft__bctx* c, T g, T zeros_in, int64_t dim, T index) {
+  int64_t flat = -1;
+  T idx1 = index ? keep(c, weft_reshape(index, &flat, 1)) : NULL;
+  if (!idx1 || !zeros_in) return NULL;
+  const weft_tensor* list[WEFT_MAX_DIMS] = {0};
+  dim = wrap_dim(dim, zeros_in->ndim);
+  list[dim] = idx1;
+  if (zeros_in->ndim == 0) {
+    T g1 = reshape(c, g, &flat, 1), z1 = reshape(c, zeros_in, &flat, 1);
+    return reshape(c, index_put_(c, z1, list, 1, g1, true), zeros_in->sizes, 0);
+  }
+  return index_put_(c, zeros_in, list, dim + 1, g, true);
+}
+
+static T take_backward(weft__bctx* c, T g, T index) {
+  int64_t flat = -1;
+  T z = zeros_of(c, g, 0);
+  T z1 = reshape(c, z, &flat, 1), g1 = reshape(c, g, &flat, 1), i1 = reshape(c, index, &flat, 1);
+  if (!i1) return NULL;
+  const weft_tensor* list[1] = {i1};
+  return reshape(c, index_put_(c, z1, list, 1, g1, true), SIZES(0), NDIM(0));
+}
+
+static void broadcast_sizes(const int64_t* a, int64_t na, const int64_t* b, int64_t nb, int64_t* out, int64_t* n) {
+  *n = na > nb ? na : nb;
+  for (int64_t i = 0; i < *n; i++) {
+    int64_t da = i < *n - na ? 1 : a[i - (*n - na)], db = i < *n - nb ? 1 : b[i - (*n - nb)];
+    out[i] = da == 1 ? db : da;
+  }
+}
+
+/* masked_select: the gradient written back, in order, where the (broadcast) mask is set. */
+static T masked_select_backward(weft__bctx* c, T g, T mask) {
+  int64_t sz[WEFT_MAX_DIMS], n;
+  broadcast_sizes(SIZES(0), NDIM(0), mask->sizes, mask->ndim, sz, &n);
+  T mb = expand(c, mask, sz, n);
+  if (!mb || !g) return NULL;
+  const weft_tensor* list[1] = {mb};
+  return index_put_(c, zeros(c, g, sz, n), list, 1, g, false);
+}
+
+static const weft_tensor* const* tlist(const weft_ivalue* v) { return (const weft_tensor* const*)v->u.tlist.data; }
+
+static T index_put_self_backward(weft__bctx* c, T g, const weft_ivalue* idx, bool accumulate) {
+  if (accumulate || !g) return g;
+  int64_t none = 0;
+  T z = keep(c, weft_full(&none, 0, 0.0, g->dtype, g->device));
+  return index_put_(c, g, tlist(idx), idx->u.tlist.len, z, false);
+}
+
+static T gather_(weft__bctx* c, T g, int64_t dim, T index) {
+  return g && index ? keep(c, weft_gather(g, dim, index, false)) : NULL;
+}
+static T scatter_zero(weft__bctx* c, T g, int64_t dim, T index) {
+  return g && index ? keep(c, weft_scatter_value(g, dim, index, weft_scalar_int(0))) : NULL;
+}
+static T scatter_add_(weft__bctx* c, T base, int64_t dim, T index, T src) {
+  return base && index && src ? keep(c, weft_scatter_add(base, dim, index, src)) : NULL;
+}
+
+/* ---- shape ops ---- */
+static T roll_backward(weft__bctx* c, T g, const int64_t* shifts, int64_t n, const int64_t* dims, int64_t nd) {
+  int64_t neg_shifts[WEFT_MAX_DIMS];
+  for (int64_t i = 0; i < n && i < WEFT_MAX_DIMS; i++) neg_shifts[i] = -shifts[i];
+  return g ? keep(c, weft_roll(g, neg_shifts, n, dims, nd)) : NULL;
+}
+
+/* repeat: the gradient of every copy summed, through a [r0, s0, r1, s1, ...] view. */
+static T repeat_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t ndim, const int64_t* reps, int64_t nr) {
+  if (!g) return NULL;
+  if (2 * nr > WEFT_MAX_DIMS) {
+    weft__error(WEFT_NOT_IMPLEMENTED, "the derivative of repeat is not implemented for more than %d dims",
+                WEFT_MAX_DIMS / 2);
+    return NULL;
+  }
+  int64_t split[WEFT_MAX_DIMS], rdims[WEFT_MAX_DIMS], lead = nr - ndim;
+  for (int64_t i = 0; i < nr; i++) {
+    split[2 * i] = reps[i];
+    split[2 * i + 1] = i < lead ? 1 : sizes[i - lead];
+    rdims[i] = 2 * i;
+  }
+  T s = reshape(c, g, split, 2 * nr);
+  T r = s ? keep(c, weft_sum_dim(s, rdims, nr, false, (weft_dtype)-1)) : NULL;
+  return reshape(c, r, sizes, ndim);
+}
+static T tile_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t ndim, const int64_t* dims, int64_t n) {
+  int64_t reps[WEFT_MAX_DIMS];
+  int64_t nr = n < ndim ? ndim : n;
+  for (int64_t i = 0; i < nr; i++) reps[i] = i < nr - n ? 1 : dims[i - (nr - n)];
+  return repeat_backward(c, g, sizes, ndim, reps, nr);
+}
+
+/* repeat_interleave(x, r, dim): each row's r copies are adjacent, so a [.., n, r, ..] view summed over r. */
+static T repeat_interleave_int_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t ndim, int64_t r,
+                                        int64_t dim) {
+  if (!g) return NULL;
+  int64_t sz[WEFT_MAX_DIMS + 1], nd;
+  if (dim == INT64_MIN) { /* flattened */
+    int64_t numel = 1;
+    for (int64_t i = 0; i < ndim; i++) numel *= sizes[i];
+    sz[0] = numel, sz[1] = r, nd = 2, dim = 0;
+  } else {
+    dim = wrap_dim(dim, ndim);
+    nd = ndim > 0 ? ndim + 1 : 2;
+    for (int64_t i = 0, j = 0; i < (ndim > 0 ? ndim : 1); i++) {
+      sz[j++] = ndim > 0 ? sizes[i] : 1;
+      if (i == dim) sz[j++] = r;
+    }
+  }
+  T s = reshape(c, g, sz, nd);
+  int64_t rd = dim + 1;
+  T sum = s ? keep(c, weft_sum_dim(s, &rd, 1, false, (weft_dtype)-1)) : NULL;
+  return reshape(c, sum, sizes, ndim);
+}
+static T repeat_interleave_tensor_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t ndim, T repeats,
+                                           int64_t dim) {
+  T index = repeats ? keep(c, weft_repeat_interleave_tensor(repeats, INT64_MIN)) : NULL;
+  if (dim != INT64_MIN) return index_add_backward(c, g, zeros(c, g, sizes, ndim), dim, index);
+  int64_t flat = -1, numel = 1;
+  for (int64_t i = 0; i < ndim; i++) numel *= sizes[i];
+  T flat_g = index_add_backward(c, g, zeros(c, g, &numel, 1), 0, index);
+  (void)flat;
+  return reshape(c, flat_g, sizes, ndim);
+}
+
+static T tri_(weft__bctx* c, T g, int64_t k, bool lower) {
+  return g ? keep(c, lower ? weft_tril(g, k) : weft_triu(g, k)) : NULL;
+}
+
+typedef struct { int64_t offset, d1, d2; } diag_arg;
+static weft_tensor* diagonal_view(T z, void* p) {
+  diag_arg* a = p;
+  return weft_diagonal(z, a->offset, a->d1, a->d2);
+}
+static T diagonal_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t off, int64_t d1, int64_t d2) {
+  diag_arg a = {off, d1, d2};
+  return scatter_into_zeros(c, g, sizes, n, diagonal_view, &a);
+}
+/* diag: a vector's gradient is the matrix gradient's diagonal; a matrix's is its diagonal written back. */
+static T diag_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t k) {
+  if (n == 1) return g ? keep(c, weft_diagonal(g, k, 0, 1)) : NULL;
+  return diagonal_backward(c, g, sizes, n, k, 0, 1);
+}
+
+static T movedim_backward(weft__bctx* c, T g, const int64_t* src, int64_t ns, const int64_t* dst, int64_t nd) {
+  return g ? keep(c, weft_op_movedim(g, dst, nd, src, ns)) : NULL;
+}
+
+/* ---- (values, indices) ops: RES is the indices ---- */
+/* max/min/kthvalue over a dim, sort, topk: the gradient written back where the values came from. */
+static T value_selecting_backward(weft__bctx* c, T g, T idx, const int64_t* sizes, int64_t ndim, int64_t dim,
+                                  bool keepdim) {
+  if (!g || !idx) return NULL;
+  if (ndim == 0) return g;
+  dim = wrap_dim(dim, ndim);
+  if (!keepdim) {
+    g = keep(c, weft_unsqueeze(g, dim));
+    idx = g ? keep(c, weft_unsqueeze(idx, dim)) : NULL;
+    if (!idx) return NULL;
+  }
+  T z = zeros(c, g, sizes, ndim);
+  return z ? keep(c, weft_scatter_src(z, dim, idx, g)) : NULL;
+}
+static T msort_backward(weft__bctx* c, T g, T x) {
+  if (x->ndim == 0) return g;
+  T idx = keep(c, weft_argsort(x, 0, false));
+  return value_selecting_backward(c, g, idx, x->sizes, x->ndim, 0, true);
+}
+
+/* ---- Tensor[] inputs: the gradient of element k goes to c->gl[k] ---- */
+static int64_t list_len(const weft_node* n) {
+  int64_t len = 0;
+  for (int32_t e = 0; n->edge_elem && e < n->nnext; e++)
+    if (n->edge_elem[e] + 1 > len) len = n->edge_elem[e] + 1;
+  return len;
+}
+
+/* The length along dim of element im in the joined result: its own size
+ * there, or (hstack/vstack/dstack view lower ranks up) what its numel leaves. */
+static int64_t joined_len(const weft__input_meta* im, T g, int64_t dim) {
+  if (im->ndim == g->ndim) return im->sizes[dim];
+  int64_t numel = 1, rest = 1;
+  for (int32_t d = 0; d < im->ndim; d++) numel *= im->sizes[d];
+  for (int64_t d = 0; d < g->ndim; d++) rest *= d == dim ? 1 : g->sizes[d];
+  return rest ? numel / rest : 0;
+}
+
+/* cat, stack, hstack/vstack/dstack: each element's gradient is its block of
+ * the result's (a select for stack), in the element's own shape. */
+static T join_backward(weft__bctx* c, int64_t dim, bool stacked) {
+  T g = grad;
+  dim = wrap_dim(dim, g->ndim);
+  int64_t off = 0, n = list_len(c->node);
+  for (int64_t k = 0; k < n; k++) {
+    const weft__input_meta* im = &c->node->edge_in[k];
+    T piece;
+    if (stacked) piece = keep(c, weft_select(g, dim, k));
+    else if (im->ndim == 1 && im->sizes[0] == 0 && g->ndim != 1) piece = zeros(c, g, im->sizes, 1); /* skipped by cat */
+    else {
+      int64_t len = joined_len(im, g, dim);
+      piece = keep(c, weft_narrow(g, dim, off, len));
+      off += len;
+    }
+    if (piece && !weft__same_sizes(piece, im->sizes, im->ndim)) piece = reshape(c, piece, im->sizes, im->ndim);
+    if (!piece) return NULL;
+    c->gl[k] = weft_tensor_retain((weft_tensor*)piece);
+  }
+  return g;
+}
+
+static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction, int64_t ignore) {
+  return g && target ? keep(c, weft_nll_loss(g, target, weight, reduction, ignore)) : NULL;
+}
+
 /* ---- expansion ---- */
 #define G(i, e)                                   \
   if (c->needs & A(i)) {                          \
@@ -244,17 +664,22 @@ static T minmax_backward(weft__bctx* c, T g, T a, T b, bool is_max) {
   }
 #define WEFT_DERIV(cn, name, save, res, body) \
   static weft_status bw_##cn(weft__bctx* c) { \
+    (void)c;                                  \
     body return WEFT_OK;                      \
   }
+#define WEFT_DECOMPOSE(cn)
 #include "autograd/derivatives.def"
+#undef WEFT_DECOMPOSE
 #undef WEFT_DERIV
 #undef G
 
 #define G(i, e) | A(i)
+#define WEFT_DECOMPOSE(cn) {NULL, weft__op_##cn, 0, 0, 0, NULL},
 #define WEFT_DERIV(cn, name, save, res, body) {name, weft__op_##cn, save, res, 0 body, bw_##cn},
 const weft__formula weft__formulas[] = {
 #include "autograd/derivatives.def"
 };
+#undef WEFT_DECOMPOSE
 #undef WEFT_DERIV
 #undef G
 const int weft__nformulas = (int)(sizeof weft__formulas / sizeof weft__formulas[0]);

@@ -53,6 +53,8 @@ void weft_node_release(weft_node* n) {
   }
   free(n->next);
   free(n->edge_arg);
+  free(n->edge_elem);
+  free(n->edge_in);
   free(n->args);
   free(n->versions);
   free(n->in);
@@ -98,7 +100,7 @@ static weft_status freed_error(void) {
  * pass is recorded it is an output of this very node again. */
 static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
   weft_tensor* r = weft__alias(n->result);
-  if (!r || !create_graph) return r;
+  if (!r || !create_graph || !weft_dtype_is_floating(r->dtype)) return r; /* saved indices stay plain */
   weft__meta* m = weft__meta_get(r);
   if (!m) {
     weft_tensor_release(r);
@@ -138,11 +140,28 @@ weft_tensor* weft__sum_to_size(const weft_tensor* g, const int64_t* sizes, int64
 }
 
 /* ---- the recording kernel ---- */
+static bool list_requires_grad(const weft_ivalue* v) {
+  for (int64_t j = 0; j < v->u.tlist.len; j++)
+    if (v->u.tlist.data[j] && v->u.tlist.data[j]->requires_grad) return true;
+  return false;
+}
+
 static uint32_t args_needing_grad(const weft__formula* f, const weft_ivalue* a, int n) {
   uint32_t needs = 0;
-  for (int i = 0; i < n; i++)
-    if ((f->diff_mask & (1u << i)) && a[i].tag == WEFT_IV_TENSOR && a[i].u.t->requires_grad) needs |= 1u << i;
+  for (int i = 0; i < n; i++) {
+    if (!(f->diff_mask & (1u << i))) continue;
+    if ((a[i].tag == WEFT_IV_TENSOR && a[i].u.t->requires_grad) ||
+        (a[i].tag == WEFT_IV_TENSOR_LIST && list_requires_grad(&a[i])))
+      needs |= 1u << i;
+  }
   return needs;
+}
+
+static void input_meta(weft__input_meta* im, const weft_tensor* t) {
+  memcpy(im->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+  im->ndim = t->ndim;
+  im->dtype = t->dtype;
+  im->device = t->device;
 }
 
 static weft_status save_args(weft_node* n, const weft__formula* f, const weft_ivalue* a, int nargs) {
@@ -152,13 +171,11 @@ static weft_status save_args(weft_node* n, const weft__formula* f, const weft_iv
   n->in = calloc((size_t)nargs, sizeof *n->in);
   if (!n->args || !n->versions || !n->in) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
   for (int i = 0; i < nargs; i++) {
+    /* a differentiable Tensor[] is not kept: its edges carry what backward needs */
+    if (a[i].tag == WEFT_IV_TENSOR_LIST && (f->diff_mask & (1u << i)) && !(f->save_mask & (1u << i))) continue;
     if (a[i].tag == WEFT_IV_TENSOR) {
       const weft_tensor* t = a[i].u.t;
-      weft__input_meta* im = &n->in[i];
-      memcpy(im->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
-      im->ndim = t->ndim;
-      im->dtype = t->dtype;
-      im->device = t->device;
+      input_meta(&n->in[i], t);
       if (!(f->save_mask & (1u << i))) continue;
       n->versions[i] = weft_tensor_version(t);
       n->saved_something = true;
@@ -169,17 +186,46 @@ static weft_status save_args(weft_node* n, const weft__formula* f, const weft_iv
   return WEFT_OK;
 }
 
+/* One edge per element of a differentiable Tensor[] (the formula's gl[k]). */
+static weft_status add_list_edges(weft_node* n, const weft_ivalue* v, int arg, int32_t ne) {
+  if (v->u.tlist.len > 64)
+    return weft__error(WEFT_NOT_IMPLEMENTED, "autograd: %s of more than 64 tensors is not supported yet",
+                       n->name);
+  if (!n->edge_elem) {
+    n->edge_elem = malloc(sizeof *n->edge_elem * (size_t)ne);
+    n->edge_in = calloc((size_t)v->u.tlist.len, sizeof *n->edge_in);
+    if (!n->edge_elem || !n->edge_in) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+    for (int32_t e = 0; e < ne; e++) n->edge_elem[e] = -1;
+  }
+  for (int64_t k = 0; k < v->u.tlist.len; k++) {
+    input_meta(&n->edge_in[k], v->u.tlist.data[k]);
+    n->edge_arg[n->nnext] = (int8_t)arg;
+    n->edge_elem[n->nnext] = (int16_t)k;
+    weft_status s = weft__gradient_edge(v->u.tlist.data[k], &n->next[n->nnext++]);
+    if (s) return s;
+  }
+  return WEFT_OK;
+}
+
 static weft_status add_edges(weft_node* n, const weft__formula* f, const weft_ivalue* a, int nargs) {
   int32_t ne = 0;
-  for (int i = 0; i < nargs; i++)
-    if ((f->diff_mask & (1u << i)) && a[i].tag == WEFT_IV_TENSOR) ne++;
+  for (int i = 0; i < nargs; i++) {
+    if (!(f->diff_mask & (1u << i))) continue;
+    if (a[i].tag == WEFT_IV_TENSOR) ne++;
+    if (a[i].tag == WEFT_IV_TENSOR_LIST) ne += (int32_t)a[i].u.tlist.len;
+  }
   n->next = calloc((size_t)(ne ? ne : 1), sizeof *n->next);
   n->edge_arg = calloc((size_t)(ne ? ne : 1), 1);
   if (!n->next || !n->edge_arg) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
   for (int i = 0; i < nargs; i++) {
-    if (!(f->diff_mask & (1u << i)) || a[i].tag != WEFT_IV_TENSOR) continue;
-    n->edge_arg[n->nnext] = (int8_t)i;
-    weft_status s = weft__gradient_edge(a[i].u.t, &n->next[n->nnext++]);
+    if (!(f->diff_mask & (1u << i))) continue;
+    weft_status s = WEFT_OK;
+    if (a[i].tag == WEFT_IV_TENSOR) {
+      n->edge_arg[n->nnext] = (int8_t)i;
+      s = weft__gradient_edge(a[i].u.t, &n->next[n->nnext++]);
+    } else if (a[i].tag == WEFT_IV_TENSOR_LIST) {
+      s = add_list_edges(n, &a[i], i, ne);
+    }
     if (s) return s;
   }
   return WEFT_OK;
@@ -212,11 +258,12 @@ static weft_status redispatch_below(const weft_op* op, weft_keyset ks, weft_keys
   return s;
 }
 
-/* The result becomes an output of n (its grad_fn, output 0). */
-static weft_status attach_result(weft_node* n, weft_tensor* r) {
+/* The result r becomes an output of n (its grad_fn, output 0); kept is the
+ * return the formula saves (r itself, or the indices of a (values, indices) op). */
+static weft_status attach_result(weft_node* n, weft_tensor* r, const weft_tensor* kept) {
   if (n->f->save_result) {
-    if (!(n->result = weft__alias(r))) return weft_last_status();
-    n->result_version = weft_tensor_version(r);
+    if (!(n->result = weft__alias(kept))) return weft_last_status();
+    n->result_version = weft_tensor_version(kept);
     n->saved_something = true;
   }
   weft__meta* m = weft__meta_get(r);
@@ -252,12 +299,14 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     weft_node_release(n);
     return s;
   }
-  weft_tensor* r = weft_stack_peek(st, 0)->u.t;
+  /* (values, indices): only the values are differentiable; the indices are on top */
+  bool pair = weft_op_schema(op)->nreturns == 2;
+  weft_tensor* r = weft_stack_peek(st, pair ? 1 : 0)->u.t;
   if (is_input(in, nargs, r)) { /* `to` with nothing to do returns its input: no new node */
     weft_node_release(n);
     return WEFT_OK;
   }
-  if ((s = attach_result(n, r))) weft_node_release(n);
+  if ((s = attach_result(n, r, weft_stack_peek(st, 0)->u.t))) weft_node_release(n);
   return s;
 }
 
@@ -360,6 +409,14 @@ static weft_status no_formula_kernel(const weft_op* op, weft_keyset ks, weft_sta
   return redispatch_below(op, ks, weft_after_autograd_keyset(), st);
 }
 
+/* Ops differentiated through their decomposition (WEFT_DECOMPOSE): the kernel
+ * below autograd runs with recording on, so the ops it calls (the views of
+ * split and unbind) record their own nodes, as a CompositeImplicitAutograd
+ * kernel does in PyTorch. */
+static weft_status decompose_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
+  return weft_op_redispatch_boxed(op, ks & weft_after_autograd_keyset(), st);
+}
+
 /* ---- ADInplaceOrView: every write bumps the version of its storage ---- */
 static weft_status inplace_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
   const weft_schema* sc = weft_op_schema(op);
@@ -439,6 +496,10 @@ static bool register_autograd(weft_op* op) {
   const weft_op* oop = f ? NULL : out_of_place(sc);
   if (!f && oop) f = formula_of(oop);
   if (!f) return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
+  if (!f->backward && !oop) /* differentiated through the ops its kernel calls */
+    return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, decompose_kernel, NULL, "autograd_decompose") &&
+           weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, decompose_kernel, NULL, "autograd_decompose");
+  if (!f->backward) return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
   weft_boxed_fn k = sc->nargs > 0 && sc->args[0].is_write ? inplace_autograd_kernel : autograd_kernel;
   /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
   return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, k, (void*)f, f->node_name) &&

@@ -162,7 +162,9 @@ static weft_tensor2 var_mean_impl(bool is_std, const weft_tensor* self, const in
     weft__error(WEFT_TYPE_ERROR, "%s only support floating point and complex dtypes", name);
     return r;
   }
-  weft_tensor* v = var_impl(is_std, self, dims, ndims, correction, keepdim);
+  /* through the dispatcher, so autograd records the var/std half (var_mean is composite) */
+  weft_tensor* v = is_std ? weft_std_correction(self, dims, ndims, correction, keepdim)
+                          : weft_var_correction(self, dims, ndims, correction, keepdim);
   if (!v) return r;
   /* the mean as var's pass sees it: accumulated in float64 (nan when empty) */
   weft_tensor* x = weft_to_dtype(self, WEFT_FLOAT64, false);

@@ -68,11 +68,75 @@ const CASES = {
   linear: (wt, x, w, b) => wt.linear(x, w, b),
   where: (wt, c, a, b) => wt.where(c, a, b),
   mul_no_grad_other: (wt, a, b) => a.mul(b),
+  exp2: (wt, a) => a.exp2(),
+  log1p: (wt, a) => a.log1p(),
+  expm1: (wt, a) => a.expm1(),
+  tan: (wt, a) => a.tan(),
+  erf: (wt, a) => a.erf(),
+  gelu: (wt, a) => a.gelu(),
+  gelu_tanh: (wt, a) => a.gelu({ approximate: 'tanh' }),
+  floor: (wt, a) => a.floor(),
+  sign: (wt, a) => a.sign(),
+  remainder: (wt, a, b) => a.remainder(b),
+  remainder_scalar: (wt, a) => a.remainder(0.75),
+  pow_number_base: (wt, e) => wt.pow(2.5, e),
+  clamp: (wt, a) => a.clamp(-0.5, 0.25),
+  clamp_tensor: (wt, a, lo, hi) => a.clamp(lo, hi),
+  clamp_min: (wt, a) => a.clampMin(0.125),
+  clamp_max_tensor: (wt, a, m) => a.clampMax(m),
+  min: (wt, a) => a.min(),
+  prod: (wt, a) => a.prod(),
+  prod_dim: (wt, a) => a.prod(1),
+  cumsum: (wt, a) => a.cumsum(1),
+  cumprod: (wt, a) => a.cumprod(0),
+  logsumexp: (wt, a) => a.logsumexp(1),
+  var: (wt, a) => a.var(),
+  std_dim: (wt, a) => a.std(0, false),
+  norm: (wt, a) => a.norm(2),
+  norm_dim: (wt, a) => a.norm(3, [1]),
+  baddbmm: (wt, c, a, b) => wt.baddbmm(c, a, b, { beta: 0.5, alpha: 2 }),
+  dot: (wt, a, b) => wt.dot(a, b),
+  mv: (wt, a, b) => wt.mv(a, b),
+  matmul_vec: (wt, a, b) => a.matmul(b),
+  index_select: (wt, a) => a.indexSelect(1, I(wt, [3, 0, 3])),
+  gather: (wt, a) => a.gather(1, I(wt, [[0, 0], [3, 1], [2, 2]])),
+  scatter_src: (wt, a, s) => a.scatter(1, I(wt, [[3, 0], [1, 2], [0, 3]]), s),
+  scatter_add: (wt, a, s) => a.scatterAdd(1, I(wt, [[3, 3], [1, 2], [0, 0]]), s),
+  take: (wt, a) => a.take(I(wt, [[0, 11], [5, -1]])),
+  masked_fill: (wt, a) => a.maskedFill(wt.tensor([true, false, true, false]), 0.5),
+  masked_select: (wt, a) => a.maskedSelect(wt.tensor([false, false, true, true])),
+  index: (wt, a) => wt.index(a, [null, I(wt, [2, 0, 2])]),
+  index_put: (wt, a, v) => a.indexPut([I(wt, [0, 2])], v),
+  flip: (wt, a) => a.flip(0),
+  roll: (wt, a) => a.roll([1, -2], [0, 1]),
+  repeat: (wt, a) => a.repeat(2, 1, 3),
+  tile: (wt, a) => a.tile(2),
+  repeat_interleave: (wt, a) => a.repeatInterleave(2, 1),
+  tril: (wt, a) => a.tril(),
+  triu: (wt, a) => a.triu(1),
+  diag: (wt, a) => a.diag(1),
+  diagonal: (wt, a) => a.diagonal(1, 0, 2),
+  max_dim: (wt, a) => a.max(1).values,
+  min_dim_keepdim: (wt, a) => a.min(0, true).values,
+  kthvalue: (wt, a) => a.kthvalue(2, 1).values,
+  sort: (wt, a) => a.sort(1, true).values,
+  sort_stable: (wt, a) => a.sort({ stable: true, dim: 0 }).values,
+  topk: (wt, a) => a.topk(2).values,
+  msort: (wt, a) => a.msort(),
+  cat: (wt, a, b) => wt.cat([a, b], 1),
+  cat_no_grad_first: (wt, a, b) => wt.cat([a, b], 0),
+  stack: (wt, a, b) => wt.stack([a, b], 1),
+  hstack: (wt, a, b) => wt.hstack([a, b]),
+  vstack: (wt, a, b) => wt.vstack([a, b]),
+  split: (wt, a) => a.split(2, 1)[1],
+  unbind: (wt, a) => a.unbind(0)[2],
 };
+const I = (wt, v) => wt.tensor(v, { dtype: 'int64' });
 // Where weft's last node differs from 1.13's (which records its
 // decompositions' internal ops): reshape is one view node, matmul ends in
-// its reshape.
-const NAME = { reshape_transposed: 'ViewBackward0', flatten: 'ViewBackward0', matmul: 'ViewBackward0' };
+// its reshape; split and unbind pieces are narrow and select views.
+const NAME = { reshape_transposed: 'ViewBackward0', flatten: 'ViewBackward0', matmul: 'ViewBackward0',
+  split: 'SliceBackward0', unbind: 'SelectBackward0' };
 
 function leaf(wt, spec) {
   const base = wt.tensor(Float64Array.from(spec.values), { dtype: spec.dtype === 'bool' ? 'float32' : spec.dtype });
@@ -198,7 +262,7 @@ test('engine rules: accumulation, retainGraph, retainGrad, errors', async () => 
       /^element 0 of tensors does not require grad and does not have a grad_fn$/);
     throwsWeft(() => x.mul_(2), 'InvalidArgument',
       /^a leaf Variable that requires grad is being used in an in-place operation\.$/);
-    throwsWeft(() => x.floor(), 'InvalidArgument', /^the derivative for 'floor' is not implemented\.$/);
+    throwsWeft(() => wt.floorDivide(x, x), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
     throwsWeft(() => wt.tensor([1, 2], { dtype: 'int64' }).requiresGrad_(), 'InvalidArgument',
       /^only Tensors of floating point dtype can require gradients/);
     throwsWeft(() => { y.requiresGrad = false; }, 'InvalidArgument', /^you can only change requires_grad flags of leaf/);

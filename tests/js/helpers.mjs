@@ -61,3 +61,15 @@ export function replayAtThreads(t, wt, cases, problems) {
   }
   wt.setNumThreads(1);
 }
+
+// A seeded PRNG (mulberry32): uniform in [0, 1), the same sequence on every run.
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -8,19 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { weftMessage } from './fixtures-lib.mjs';
-import { init, counts, noLeaks, throwsWeft, tracker } from './helpers.mjs';
-
-// mulberry32
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { init, counts, noLeaks, rng, throwsWeft, tracker } from './helpers.mjs';
 
 // Python's slice.indices for a positive step
 function sliceRange(n, start, end, step) {
