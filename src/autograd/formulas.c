@@ -207,6 +207,47 @@ static T minmax_backward(weft__bctx* c, T g, T a, T b, bool is_max) {
   return tie && half && own ? keep(c, weft_where(tie, half, own)) : NULL;
 }
 
+/* ---- conv and pooling: the op's own arguments read from the node ---- */
+
+/* conv2d(input, weight, bias, stride, padding, dilation, groups): gradient
+ * `which` (0 input, 1 weight, 2 bias). Not a recorded op yet, so a
+ * createGraph pass is refused rather than silently cut. */
+static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  if (!g || !x || !w) return NULL;
+  if (g->requires_grad) {
+    weft__error(WEFT_INVALID_ARGUMENT, "the derivative of %s is not implemented for createGraph yet",
+                c->node->name);
+    return NULL;
+  }
+  return keep(c, weft__conv2d_backward(g, x, w, IL(3), ILN(3), IL(4), ILN(4), IL(5), ILN(5), INT(6), which));
+}
+
+/* max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): the
+ * indices recomputed from the saved input (max_pool2d keeps one output). */
+static T max_pool2d_backward(weft__bctx* c, T g, T self) {
+  if (!g || !self) return NULL;
+  weft_tensor2 r = weft_max_pool2d_with_indices(self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3), IL(4), ILN(4),
+                                                BOOLA(5));
+  weft_tensor** vi = (weft_tensor**)&r; /* values, indices (`t` is a macro here) */
+  if (!vi[0]) return NULL;
+  weft_tensor_release(vi[0]);
+  T idx = keep(c, vi[1]);
+  return idx ? keep(c, weft_max_pool2d_with_indices_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3),
+                                                             IL(4), ILN(4), BOOLA(5), idx))
+             : NULL;
+}
+
+/* avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+static T avg_pool2d_backward(weft__bctx* c, T g, T self) {
+  return g && self ? keep(c, weft_avg_pool2d_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3), BOOLA(4),
+                                                      BOOLA(5), OPTINT(6)))
+                   : NULL;
+}
+
+static T adaptive_avg_pool2d_backward(weft__bctx* c, T g, T self) {
+  return g && self ? keep(c, weft_op__adaptive_avg_pool2d_backward(g, self)) : NULL;
+}
+
 /* ---- expansion ---- */
 #define G(i, e)                                   \
   if (c->needs & A(i)) {                          \
