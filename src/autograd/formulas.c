@@ -209,7 +209,8 @@ static T minmax_backward(weft__bctx* c, T g, T a, T b, bool is_max) {
 
 /* ---- conv and pooling: the op's own arguments read from the node ---- */
 
-/* conv2d(input, weight, bias, stride, padding, dilation, groups): gradient
+/* conv2d(input, weight, bias, stride, padding, dilation, groups), padding
+ * a list or (conv2d.padding) a string: gradient
  * `which` (0 input, 1 weight, 2 bias). Not a recorded op yet, so a
  * createGraph pass is refused rather than silently cut. */
 static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
@@ -219,6 +220,8 @@ static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
                 c->node->name);
     return NULL;
   }
+  if (STR(4)) /* conv2d.padding: a padding string */
+    return keep(c, weft__conv2d_padding_backward(g, x, w, IL(3), ILN(3), STR(4), IL(5), ILN(5), INT(6), which));
   return keep(c, weft__conv2d_backward(g, x, w, IL(3), ILN(3), IL(4), ILN(4), IL(5), ILN(5), INT(6), which));
 }
 

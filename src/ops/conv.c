@@ -282,38 +282,43 @@ struct str_args {
 /* _convolution_mode: 'valid' is padding 0; 'same' pads d * (k - 1) in
  * total per dim, the odd one at the bottom/right (1.13 pads a copy of the
  * input there; reads past the input are zeros here, so no copy) */
-static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
-  const struct str_args* a = ctx;
+static weft_status str_params(const weft_tensor* x, const struct str_args* a, conv_params* p) {
   const weft_tensor* w = a->w;
   bool same = strcmp(a->padding, "same") == 0;
   if (!same && strcmp(a->padding, "valid") != 0)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: Invalid padding string: '%s'", a->padding);
-  conv_params p = {.groups = a->groups};
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: Invalid padding string: '%s'", a->padding);
+  *p = (conv_params){.groups = a->groups};
   if (same) {
-    if (w->ndim < 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
+    if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
     int dim = w->ndim - 2;
-    if (check_weight_dim(x, w, "") != WEFT_OK) return NULL; /* _convolution_same: no space */
+    if (check_weight_dim(x, w, "") != WEFT_OK) return weft_last_status(); /* _convolution_same: no space */
     if (a->ns != 1 && a->ns != dim)
-      return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
+      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
     if (a->nd != 1 && a->nd != dim)
-      return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: dilation cannot broadcast to %d dimensions", dim);
+      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: dilation cannot broadcast to %d dimensions", dim);
     for (int64_t i = 0; i < a->ns; i++)
       if (a->stride[i] != 1)
-        return weft__error_null(WEFT_INVALID_ARGUMENT,
-                                "conv2d: padding='same' is not supported for strided convolutions");
+        return weft__error(WEFT_INVALID_ARGUMENT,
+                           "conv2d: padding='same' is not supported for strided convolutions");
   }
-  if (weight_groups(w, a->groups) != WEFT_OK) return NULL;
+  if (weight_groups(w, a->groups) != WEFT_OK) return weft_last_status();
   int dim = w->ndim - 2;
   const int64_t zero = 0;
-  if (expand_param("stride", a->stride, a->ns, dim, p.stride) != WEFT_OK ||
-      expand_param("padding", &zero, 1, dim, p.pad_lo) != WEFT_OK ||
-      expand_param("dilation", a->dilation, a->nd, dim, p.dilation) != WEFT_OK)
-    return NULL;
+  if (expand_param("stride", a->stride, a->ns, dim, p->stride) != WEFT_OK ||
+      expand_param("padding", &zero, 1, dim, p->pad_lo) != WEFT_OK ||
+      expand_param("dilation", a->dilation, a->nd, dim, p->dilation) != WEFT_OK)
+    return weft_last_status();
   for (int i = 0; i < 2; i++) {
-    int64_t total = same ? p.dilation[i] * (w->sizes[2 + i] - 1) : 0;
-    p.pad_lo[i] = total / 2, p.pad_hi[i] = total - total / 2;
+    int64_t total = same ? p->dilation[i] * (w->sizes[2 + i] - 1) : 0;
+    p->pad_lo[i] = total / 2, p->pad_hi[i] = total - total / 2;
   }
-  return convolution(x, w, a->b, &p);
+  return WEFT_OK;
+}
+
+static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
+  conv_params p;
+  if (str_params(x, ctx, &p) != WEFT_OK) return NULL;
+  return convolution(x, ((const struct str_args*)ctx)->w, ((const struct str_args*)ctx)->b, &p);
 }
 
 static weft_tensor* conv2d_padding_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
@@ -337,6 +342,7 @@ static weft_status check_grad_output(const weft_tensor* gy, const weft_conv2d_ge
 struct back_args {
   const weft_tensor* gy;
   struct list_args a;
+  const struct str_args* sa; /* conv2d.padding's arguments, or NULL */
   int which;
 };
 
@@ -378,7 +384,7 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
   const weft_tensor *w = b->a.w, *gy = b->gy;
   conv_params p;
   weft_conv2d_geom g;
-  if (list_params(&b->a, &p) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
+  if ((b->sa ? str_params(x, b->sa, &p) : list_params(&b->a, &p)) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
       shape_checks(x, w, NULL, &p, &g) != WEFT_OK || dtype_checks(x, w, NULL) != WEFT_OK)
     return NULL;
   weft_tensor* gy4 = gy->ndim == 3 && x->ndim == 4 && g.n == 1 ? weft_unsqueeze(gy, 0) : weft_tensor_retain((weft_tensor*)gy);
@@ -409,24 +415,30 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
   return r;
 }
 
+/* The input's and bias's gradients of a 3-D input run as a batch of one
+ * (batchify); the weight's is not squeezed back. */
+static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
+  if (b->which == 0 || (input->ndim != 3 && input->ndim != 4)) return batchify(input, back_body, b);
+  weft_tensor* x4 = input->ndim == 3 ? weft_unsqueeze(input, 0) : weft_tensor_retain((weft_tensor*)input);
+  weft_tensor* r = x4 ? back_body(x4, b) : NULL;
+  weft_tensor_release(x4);
+  return r;
+}
+
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which) {
-  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
-  if (which == 1 && input->ndim == 3) { /* batchify would squeeze the weight's gradient */
-    weft_tensor* x4 = weft_unsqueeze(input, 0);
-    weft_tensor* r = x4 ? back_body(x4, &b) : NULL;
-    weft_tensor_release(x4);
-    return r;
-  }
-  if (which == 2) {
-    if (input->ndim != 3 && input->ndim != 4) return batchify(input, back_body, &b); /* its message */
-    weft_tensor* x4 = input->ndim == 3 ? weft_unsqueeze(input, 0) : weft_tensor_retain((weft_tensor*)input);
-    weft_tensor* r = x4 ? back_body(x4, &b) : NULL;
-    weft_tensor_release(x4);
-    return r;
-  }
-  return batchify(input, back_body, &b);
+  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, NULL, which};
+  return backward(input, &b);
+}
+
+weft_tensor* weft__conv2d_padding_backward(const weft_tensor* grad_output, const weft_tensor* input,
+                                           const weft_tensor* weight, const int64_t* stride, int64_t ns,
+                                           const char* padding, const int64_t* dilation, int64_t nd, int64_t groups,
+                                           int which) {
+  struct str_args sa = {weight, NULL, stride, dilation, ns, nd, groups, padding};
+  struct back_args b = {grad_output, {weight, NULL, NULL, NULL, NULL, 0, 0, 0, groups}, &sa, which};
+  return backward(input, &b);
 }
 
 weft_status weft__conv_register(void) {

@@ -38,6 +38,11 @@ WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which);
+/* The same for conv2d.padding ('same' / 'valid'). */
+weft_tensor* weft__conv2d_padding_backward(const weft_tensor* grad_output, const weft_tensor* input,
+                                           const weft_tensor* weight, const int64_t* stride, int64_t ns,
+                                           const char* padding, const int64_t* dilation, int64_t nd, int64_t groups,
+                                           int which);
 
 /* Dense strides in t's dim order (PyTorch's infer_dense_strides; src/ops/factory.c). */
 void weft__infer_dense_strides(const weft_tensor* t, int64_t* out);

@@ -20,25 +20,32 @@ typedef struct {
   int64_t stride, pad, dil, groups; /* pools: kernel in w[2], w[3] */
   bool cl, wcl, bias, ceil;
   const char* node;
+  const char* pad_str; /* conv2d.padding's 'same' / 'valid', or NULL */
 } gc_conv;
 
 static const gc_conv CASES[] = {
-  {"conv 3x3 pad 1", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0"},
-  {"conv 3x3 pad 1 channels_last", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, true, false, true, false, "ConvolutionBackward0"},
-  {"conv weight channels_last", 0, {1, 4, 5, 5}, {2, 4, 2, 3}, 2, 1, 1, 1, false, true, false, false, "ConvolutionBackward0"},
-  {"conv groups stride dilation", 0, {1, 6, 9, 8}, {6, 2, 3, 2}, 2, 2, 2, 3, false, false, true, false, "ConvolutionBackward0"},
-  {"conv depthwise channels_last", 0, {2, 4, 5, 6}, {4, 1, 3, 3}, 1, 1, 1, 4, true, true, true, false, "ConvolutionBackward0"},
-  {"conv unbatched", 0, {0, 2, 5, 5}, {3, 2, 3, 3}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0"},
-  {"max_pool2d", 1, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "MaxPool2DWithIndicesBackward0"},
+  {"conv 3x3 pad 1", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv 3x3 pad 1 channels_last", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, true, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv weight channels_last", 0, {1, 4, 5, 5}, {2, 4, 2, 3}, 2, 1, 1, 1, false, true, false, false, "ConvolutionBackward0", NULL},
+  {"conv groups stride dilation", 0, {1, 6, 9, 8}, {6, 2, 3, 2}, 2, 2, 2, 3, false, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv depthwise channels_last", 0, {2, 4, 5, 6}, {4, 1, 3, 3}, 1, 1, 1, 4, true, true, true, false, "ConvolutionBackward0", NULL},
+  {"conv unbatched", 0, {0, 2, 5, 5}, {3, 2, 3, 3}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv padding same, even kernel (asymmetric)", 0, {2, 2, 6, 5}, {3, 2, 2, 4}, 1, 0, 2, 1, false, false, true, false,
+   "ConvolutionBackward0", "same"},
+  {"conv padding same channels_last", 0, {1, 4, 5, 5}, {4, 2, 3, 3}, 1, 0, 1, 2, true, false, true, false,
+   "ConvolutionBackward0", "same"},
+  {"conv padding valid", 0, {1, 2, 6, 5}, {3, 2, 3, 2}, 2, 0, 1, 1, false, false, false, false,
+   "ConvolutionBackward0", "valid"},
+  {"max_pool2d", 1, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "MaxPool2DWithIndicesBackward0", NULL},
   {"max_pool2d channels_last", 1, {2, 3, 7, 6}, {0, 0, 3, 3}, 1, 1, 2, 1, true, false, false, false,
-   "MaxPool2DWithIndicesBackward0"},
-  {"avg_pool2d", 2, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "AvgPool2DBackward0"},
+   "MaxPool2DWithIndicesBackward0", NULL},
+  {"avg_pool2d", 2, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "AvgPool2DBackward0", NULL},
   {"avg_pool2d channels_last", 2, {1, 5, 6, 6}, {0, 0, 2, 2}, 1, 1, 1, 1, true, false, false, false,
-   "AvgPool2DBackward0"},
+   "AvgPool2DBackward0", NULL},
   {"adaptive_avg_pool2d", 3, {2, 3, 7, 5}, {0, 0, 3, 4}, 1, 0, 1, 1, false, false, false, false,
-   "AdaptiveAvgPool2DBackward0"},
+   "AdaptiveAvgPool2DBackward0", NULL},
   {"adaptive_avg_pool2d channels_last", 3, {1, 4, 5, 7}, {0, 0, 2, 3}, 1, 0, 1, 1, true, false, false, false,
-   "AdaptiveAvgPool2DBackward0"},
+   "AdaptiveAvgPool2DBackward0", NULL},
 };
 
 static weft_tensor* input(const int64_t* sizes, int64_t nd, bool cl) {
@@ -53,7 +60,9 @@ static weft_tensor* forward(const gc_conv* k, weft_tensor* const* in) {
   const int64_t s[2] = {k->stride, k->stride}, p[2] = {k->pad, k->pad}, d[2] = {k->dil, k->dil};
   const int64_t ks[2] = {k->w[2], k->w[3]};
   switch (k->kind) {
-    case 0: return weft_conv2d(in[0], in[1], in[2], s, 2, p, 2, d, 2, k->groups);
+    case 0:
+      if (k->pad_str) return weft_conv2d_padding(in[0], in[1], in[2], s, 2, k->pad_str, d, 2, k->groups);
+      return weft_conv2d(in[0], in[1], in[2], s, 2, p, 2, d, 2, k->groups);
     case 1: return weft_max_pool2d(in[0], ks, 2, s, 2, p, 2, d, 2, k->ceil);
     case 2: return weft_avg_pool2d(in[0], ks, 2, s, 2, p, 2, k->ceil, false, INT64_MIN);
     default: return weft_adaptive_avg_pool2d(in[0], ks, 2);

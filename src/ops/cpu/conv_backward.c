@@ -9,9 +9,10 @@
  *
  * with P the output pixels and K = Cg*kh*kw (NCHW order (ci, ky, kx), the
  * weight's contiguous order; NHWC order (ky, kx, ci), the weight's
- * channels_last order). col2im is a gather (each input pixel sums the
- * patch entries that read it), so its tasks never race and the result is
- * the same for any thread count. */
+ * channels_last order). col2im's tasks each own part of the input's
+ * gradient (NCHW: a channel plane the task's taps add into; NHWC: a row of
+ * pixels, each gathering the patch entries that read it), so they never
+ * race and the result is the same for any thread count. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +89,19 @@ static int64_t tap_dst(const weft_conv2d_geom* g, int dim, int64_t i, int64_t t)
 DEF_IM2COL(float, im2col_f32)
 DEF_IM2COL(double, im2col_f64)
 
-/* col2im as a gather: NCHW task = (ci, input row); NHWC task = (image, input row). */
+/* Output columns [*lo, *hi) whose tap kx reads inside the input row. */
+static void valid_cols(const weft_conv2d_geom* g, int64_t kx, int64_t* lo, int64_t* hi) {
+  int64_t off = kx * g->dw - g->pw; /* iw = ow * sw + off */
+  *lo = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+  *hi = g->w - off <= 0 ? 0 : (g->w - off + g->sw - 1) / g->sw;
+  if (*hi > g->wo) *hi = g->wo;
+  if (*lo > *hi) *lo = *hi;
+}
+
+/* col2im. NCHW: task = one input plane (ci), zeroed, then every tap's patch
+ * row added into it (a run of output columns per output row: unit stride in
+ * both at stride 1); the plane is the task's alone. NHWC: task = (image,
+ * input row), a gather: each input pixel sums the patch entries that read it. */
 #define DEF_COL2IM(T, name)                                                                     \
   static weft_status name(void* ctx, int64_t begin, int64_t end) {                             \
     const patch* c = ctx;                                                                       \
@@ -96,36 +109,39 @@ DEF_IM2COL(double, im2col_f64)
     const T* col = (const T*)c->col;                                                            \
     T* gx = (T*)c->gx;                                                                          \
     for (int64_t r = begin; r < end; r++) {                                                     \
-      int64_t ih = r % g->h;                                                                    \
       if (!c->nhwc) {                                                                           \
-        int64_t ci = r / g->h;                                                                  \
-        T* d = gx + ((c->img * g->c + c->q * c->cg + ci) * g->h + ih) * g->w;                   \
-        for (int64_t iw = 0; iw < g->w; iw++) {                                                 \
-          T s = 0;                                                                              \
-          for (int64_t ky = 0; ky < g->kh; ky++) {                                              \
-            int64_t oh = tap_dst(g, 0, ih, ky);                                                 \
-            if (oh < 0) continue;                                                               \
-            for (int64_t kx = 0; kx < g->kw; kx++) {                                            \
-              int64_t ow = tap_dst(g, 1, iw, kx);                                               \
-              if (ow >= 0) s += col[((ci * g->kh + ky) * g->kw + kx) * c->p + oh * g->wo + ow];  \
+        T* plane = gx + (c->img * g->c + c->q * c->cg + r) * g->h * g->w;                       \
+        memset(plane, 0, sizeof(T) * (size_t)(g->h * g->w));                                    \
+        for (int64_t ky = 0; ky < g->kh; ky++)                                                  \
+          for (int64_t kx = 0; kx < g->kw; kx++) {                                              \
+            int64_t lo, hi, sw = g->sw, off = kx * g->dw - g->pw;                               \
+            valid_cols(g, kx, &lo, &hi);                                                        \
+            const T* row = col + ((r * g->kh + ky) * g->kw + kx) * c->p;                        \
+            for (int64_t oh = 0; oh < g->ho; oh++) {                                            \
+              int64_t ih = tap_src(g, 0, oh, ky);                                               \
+              if (ih < 0) continue;                                                             \
+              T* d = plane + ih * g->w;                                                         \
+              const T* s = row + oh * g->wo;                                                    \
+              if (sw == 1)                                                                      \
+                for (int64_t ow = lo; ow < hi; ow++) d[ow + off] += s[ow];                      \
+              else                                                                              \
+                for (int64_t ow = lo; ow < hi; ow++) d[ow * sw + off] += s[ow];                 \
             }                                                                                   \
           }                                                                                     \
-          d[iw] = s;                                                                            \
-        }                                                                                       \
-      } else {                                                                                  \
-        int64_t n = r / g->h; /* relative to the block */                                       \
-        for (int64_t iw = 0; iw < g->w; iw++) {                                                 \
-          T* d = gx + (((c->img + n) * g->h + ih) * g->w + iw) * g->c + c->q * c->cg;           \
-          for (int64_t ci = 0; ci < c->cg; ci++) d[ci] = 0;                                     \
-          for (int64_t ky = 0; ky < g->kh; ky++) {                                              \
-            int64_t oh = tap_dst(g, 0, ih, ky);                                                 \
-            if (oh < 0) continue;                                                               \
-            for (int64_t kx = 0; kx < g->kw; kx++) {                                            \
-              int64_t ow = tap_dst(g, 1, iw, kx);                                               \
-              if (ow < 0) continue;                                                             \
-              const T* s = col + (n * c->p + oh * g->wo + ow) * c->k + (ky * g->kw + kx) * c->cg; \
-              for (int64_t ci = 0; ci < c->cg; ci++) d[ci] += s[ci];                            \
-            }                                                                                   \
+        continue;                                                                               \
+      }                                                                                         \
+      int64_t ih = r % g->h, n = r / g->h; /* n: relative to the block */                       \
+      for (int64_t iw = 0; iw < g->w; iw++) {                                                   \
+        T* d = gx + (((c->img + n) * g->h + ih) * g->w + iw) * g->c + c->q * c->cg;             \
+        for (int64_t ci = 0; ci < c->cg; ci++) d[ci] = 0;                                       \
+        for (int64_t ky = 0; ky < g->kh; ky++) {                                                \
+          int64_t oh = tap_dst(g, 0, ih, ky);                                                   \
+          if (oh < 0) continue;                                                                 \
+          for (int64_t kx = 0; kx < g->kw; kx++) {                                              \
+            int64_t ow = tap_dst(g, 1, iw, kx);                                                 \
+            if (ow < 0) continue;                                                               \
+            const T* s = col + (n * c->p + oh * g->wo + ow) * c->k + (ky * g->kw + kx) * c->cg; \
+            for (int64_t ci = 0; ci < c->cg; ci++) d[ci] += s[ci];                              \
           }                                                                                     \
         }                                                                                       \
       }                                                                                         \
@@ -141,8 +157,8 @@ static weft_status im2col(patch* c) {
 }
 
 static weft_status col2im(patch* c) {
-  int64_t rows = (c->nhwc ? c->nimg : c->cg) * c->g->h;
-  int64_t len = c->g->w * c->g->kh * c->g->kw * (c->nhwc ? c->cg : 1);
+  int64_t rows = c->nhwc ? c->nimg * c->g->h : c->cg;
+  int64_t len = c->g->w * c->g->kh * c->g->kw * (c->nhwc ? c->cg : c->g->h);
   return weft_parallel_for(0, rows, max64(TASK_WORK / max64(len, 1), 1), c->f64 ? col2im_f64 : col2im_f32, c);
 }
 
