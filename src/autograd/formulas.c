@@ -570,15 +570,6 @@ static T tri_(weft__bctx* c, T g, int64_t k, bool lower) {
   return g ? keep(c, lower ? weft_tril(g, k) : weft_triu(g, k)) : NULL;
 }
 
-typedef struct { int64_t offset, d1, d2; } diag_arg;
-static weft_tensor* diagonal_view(T z, void* p) {
-  diag_arg* a = p;
-  return weft_diagonal(z, a->offset, a->d1, a->d2);
-}
-static T diagonal_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t off, int64_t d1, int64_t d2) {
-  diag_arg a = {off, d1, d2};
-  return scatter_into_zeros(c, g, sizes, n, diagonal_view, &a);
-}
 /* diag: a vector's gradient is the matrix gradient's diagonal; a matrix's is its diagonal written back. */
 static T diag_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t k) {
   if (n == 1) return g ? keep(c, weft_diagonal(g, k, 0, 1)) : NULL;
@@ -653,6 +644,50 @@ static T join_backward(weft__bctx* c, int64_t dim, bool stacked) {
 
 static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction, int64_t ignore) {
   return g && target ? keep(c, weft_nll_loss(g, target, weight, reduction, ignore)) : NULL;
+}
+
+/* ---- conv and pooling: the op's own arguments read from the node ---- */
+
+/* conv2d(input, weight, bias, stride, padding, dilation, groups), padding
+ * a list or (conv2d.padding) a string: gradient
+ * `which` (0 input, 1 weight, 2 bias). Not a recorded op yet, so a
+ * createGraph pass is refused rather than silently cut. */
+static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  if (!g || !x || !w) return NULL;
+  if (g->requires_grad) {
+    weft__error(WEFT_INVALID_ARGUMENT, "the derivative of %s is not implemented for createGraph yet",
+                c->node->name);
+    return NULL;
+  }
+  if (STR(4)) /* conv2d.padding: a padding string */
+    return keep(c, weft__conv2d_padding_backward(g, x, w, IL(3), ILN(3), STR(4), IL(5), ILN(5), INT(6), which));
+  return keep(c, weft__conv2d_backward(g, x, w, IL(3), ILN(3), IL(4), ILN(4), IL(5), ILN(5), INT(6), which));
+}
+
+/* max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): the
+ * indices recomputed from the saved input (max_pool2d keeps one output). */
+static T max_pool2d_backward(weft__bctx* c, T g, T self) {
+  if (!g || !self) return NULL;
+  weft_tensor2 r = weft_max_pool2d_with_indices(self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3), IL(4), ILN(4),
+                                                BOOLA(5));
+  weft_tensor** vi = (weft_tensor**)&r; /* values, indices (`t` is a macro here) */
+  if (!vi[0]) return NULL;
+  weft_tensor_release(vi[0]);
+  T idx = keep(c, vi[1]);
+  return idx ? keep(c, weft_max_pool2d_with_indices_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3),
+                                                             IL(4), ILN(4), BOOLA(5), idx))
+             : NULL;
+}
+
+/* avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+static T avg_pool2d_backward(weft__bctx* c, T g, T self) {
+  return g && self ? keep(c, weft_avg_pool2d_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3), BOOLA(4),
+                                                      BOOLA(5), OPTINT(6)))
+                   : NULL;
+}
+
+static T adaptive_avg_pool2d_backward(weft__bctx* c, T g, T self) {
+  return g && self ? keep(c, weft_op__adaptive_avg_pool2d_backward(g, self)) : NULL;
 }
 
 /* ---- expansion ---- */

@@ -243,20 +243,26 @@ struct list_args {
   int64_t ns, np, nd, groups;
 };
 
-static weft_tensor* list_body(const weft_tensor* x, const void* ctx) {
-  const struct list_args* a = ctx;
-  if (weight_groups(a->w, a->groups) != WEFT_OK) return NULL;
+/* conv2d's int lists resolved, with their checks */
+static weft_status list_params(const struct list_args* a, conv_params* p) {
+  if (weight_groups(a->w, a->groups) != WEFT_OK) return weft_last_status();
   int dim = a->w->ndim - 2;
-  conv_params p = {.groups = a->groups};
-  if (expand_param("stride", a->stride, a->ns, dim, p.stride) != WEFT_OK ||
-      expand_param("padding", a->padding, a->np, dim, p.pad_lo) != WEFT_OK ||
-      expand_param("dilation", a->dilation, a->nd, dim, p.dilation) != WEFT_OK)
-    return NULL;
+  *p = (conv_params){.groups = a->groups};
+  if (expand_param("stride", a->stride, a->ns, dim, p->stride) != WEFT_OK ||
+      expand_param("padding", a->padding, a->np, dim, p->pad_lo) != WEFT_OK ||
+      expand_param("dilation", a->dilation, a->nd, dim, p->dilation) != WEFT_OK)
+    return weft_last_status();
   const int64_t output_padding[2] = {0, 0}; /* conv2d passes {0, 0} to at::convolution */
   int64_t unused[2];
-  if (expand_param("output_padding", output_padding, 2, dim, unused) != WEFT_OK) return NULL;
-  memcpy(p.pad_hi, p.pad_lo, sizeof p.pad_hi);
-  return convolution(x, a->w, a->b, &p);
+  if (expand_param("output_padding", output_padding, 2, dim, unused) != WEFT_OK) return weft_last_status();
+  memcpy(p->pad_hi, p->pad_lo, sizeof p->pad_hi);
+  return WEFT_OK;
+}
+
+static weft_tensor* list_body(const weft_tensor* x, const void* ctx) {
+  conv_params p;
+  if (list_params(ctx, &p) != WEFT_OK) return NULL;
+  return convolution(x, ((const struct list_args*)ctx)->w, ((const struct list_args*)ctx)->b, &p);
 }
 
 static weft_tensor* conv2d_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
@@ -276,38 +282,43 @@ struct str_args {
 /* _convolution_mode: 'valid' is padding 0; 'same' pads d * (k - 1) in
  * total per dim, the odd one at the bottom/right (1.13 pads a copy of the
  * input there; reads past the input are zeros here, so no copy) */
-static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
-  const struct str_args* a = ctx;
+static weft_status str_params(const weft_tensor* x, const struct str_args* a, conv_params* p) {
   const weft_tensor* w = a->w;
   bool same = strcmp(a->padding, "same") == 0;
   if (!same && strcmp(a->padding, "valid") != 0)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: Invalid padding string: '%s'", a->padding);
-  conv_params p = {.groups = a->groups};
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: Invalid padding string: '%s'", a->padding);
+  *p = (conv_params){.groups = a->groups};
   if (same) {
-    if (w->ndim < 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
+    if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
     int dim = w->ndim - 2;
-    if (check_weight_dim(x, w, "") != WEFT_OK) return NULL; /* _convolution_same: no space */
+    if (check_weight_dim(x, w, "") != WEFT_OK) return weft_last_status(); /* _convolution_same: no space */
     if (a->ns != 1 && a->ns != dim)
-      return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
+      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
     if (a->nd != 1 && a->nd != dim)
-      return weft__error_null(WEFT_INVALID_ARGUMENT, "conv2d: dilation cannot broadcast to %d dimensions", dim);
+      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: dilation cannot broadcast to %d dimensions", dim);
     for (int64_t i = 0; i < a->ns; i++)
       if (a->stride[i] != 1)
-        return weft__error_null(WEFT_INVALID_ARGUMENT,
-                                "conv2d: padding='same' is not supported for strided convolutions");
+        return weft__error(WEFT_INVALID_ARGUMENT,
+                           "conv2d: padding='same' is not supported for strided convolutions");
   }
-  if (weight_groups(w, a->groups) != WEFT_OK) return NULL;
+  if (weight_groups(w, a->groups) != WEFT_OK) return weft_last_status();
   int dim = w->ndim - 2;
   const int64_t zero = 0;
-  if (expand_param("stride", a->stride, a->ns, dim, p.stride) != WEFT_OK ||
-      expand_param("padding", &zero, 1, dim, p.pad_lo) != WEFT_OK ||
-      expand_param("dilation", a->dilation, a->nd, dim, p.dilation) != WEFT_OK)
-    return NULL;
+  if (expand_param("stride", a->stride, a->ns, dim, p->stride) != WEFT_OK ||
+      expand_param("padding", &zero, 1, dim, p->pad_lo) != WEFT_OK ||
+      expand_param("dilation", a->dilation, a->nd, dim, p->dilation) != WEFT_OK)
+    return weft_last_status();
   for (int i = 0; i < 2; i++) {
-    int64_t total = same ? p.dilation[i] * (w->sizes[2 + i] - 1) : 0;
-    p.pad_lo[i] = total / 2, p.pad_hi[i] = total - total / 2;
+    int64_t total = same ? p->dilation[i] * (w->sizes[2 + i] - 1) : 0;
+    p->pad_lo[i] = total / 2, p->pad_hi[i] = total - total / 2;
   }
-  return convolution(x, w, a->b, &p);
+  return WEFT_OK;
+}
+
+static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
+  conv_params p;
+  if (str_params(x, ctx, &p) != WEFT_OK) return NULL;
+  return convolution(x, ((const struct str_args*)ctx)->w, ((const struct str_args*)ctx)->b, &p);
 }
 
 static weft_tensor* conv2d_padding_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
@@ -315,6 +326,119 @@ static weft_tensor* conv2d_padding_kernel(const weft_tensor* input, const weft_t
                                           const int64_t* dilation, int64_t nd, int64_t groups) {
   struct str_args a = {weight, bias, stride, dilation, ns, nd, groups, padding};
   return batchify(input, str_body, &a);
+}
+
+/* ---- backward (autograd's ConvolutionBackward0) ---- */
+
+/* grad_output must have the forward output's shape */
+static weft_status check_grad_output(const weft_tensor* gy, const weft_conv2d_geom* g) {
+  const int64_t want[4] = {g->n, g->cout, g->ho, g->wo};
+  if (gy->ndim == 4 && memcmp(gy->sizes, want, sizeof want) == 0) return WEFT_OK;
+  char bg[160], bw[160];
+  return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected grad_output of size %s but got %s",
+                     sizes_str(bw, sizeof bw, want, 4), sizes_str(bg, sizeof bg, gy->sizes, gy->ndim));
+}
+
+struct back_args {
+  const weft_tensor* gy;
+  struct list_args a;
+  const struct str_args* sa; /* conv2d.padding's arguments, or NULL */
+  int which;
+};
+
+/* r in like's dtype and strides (empty_like's PRESERVE: what PyTorch's
+ * AccumulateGrad makes of a gradient, the parameter's own layout); r itself
+ * when it already is. */
+static weft_tensor* in_layout_of(const weft_tensor* like, weft_tensor* r) {
+  if (r->dtype == like->dtype && memcmp(r->strides, like->strides, sizeof(int64_t) * (size_t)like->ndim) == 0)
+    return weft_tensor_retain(r);
+  weft_tensor* out = weft_empty_like(like, like->dtype, WEFT_PRESERVE_FORMAT);
+  if (out && weft_copy_(out, r) != WEFT_OK) {
+    weft_tensor_release(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* One gradient, computed over f and handed back in like's layout. */
+static weft_tensor* grad_of(const weft_tensor* like, weft_dtype ct, weft_memory_format f, bool input,
+                            const weft_conv2d_geom* g, const weft_tensor* gyc, const weft_tensor* other) {
+  weft_tensor* oc = weft_contiguous(other, f);
+  weft_tensor* r = oc ? weft_empty(like->sizes, 4, ct, like->device, f) : NULL;
+  weft_status s = r ? WEFT_OK : weft_last_status();
+  bool nhwc = f == WEFT_CHANNELS_LAST;
+  if (s == WEFT_OK && input)
+    s = weft__conv2d_backward_input(weft__kernels(), ct, nhwc, g, weft_tensor_data_ptr(gyc), weft_tensor_data_ptr(oc),
+                                    weft_tensor_data_ptr(r));
+  else if (s == WEFT_OK)
+    s = weft__conv2d_backward_weight(weft__kernels(), ct, nhwc, g, weft_tensor_data_ptr(gyc),
+                                     weft_tensor_data_ptr(oc), weft_tensor_data_ptr(r));
+  weft_tensor* out = s == WEFT_OK ? in_layout_of(like, r) : NULL;
+  weft_tensor_release(oc);
+  weft_tensor_release(r);
+  return out;
+}
+
+static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
+  const struct back_args* b = ctx;
+  const weft_tensor *w = b->a.w, *gy = b->gy;
+  conv_params p;
+  weft_conv2d_geom g;
+  if ((b->sa ? str_params(x, b->sa, &p) : list_params(&b->a, &p)) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
+      shape_checks(x, w, NULL, &p, &g) != WEFT_OK || dtype_checks(x, w, NULL) != WEFT_OK)
+    return NULL;
+  weft_tensor* gy4 = gy->ndim == 3 && x->ndim == 4 && g.n == 1 ? weft_unsqueeze(gy, 0) : weft_tensor_retain((weft_tensor*)gy);
+  if (!gy4 || check_grad_output(gy4, &g) != WEFT_OK) {
+    weft_tensor_release(gy4);
+    return NULL;
+  }
+  weft_tensor* r = NULL;
+  if (b->which == 2) {
+    const int64_t dims[3] = {0, 2, 3};
+    r = weft_sum_dim(gy4, dims, 3, false, (weft_dtype)-1);
+  } else if (x->device == WEFT_DEVICE_META) {
+    const weft_tensor* like = b->which == 0 ? x : w;
+    r = weft_empty_like(like, like->dtype, WEFT_PRESERVE_FORMAT);
+  } else {
+    bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
+              weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
+    weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
+    weft_dtype ct = compute_dtype(x->dtype);
+    weft_tensor* gyt = weft_to_dtype(gy4, ct, false);
+    weft_tensor* gyc = gyt ? weft_contiguous(gyt, f) : NULL;
+    weft_tensor* other = gyc ? weft_to_dtype(b->which == 0 ? w : x, ct, false) : NULL;
+    if (other) r = grad_of(b->which == 0 ? x : w, ct, f, b->which == 0, &g, gyc, other);
+    weft_tensor* tmp[] = {gyt, gyc, other};
+    release_all(tmp, 3);
+  }
+  weft_tensor_release(gy4);
+  return r;
+}
+
+/* The input's and bias's gradients of a 3-D input run as a batch of one
+ * (batchify); the weight's is not squeezed back. */
+static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
+  if (b->which == 0 || (input->ndim != 3 && input->ndim != 4)) return batchify(input, back_body, b);
+  weft_tensor* x4 = input->ndim == 3 ? weft_unsqueeze(input, 0) : weft_tensor_retain((weft_tensor*)input);
+  weft_tensor* r = x4 ? back_body(x4, b) : NULL;
+  weft_tensor_release(x4);
+  return r;
+}
+
+weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
+                                   const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
+                                   const int64_t* dilation, int64_t nd, int64_t groups, int which) {
+  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, NULL, which};
+  return backward(input, &b);
+}
+
+weft_tensor* weft__conv2d_padding_backward(const weft_tensor* grad_output, const weft_tensor* input,
+                                           const weft_tensor* weight, const int64_t* stride, int64_t ns,
+                                           const char* padding, const int64_t* dilation, int64_t nd, int64_t groups,
+                                           int which) {
+  struct str_args sa = {weight, NULL, stride, dilation, ns, nd, groups, padding};
+  struct back_args b = {grad_output, {weight, NULL, NULL, NULL, NULL, 0, 0, 0, groups}, &sa, which};
+  return backward(input, &b);
 }
 
 weft_status weft__conv_register(void) {

@@ -420,7 +420,104 @@ static weft_tensor* adaptive_avg_pool2d_kernel(const weft_tensor* self, const in
   return r;
 }
 
+/* ---- backward (the formulas' ops): grad_output has the output's shape ---- */
+
+/* check_dim_size on grad_output's last three dims */
+static weft_status grad_shape_check(const char* op, const weft_tensor* t, const weft_pool2d* g, int nd) {
+  const int64_t want[3] = {g->c, g->oh, g->ow};
+  for (int i = 0; i < 3; i++) {
+    int d = nd - 3 + i;
+    if (t->ndim != nd || t->sizes[d] != want[i])
+      return fail(WEFT_INVALID_ARGUMENT, op,
+                  "Expected a tensor of dimension %d and tensor.size[%d] == %lld but got: dimension %d and "
+                  "tensor.size[%d] = %lld", nd, d, (long long)want[i], t->ndim, d,
+                  (long long)(d < t->ndim ? t->sizes[d] : 0));
+  }
+  return WEFT_OK;
+}
+
+/* gx (self's shape, dtype and format) from gy (and indices); bfloat16 through float32 */
+static weft_tensor* run_backward(const char* op, const weft_pool2d* g, const weft_tensor* gy, const weft_tensor* self,
+                                 const weft_tensor* indices) {
+  weft_dtype t = self->dtype;
+  if (t != WEFT_FLOAT32 && t != WEFT_FLOAT64 && t != WEFT_BFLOAT16)
+    return fail(WEFT_TYPE_ERROR, op, "\"%s\" not implemented for '%s'", op, weft_dtype_name(t)), NULL;
+  if (gy->dtype != t)
+    return fail(WEFT_INVALID_ARGUMENT, op, "expected grad_output of dtype %s but got %s", weft_dtype_name(t),
+                weft_dtype_name(gy->dtype)), NULL;
+  if (grad_shape_check(op, gy, g, self->ndim) != WEFT_OK) return NULL;
+  if (indices && (indices->dtype != WEFT_INT64 || grad_shape_check(op, indices, g, self->ndim) != WEFT_OK))
+    return indices->dtype != WEFT_INT64
+               ? (fail(WEFT_INVALID_ARGUMENT, op, "expected indices of dtype int64 but got %s",
+                       weft_dtype_name(indices->dtype)), NULL)
+               : NULL;
+  weft_memory_format f = g->channels_last ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
+  weft_tensor* gx = weft_empty(self->sizes, self->ndim, t, self->device, f);
+  if (!gx || self->device == WEFT_DEVICE_META || weft_explaining()) return gx;
+  weft_dtype ct = t == WEFT_BFLOAT16 ? WEFT_FLOAT32 : t;
+  weft_tensor* gyt = weft_to_dtype(gy, ct, false);
+  weft_tensor* gyc = gyt ? weft_contiguous(gyt, f) : NULL;
+  weft_tensor* ic = indices ? weft_contiguous(indices, f) : NULL;
+  weft_tensor* gxc = ct == t ? weft_tensor_retain(gx) : weft_empty(self->sizes, self->ndim, ct, self->device, f);
+  weft_status s = gyc && gxc && (ic || !indices) ? WEFT_OK : weft_last_status();
+  if (s == WEFT_OK)
+    s = weft__pool2d_backward(g, ct, weft_tensor_data_ptr(gyc), ic ? weft_tensor_data_ptr(ic) : NULL,
+                              weft_tensor_data_ptr(gxc));
+  if (s == WEFT_OK && ct != t) s = weft_copy_(gx, gxc);
+  weft_tensor* tmp[] = {gyt, gyc, ic, gxc};
+  for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) weft_tensor_release(tmp[i]);
+  if (s != WEFT_OK) {
+    weft_tensor_release(gx);
+    return NULL;
+  }
+  return gx;
+}
+
+static weft_tensor* max_pool2d_with_indices_backward_kernel(const weft_tensor* gy, const weft_tensor* self,
+                                                            const int64_t* k, int64_t kn, const int64_t* s,
+                                                            int64_t sn, const int64_t* p, int64_t pn,
+                                                            const int64_t* d, int64_t dn, bool ceil_mode,
+                                                            const weft_tensor* indices) {
+  const char* op = "max_pool2d_with_indices_backward";
+  weft_pool2d g;
+  if (max_meta(op, self, k, kn, s, sn, p, pn, d, dn, ceil_mode, &g) != WEFT_OK) return NULL;
+  return run_backward(op, &g, gy, self, indices);
+}
+
+static weft_tensor* avg_pool2d_backward_kernel(const weft_tensor* gy, const weft_tensor* self, const int64_t* k,
+                                               int64_t kn, const int64_t* s, int64_t sn, const int64_t* p, int64_t pn,
+                                               bool ceil_mode, bool count_include_pad, int64_t divisor_override) {
+  const char* op = "avg_pool2d_backward";
+  weft_pool2d g;
+  if (avg_meta(op, self, k, kn, s, sn, p, pn, ceil_mode, count_include_pad, divisor_override, &g) != WEFT_OK)
+    return NULL;
+  return run_backward(op, &g, gy, self, NULL);
+}
+
+/* the output size is grad_output's */
+static weft_tensor* adaptive_backward_kernel(const weft_tensor* gy, const weft_tensor* self) {
+  const char* op = "_adaptive_avg_pool2d_backward";
+  char buf[160];
+  if ((self->ndim != 3 && self->ndim != 4) || gy->ndim != self->ndim)
+    return fail(WEFT_INVALID_ARGUMENT, op, "adaptive_avg_pool2d_backward(): Expected 3D or 4D grad_output and "
+                "input of the same dimension, but got grad_output of size %s", sizes_str(gy, buf, sizeof buf)),
+           NULL;
+  weft_pool2d g;
+  memset(&g, 0, sizeof g);
+  g.kind = WEFT_POOL_ADAPTIVE_AVG;
+  take_dims(self, &g);
+  g.oh = gy->sizes[gy->ndim - 2];
+  g.ow = gy->sizes[gy->ndim - 1];
+  return run_backward(op, &g, gy, self, NULL);
+}
+
 weft_status weft__pool_register(void) {
+  WEFT_KERNEL(max_pool2d_with_indices_backward, CPU, max_pool2d_with_indices_backward_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices_backward, META, max_pool2d_with_indices_backward_kernel);
+  WEFT_KERNEL(avg_pool2d_backward, CPU, avg_pool2d_backward_kernel);
+  WEFT_KERNEL(avg_pool2d_backward, META, avg_pool2d_backward_kernel);
+  WEFT_KERNEL(op__adaptive_avg_pool2d_backward, CPU, adaptive_backward_kernel);
+  WEFT_KERNEL(op__adaptive_avg_pool2d_backward, META, adaptive_backward_kernel);
   WEFT_KERNEL(max_pool2d, CPU, max_pool2d_kernel);
   WEFT_KERNEL(max_pool2d, META, max_pool2d_kernel);
   WEFT_KERNEL(max_pool2d_with_indices, CPU, max_pool2d_with_indices_kernel);

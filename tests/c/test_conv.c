@@ -183,10 +183,100 @@ static void test_meta(void) {
   weft_tensor_release(w);
 }
 
+/* ---- backward drivers (issue 15) ---- */
+
+/* x, gy in the layout (nhwc or NCHW) from NCHW doubles; w dense
+ * [cout][cg][kh][kw] (NCHW) or [cout][kh][kw][cg] (NHWC) */
+static int64_t at4(bool nhwc, int64_t n, int64_t c, int64_t h, int64_t w, const int64_t d[4]) {
+  return nhwc ? ((n * d[2] + h) * d[3] + w) * d[1] + c : ((n * d[1] + c) * d[2] + h) * d[3] + w;
+}
+
+/* Both gradients of one geometry in dtype (sixteenths: every sum exact) against the definition. */
+static int check_backward(weft_dtype dt, bool nhwc, weft_conv2d_geom g) {
+  int64_t cg = g.c / g.groups, coutg = g.cout / g.groups;
+  const int64_t dx[4] = {g.n, g.c, g.h, g.w}, dy[4] = {g.n, g.cout, g.ho, g.wo}, dw[4] = {g.cout, cg, g.kh, g.kw};
+  int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.cout * g.ho * g.wo, nw = g.cout * cg * g.kh * g.kw;
+  size_t es = dt == WEFT_FLOAT64 ? 8 : 4;
+  double *xd = calloc((size_t)nx, 8), *yd = calloc((size_t)ny, 8), *wd = calloc((size_t)nw, 8);
+  double *gxr = calloc((size_t)nx, 8), *gwr = calloc((size_t)nw, 8);
+  char *x = malloc((size_t)nx * es), *gy = malloc((size_t)ny * es), *w = malloc((size_t)nw * es);
+  char *gx = malloc((size_t)nx * es), *gw = malloc((size_t)nw * es);
+  unsigned r = 777;
+#define SET(buf, i, v) (dt == WEFT_FLOAT64 ? (void)(((double*)(buf))[i] = (v)) : (void)(((float*)(buf))[i] = (float)(v)))
+#define GET(buf, i) (dt == WEFT_FLOAT64 ? ((double*)(buf))[i] : (double)((float*)(buf))[i])
+  for (int64_t i = 0; i < nx; i++) xd[i] = (double)((r = r * 1103515245u + 12345u) >> 16 & 15) / 8 - 1;
+  for (int64_t i = 0; i < ny; i++) yd[i] = (double)((r = r * 1103515245u + 12345u) >> 16 & 15) / 8 - 1;
+  for (int64_t i = 0; i < nw; i++) wd[i] = (double)((r = r * 1103515245u + 12345u) >> 16 & 15) / 8 - 1;
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t c = 0; c < g.c; c++)
+      for (int64_t i = 0; i < g.h * g.w; i++) SET(x, at4(nhwc, n, c, i / g.w, i % g.w, dx), xd[(n * g.c + c) * g.h * g.w + i]);
+  for (int64_t n = 0; n < g.n; n++)
+    for (int64_t c = 0; c < g.cout; c++)
+      for (int64_t i = 0; i < g.ho * g.wo; i++)
+        SET(gy, at4(nhwc, n, c, i / g.wo, i % g.wo, dy), yd[(n * g.cout + c) * g.ho * g.wo + i]);
+  for (int64_t o = 0; o < g.cout; o++)
+    for (int64_t ci = 0; ci < cg; ci++)
+      for (int64_t k = 0; k < g.kh * g.kw; k++) SET(w, at4(nhwc, o, ci, k / g.kw, k % g.kw, dw), wd[(o * cg + ci) * g.kh * g.kw + k]);
+  for (int64_t n = 0; n < g.n; n++) /* the definition */
+    for (int64_t co = 0; co < g.cout; co++)
+      for (int64_t oy = 0; oy < g.ho; oy++)
+        for (int64_t ox = 0; ox < g.wo; ox++)
+          for (int64_t ci = 0; ci < cg; ci++)
+            for (int64_t ky = 0; ky < g.kh; ky++)
+              for (int64_t kx = 0; kx < g.kw; kx++) {
+                int64_t iy = oy * g.sh - g.ph + ky * g.dh, ix = ox * g.sw - g.pw + kx * g.dw;
+                if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+                int64_t xi = ((n * g.c + co / coutg * cg + ci) * g.h + iy) * g.w + ix, wi = ((co * cg + ci) * g.kh + ky) * g.kw + kx;
+                double gyv = yd[((n * g.cout + co) * g.ho + oy) * g.wo + ox];
+                gxr[xi] += gyv * wd[wi];
+                gwr[wi] += gyv * xd[xi];
+              }
+  int bad = weft__conv2d_backward_input(weft__kernels(), dt, nhwc, &g, gy, w, gx) != WEFT_OK;
+  bad += weft__conv2d_backward_weight(weft__kernels(), dt, nhwc, &g, gy, x, gw) != WEFT_OK;
+  for (int64_t n = 0; n < g.n && !bad; n++)
+    for (int64_t c = 0; c < g.c; c++)
+      for (int64_t i = 0; i < g.h * g.w; i++)
+        bad += GET(gx, at4(nhwc, n, c, i / g.w, i % g.w, dx)) != gxr[(n * g.c + c) * g.h * g.w + i];
+  for (int64_t o = 0; o < g.cout && !bad; o++)
+    for (int64_t ci = 0; ci < cg; ci++)
+      for (int64_t k = 0; k < g.kh * g.kw; k++)
+        bad += GET(gw, at4(nhwc, o, ci, k / g.kw, k % g.kw, dw)) != gwr[(o * cg + ci) * g.kh * g.kw + k];
+#undef SET
+#undef GET
+  if (bad)
+    fprintf(stderr, "conv backward %s %s: %d wrong (n%lld c%lld %lldx%lld -> %lld, k%lldx%lld s%lld p%lld d%lld g%lld)\n",
+            weft_dtype_name(dt), nhwc ? "nhwc" : "nchw", bad, (long long)g.n, (long long)g.c, (long long)g.h,
+            (long long)g.w, (long long)g.cout, (long long)g.kh, (long long)g.kw, (long long)g.sh, (long long)g.ph,
+            (long long)g.dh, (long long)g.groups);
+  free(xd), free(yd), free(wd), free(gxr), free(gwr), free(x), free(gy), free(w), free(gx), free(gw);
+  return bad;
+}
+
+/* both layouts and dtypes at 1 and 3 threads: exact, so identical across thread counts */
+static void test_backward_drivers(void) {
+  for (int th = 1; th <= 3; th += 2) {
+    weft_set_num_threads(th);
+    int bad = 0;
+    for (int l = 0; l < 2; l++)
+      for (int d = 0; d < 2; d++) {
+        weft_dtype dt = d ? WEFT_FLOAT64 : WEFT_FLOAT32;
+        bad += check_backward(dt, l, geom(2, 3, 7, 6, 5, 3, 3, 1, 1, 1, 1));
+        bad += check_backward(dt, l, geom(3, 6, 11, 10, 9, 3, 2, 2, 2, 2, 3));
+        bad += check_backward(dt, l, geom(2, 4, 9, 9, 4, 3, 3, 2, 1, 1, 4)); /* depthwise */
+        bad += check_backward(dt, l, geom(1, 64, 9, 7, 20, 3, 3, 1, 1, 1, 1)); /* K over several blocks */
+        bad += check_backward(dt, l, geom(5, 8, 5, 4, 6, 1, 1, 1, 0, 1, 2));
+        bad += check_backward(dt, l, geom(2, 2, 5, 5, 3, 5, 5, 3, 2, 1, 1)); /* input pixels no window reads */
+      }
+    CHECK(bad == 0);
+  }
+  weft_set_num_threads(1);
+}
+
 int main(void) {
   fx_replay_threads(&cases);
   test_algorithms();
   test_explain_and_formats();
   test_meta();
+  test_backward_drivers();
   TEST_REPORT();
 }

@@ -142,13 +142,17 @@ static int replay(int ci) {
 
 FX_REPLAY_HELPERS(pool_cases)
 
+/* The backward ops' cases are tests/fixtures/conv_grad.json (through
+ * autograd, tests/js/conv-grad.test.mjs) and test_backward_ops below. */
+static int forward_cases_of(const char* name) { return strstr(name, "_backward") ? 1 : cases_of(name); }
+
 static void test_registration(void) {
 #define WEFT_OP(cname, schema, ...) schema,
   static const char* const schemas[] = {
 #include "ops/pool.def"
   };
 #undef WEFT_OP
-  CHECK(fx_check_ops(schemas, sizeof schemas / sizeof schemas[0], cases_of) == 0);
+  CHECK(fx_check_ops(schemas, sizeof schemas / sizeof schemas[0], forward_cases_of) == 0);
 }
 
 static void test_meta(void) {
@@ -296,6 +300,88 @@ static void test_driver(void) {
   CHECK(failed == 0);
 }
 
+/* Backward (issue 15): pooling is linear in x for fixed windows (max: for
+ * fixed indices), so the driver's gx must satisfy the adjoint identity
+ * <gy, pool(x)> == <gx, x> for any x; float64 on sixteenths, with random
+ * geometries in both formats; 1 and 3 threads bit for bit equal. */
+static int check_backward_once(const weft_pool2d* g) {
+  int64_t nx = g->n * g->c * g->h * g->w, ny = g->n * g->c * g->oh * g->ow;
+  double *x = malloc(8 * (size_t)nx), *y = malloc(8 * (size_t)ny), *gy = malloc(8 * (size_t)ny);
+  double *gx1 = malloc(8 * (size_t)nx), *gx3 = malloc(8 * (size_t)nx);
+  int64_t* idx = malloc(8 * (size_t)ny);
+  for (int64_t i = 0; i < nx; i++) x[i] = (double)((int)(next() % 33) - 16) / 8.0;
+  for (int64_t i = 0; i < ny; i++) gy[i] = (double)((int)(next() % 33) - 16) / 8.0;
+  bool max = g->kind == WEFT_POOL_MAX;
+  weft__pool2d_reference(g, WEFT_FLOAT64, x, y, max ? idx : NULL);
+  weft_set_num_threads(1);
+  int bad = weft__pool2d_backward(g, WEFT_FLOAT64, gy, max ? idx : NULL, gx1) != WEFT_OK;
+  weft_set_num_threads(3);
+  bad += weft__pool2d_backward(g, WEFT_FLOAT64, gy, max ? idx : NULL, gx3) != WEFT_OK;
+  weft_set_num_threads(1);
+  double lhs = 0, rhs = 0, scale = 0;
+  for (int64_t i = 0; i < ny; i++) lhs += gy[i] * y[i], scale += fabs(gy[i] * y[i]);
+  for (int64_t i = 0; i < nx; i++) rhs += gx1[i] * x[i];
+  bad += fabs(lhs - rhs) > 1e-12 * (scale + 1);
+  bad += memcmp(gx1, gx3, 8 * (size_t)nx) != 0;
+  if (bad)
+    fprintf(stderr, "backward kind %d cl %d [%lld,%lld,%lld,%lld] k %lldx%lld s %lldx%lld p %lldx%lld: %g vs %g\n",
+            (int)g->kind, (int)g->channels_last, (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w,
+            (long long)g->kh, (long long)g->kw, (long long)g->sh, (long long)g->sw, (long long)g->ph,
+            (long long)g->pw, lhs, rhs);
+  free(x), free(y), free(gy), free(gx1), free(gx3), free(idx);
+  return bad;
+}
+
+static void test_backward_driver(void) {
+  int failed = 0, runs = 0;
+  for (int it = 0; it < 300; it++) {
+    weft_pool2d g;
+    if (!random_geometry((weft_pool_kind)(it % 3), &g)) continue;
+    failed += check_backward_once(&g);
+    runs++;
+  }
+  printf("backward: %d runs, %d failed\n", runs, failed);
+  CHECK(failed == 0 && runs > 200);
+}
+
+/* The backward ops on a 1 x 1 x 4 x 4 input of 0..15, in both formats:
+ * max 2x2 sends each gradient to its window's last element, avg spreads a
+ * quarter, adaptive 2x2 the same; a grad_output of the wrong size is
+ * PyTorch's message; Meta gives the input's shape and format. */
+static void test_backward_ops(void) {
+  const int64_t sx[4] = {1, 1, 4, 4}, sy[4] = {1, 1, 2, 2}, k[1] = {2}, z[1] = {0}, one[1] = {1};
+  weft_tensor* base = weft_arange(0, 16, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  weft_tensor* x = base ? weft_view(base, sx, 4) : NULL;
+  weft_tensor* gy = weft_full(sy, 4, 4.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  weft_tensor2 mi = weft_max_pool2d_with_indices(x, k, 1, k, 1, z, 1, one, 1, false);
+  weft_tensor* gmax = weft_max_pool2d_with_indices_backward(gy, x, k, 1, k, 1, z, 1, one, 1, false, mi.t[1]);
+  weft_tensor* gavg = weft_avg_pool2d_backward(gy, x, k, 1, k, 1, z, 1, false, true, INT64_MIN);
+  weft_tensor* gad = weft_op__adaptive_avg_pool2d_backward(gy, x);
+  CHECK(gmax && gavg && gad);
+  if (gmax && gavg && gad) {
+    const float* m = weft_tensor_data_ptr(gmax);
+    const float* a = weft_tensor_data_ptr(gavg);
+    const float* d = weft_tensor_data_ptr(gad);
+    int bad = 0;
+    for (int i = 0; i < 16; i++) {
+      bad += m[i] != ((i / 4) % 2 == 1 && i % 2 == 1 ? 4.0f : 0.0f);
+      bad += a[i] != 1.0f || d[i] != 1.0f;
+    }
+    CHECK(bad == 0);
+  }
+  const int64_t sbad[4] = {1, 1, 3, 2};
+  weft_tensor* gbad = weft_full(sbad, 4, 1.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  CHECK(!weft_avg_pool2d_backward(gbad, x, k, 1, k, 1, z, 1, false, true, INT64_MIN));
+  CHECK_ERROR_HAS("avg_pool2d_backward: Expected a tensor of dimension 4 and tensor.size[2] == 2 but got: dimension 4 "
+                  "and tensor.size[2] = 3");
+  weft_tensor* xm = weft_empty(sx, 4, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CHANNELS_LAST);
+  weft_tensor* gm = weft_empty(sy, 4, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CHANNELS_LAST);
+  weft_tensor* rm = weft_avg_pool2d_backward(gm, xm, k, 1, k, 1, z, 1, false, true, INT64_MIN);
+  CHECK(rm && weft_tensor_device(rm) == WEFT_DEVICE_META);
+  weft_tensor* list[] = {base, x, gy, mi.t[0], mi.t[1], gmax, gavg, gad, gbad, xm, gm, rm};
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) weft_tensor_release(list[i]);
+}
+
 int main(void) {
   weft_set_num_threads(1);
   replay_all("1 thread");
@@ -306,5 +392,7 @@ int main(void) {
   test_meta();
   test_explain();
   test_driver();
+  test_backward_driver();
+  test_backward_ops();
   TEST_REPORT();
 }

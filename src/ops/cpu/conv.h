@@ -44,4 +44,15 @@ const char* weft__conv2d_algo_name(weft_conv2d_algo a);
 weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g,
                          const void* x, const void* w, const void* bias, void* y);
 
+/* The gradients of one convolution (src/ops/cpu/conv_backward.c), dtype
+ * FLOAT32 or FLOAT64; g's weight strides are not read. gy is dense in the
+ * layout's format (NCHW, or NHWC when nhwc), as x and gx are. The weight w
+ * and its gradient gw are dense [cout, c / groups, kh, kw]: contiguous for
+ * NCHW, channels_last ([cout, kh, kw, c / groups] in memory) for NHWC.
+ * Parallel inside (patches, GEMM); the same result for any thread count. */
+weft_status weft__conv2d_backward_input(const weft_kernels* kt, weft_dtype dtype, bool nhwc,
+                                        const weft_conv2d_geom* g, const void* gy, const void* w, void* gx);
+weft_status weft__conv2d_backward_weight(const weft_kernels* kt, weft_dtype dtype, bool nhwc,
+                                         const weft_conv2d_geom* g, const void* gy, const void* x, void* gw);
+
 #endif

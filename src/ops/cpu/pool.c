@@ -301,3 +301,72 @@ weft_status weft__pool2d_run(const weft_kernels* kt, const weft_pool2d* g, weft_
   int64_t grain = TASK_WORK / MAX(g->ow * kk, 1);
   return weft_parallel_for(0, g->n * g->c * g->oh, MAX(grain, 1), nchw_rows, &jb);
 }
+
+/* ---- backward: each output's gradient scattered over its window ----
+ *
+ * A task owns whole input planes (NCHW: one (image, channel) plane; NHWC:
+ * an image's block of BACK_CBLOCK channels, contiguous in every pixel), so
+ * overlapping windows never race: it zeroes its part of gx, then adds each
+ * output's share (max: all of it at the recorded index; avg: gy / divisor
+ * over the clipped window, as PyTorch's backward). */
+#define BACK_CBLOCK 16
+
+#define DEF_BACK(T, name)                                                                         \
+  static void name(const weft_pool2d* g, const T* gy, const int64_t* idx, T* gx, int64_t n, int64_t c0, \
+                   int64_t c1) {                                                                  \
+    REF_STRIDES                                                                                   \
+    for (int64_t ih = 0; ih < H; ih++)                                                            \
+      for (int64_t iw = 0; iw < W; iw++)                                                          \
+        for (int64_t c = c0; c < c1; c++) gx[n * xn + c * xc + ih * xh + iw * xw] = 0;            \
+    for (int64_t oh = 0; oh < OH; oh++) {                                                         \
+      win r = window(g, true, oh);                                                                \
+      for (int64_t ow = 0; ow < OW; ow++) {                                                       \
+        const int64_t o = n * yn + oh * yh + ow * yw;                                             \
+        if (idx) {                                                                                \
+          for (int64_t c = c0; c < c1; c++) {                                                     \
+            int64_t i = idx[o + c * yc]; /* an empty window's index may point past the plane */   \
+            if (i >= 0 && i < H * W) gx[n * xn + c * xc + (i / W) * xh + (i % W) * xw] += gy[o + c * yc]; \
+          }                                                                                       \
+          continue;                                                                               \
+        }                                                                                         \
+        win q = window(g, false, ow);                                                             \
+        T d = (T)divisor(g, r, q);                                                                \
+        for (int64_t ih = r.start; ih < r.start + r.count; ih++)                                  \
+          for (int64_t iw = q.start; iw < q.start + q.count; iw++)                                \
+            for (int64_t c = c0; c < c1; c++) gx[n * xn + c * xc + ih * xh + iw * xw] += gy[o + c * yc] / d; \
+      }                                                                                           \
+    }                                                                                             \
+  }
+DEF_BACK(float, back_f32)
+DEF_BACK(double, back_f64)
+
+typedef struct {
+  const weft_pool2d* g;
+  bool f64;
+  const void* gy;
+  const int64_t* idx;
+  void* gx;
+  int64_t cb; /* channels per task */
+} back_job;
+
+static weft_status back_range(void* ctx, int64_t begin, int64_t end) {
+  const back_job* b = ctx;
+  const int64_t nb = (b->g->c + b->cb - 1) / b->cb;
+  for (int64_t t = begin; t < end; t++) {
+    int64_t n = t / nb, c0 = t % nb * b->cb, c1 = MIN(c0 + b->cb, b->g->c);
+    if (b->f64) back_f64(b->g, b->gy, b->idx, b->gx, n, c0, c1);
+    else back_f32(b->g, b->gy, b->idx, b->gx, n, c0, c1);
+  }
+  return WEFT_OK;
+}
+
+weft_status weft__pool2d_backward(const weft_pool2d* g, weft_dtype dtype, const void* gy, const int64_t* idx,
+                                  void* gx) {
+  if (g->n * g->c * g->h * g->w == 0) return WEFT_OK;
+  back_job b = {g, dtype == WEFT_FLOAT64, gy, idx, gx, g->channels_last ? BACK_CBLOCK : 1};
+  int64_t tasks = g->n * ((g->c + b.cb - 1) / b.cb);
+  int64_t kk = idx ? 1 : g->kind == WEFT_POOL_ADAPTIVE_AVG ? (g->h / MAX(g->oh, 1) + 1) * (g->w / MAX(g->ow, 1) + 1)
+                                                           : g->kh * g->kw;
+  int64_t per = b.cb * (g->h * g->w + g->oh * g->ow * kk); /* one task's reads and writes */
+  return weft_parallel_for(0, tasks, MAX(TASK_WORK / MAX(per, 1), 1), back_range, &b);
+}

@@ -39,4 +39,11 @@ const char* weft__pool2d_path(const weft_pool2d* g, weft_dtype dtype, bool indic
  * formats, serial. */
 void weft__pool2d_reference(const weft_pool2d* g, weft_dtype dtype, const void* x, void* y, int64_t* idx);
 
+/* The gradient of x (gx, dense in g's format) from the output's gradient gy
+ * (and max's indices idx, a flat h * w offset per output; NULL for avg),
+ * float32 or float64. Parallel over planes (NCHW) or over an image's
+ * channel blocks (NHWC); identical for any thread count. */
+weft_status weft__pool2d_backward(const weft_pool2d* g, weft_dtype dtype, const void* gy, const int64_t* idx,
+                                  void* gx);
+
 #endif
