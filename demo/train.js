@@ -162,8 +162,7 @@ function loop() {
     }
   } catch (e) {
     stop('failed');
-    const conv = t.model.kind === 'cnn' ? ' (the CNN needs conv2d and maxPool2d backward, which this build may not have yet)' : '';
-    showStatus(`training failed: ${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}${conv}`);
+    showStatus(`training failed: ${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}`);
     return;
   }
   const ms = performance.now() - t0;

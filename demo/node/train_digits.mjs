@@ -5,7 +5,7 @@
 // Every 6th image is held out (299; see demo/train/digits.mjs); the line shows the mean training loss,
 // the training accuracy of the epoch's minibatches and the test accuracy.
 // The model and the loop are demo/train/digits.mjs, shared with the browser
-// page demo/train.html. The CNN needs conv2d and maxPool2d backward.
+// page demo/train.html.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { init } from 'weft';
@@ -47,13 +47,7 @@ function parseArgs(argv) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    const o = parseArgs(process.argv.slice(2));
-    try {
-      await trainDigits(o);
-    } catch (e) {
-      if (o.model === 'cnn' && /derivative for '(conv2d|max_pool2d)/.test(e.message)) e.message += ' (the CNN needs conv2d and maxPool2d backward)';
-      throw e;
-    }
+    await trainDigits(parseArgs(process.argv.slice(2)));
   } catch (e) {
     process.stderr.write(`train_digits: ${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message}\n`);
     process.exitCode = 1;

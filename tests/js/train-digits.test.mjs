@@ -20,6 +20,17 @@ test('the digits MLP reaches >= 95% test accuracy (seed 0, the example\'s defaul
   assert.ok(last.loss < 0.2, `final training loss ${last.loss}`);
 });
 
+test('the digits CNN trains through conv2d and maxPool2d backward (seed 0, 3 epochs)', async () => {
+  const wt = await init();
+  const lines = [];
+  let last;
+  await noLeaks(wt, async () => {
+    last = await trainDigits({ wt, model: 'cnn', epochs: 3, log: (l) => lines.push(l) });
+  });
+  assert.match(lines[0], /^CNN conv 1 → 16 3×3 → ReLU → maxPool 2 → linear 256 → 10/);
+  assert.ok(last.testAccuracy >= 0.9, `test accuracy ${last.testAccuracy}`);
+});
+
 test('a fixed seed gives the same run twice', async () => {
   const wt = await init();
   const quiet = { wt, epochs: 2, log: () => {} };
