@@ -319,6 +319,9 @@ static weft_status unique_run(const weft_tensor* self, bool return_inverse, bool
     s = out[1] ? WEFT_OK : weft_last_status();
   }
   int64_t groups = 0, *firsts = work, *counts = work + n;
+  /* explain(): the plan (one radix sort of every element), then the groups as
+   * usual, since the results' sizes depend on them */
+  if (s == WEFT_OK && weft_explaining()) s = weft__explain_kernel(name, "sort", "radix", self->dtype, 1, n);
   if (s == WEFT_OK) {
     const char* data = weft_tensor_data_ptr(x);
     weft__sort_keys(self->dtype, (size_t)n, data, (ptrdiff_t)es, false, p);

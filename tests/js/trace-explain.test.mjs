@@ -130,6 +130,7 @@ test('explain: the plans of the shape gathers, the index walks and sorting', asy
     assert.deepEqual(plan('sort', track(wt.rand(3, 100)), 1), ['sort', 'radix', 3, 100, 'float32']);
     assert.deepEqual(plan('topk', track(wt.rand(3, 100)), 5), ['sort', 'heap_select', 3, 100, 'float32']);
     assert.equal(wt.explain('topk', x, 2).op, 'topk');
+    assert.deepEqual(plan('_unique2', x, true, true, true), ['sort', 'radix', 1, 24, 'float32']);
     // explain runs no loop: x is unchanged by an explained in-place gather
     const before = x.toArray();
     wt.explain('scatter_', x, 1, z, 0);
