@@ -41,12 +41,28 @@ function medianMs(fn, n = 20) {
   return t.sort((a, b) => a - b)[t.length >> 1];
 }
 
+// Each variant in a process of its own, as an app loads one: a second module
+// in the process makes the shared JS wrappers polymorphic and its calls
+// slower (measured: whichever loads second pays 200-450 ns more per call).
+const only = args.includes('--variant') ? args[args.indexOf('--variant') + 1] : null;
+if (only) {
+  await variantRows(only);
+  process.exit(0);
+}
 for (const variant of ['simd', 'simd-threads']) {
+  const child = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--variant', variant, '--reps', String(reps)],
+    { encoding: 'utf8', env: process.env });
+  if (child.status !== 0) throw new Error(`small_ops_bench --variant ${variant}: ${child.stderr}`);
+  for (const l of child.stdout.split('\n').filter((x) => x.startsWith('{'))) emit(JSON.parse(l));
+}
+
+async function variantRows(variant) {
+  const out = (r) => console.log(JSON.stringify(r));
   const wt = await init({ variant, threads: 1 });
   const a = wt.tensor([1]);
   const b = wt.tensor([2]);
-  emit({ name: 'add1', build: `weft-${variant}`, ns: perCall(() => wt.add(a, b).dispose()) });
-  emit({ name: 'tensor4', build: `weft-${variant}`, ns: perCall(() => wt.tensor([1, 2, 3, 4]).dispose()) });
+  out({ name: 'add1', build: `weft-${variant}`, ns: perCall(() => wt.add(a, b).dispose()) });
+  out({ name: 'tensor4', build: `weft-${variant}`, ns: perCall(() => wt.tensor([1, 2, 3, 4]).dispose()) });
   const x = wt.rand([512, 512, 3]);
   const v = x.permute(2, 0, 1);
   const c = v.contiguous();
@@ -62,7 +78,7 @@ for (const variant of ['simd', 'simd-threads']) {
   for (const [name, onView, onContig] of pairs) {
     const mv = medianMs(() => onView().dispose());
     const mc = medianMs(() => onContig().dispose());
-    emit({ name, build: `weft-${variant}`, viewMs: mv, contigMs: mc, ratio: mc / mv });
+    out({ name, build: `weft-${variant}`, viewMs: mv, contigMs: mc, ratio: mc / mv });
   }
   for (const t of [a, b, x, v, c, o, nd, ndc]) t.dispose();
 }
