@@ -8,12 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 // The command line of a one-library benchmark script:
 //   <lib> [--threads N] [--reps N] [--idle-ms N]
 export function libArgs(argv = process.argv.slice(2)) {
-  const opt = (name, dflt) => {
-    const i = argv.indexOf(name);
-    return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-  };
-  return { lib: argv[0], reps: Math.max(1, Number(opt('--reps', '15'))), threads: Number(opt('--threads', '1')),
-    idleMs: Number(opt('--idle-ms', '2500')) };
+  const a = benchArgs(argv);
+  delete a.clock;
+  return a;
 }
 
 // Warms every workload up (3 rounds and at least a second), waits idleMs for

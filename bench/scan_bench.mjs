@@ -6,19 +6,15 @@
 // [512, 1000] ({ values, indices }). Warm-up, an idle wait, then the median of
 // --reps runs (bench/peer_util.mjs). Prints one JSON line per workload: name,
 // build, threads, ms, GB/s (bytes read + written).
-import { medianTimes } from './peer_util.mjs';
+import { libArgs, medianTimes } from './peer_util.mjs';
 
-const args = process.argv.slice(2);
-const variant = args[0] ?? 'simd-threads';
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
-};
-const reps = Math.max(1, Number(opt('--reps', '15')));
+const cli = libArgs();
+const variant = cli.lib ?? 'simd-threads';
+const reps = cli.reps;
 
 const { init } = await import('weft');
 const wt = await init({ variant });
-if (variant === 'simd-threads') wt.setNumThreads(Number(opt('--threads', '1')));
+if (variant === 'simd-threads') wt.setNumThreads(cli.threads);
 const threads = wt.getNumThreads();
 const a = wt.rand([512, 4096]);
 const b = wt.rand([4096, 512]);
