@@ -67,13 +67,14 @@ static int64_t row_grain(const weft_index_walk* w) {
   return inner >= 32768 ? 1 : 32768 / (inner ? inner : 1);
 }
 
-/* explain(): the walk's plan; "contiguous_rows" when every operand's row is
- * dense (the indexed one aside), else "strided" */
-static weft_status explain_walk(const char* kind, const weft_index_walk* w, weft_dtype t, int operands) {
+/* explain(): the walk's plan; "contiguous_rows" when the rows of the moved
+ * operands (0 and 2, not the index) are dense or broadcast, else "strided" */
+static weft_status explain_walk(const char* kind, const weft_index_walk* w, weft_dtype t) {
   const int in = w->nd - 1;
+  const int64_t es = (int64_t)weft_dtype_size(t);
   bool dense = true;
-  for (int k = 0; k < operands; k++)
-    if (w->data[k] && w->strides[k][in] != 0 && w->strides[k][in] != (int64_t)weft_dtype_size(t) && k != 1) dense = false;
+  for (int k = 0; k < 3; k += 2)
+    if (w->data[k] && w->strides[k][in] != 0 && w->strides[k][in] != es) dense = false;
   return weft__explain_kernel(NULL, kind, dense ? "contiguous_rows" : "strided", t, walk_rows(w), w->sizes[in]);
 }
 
@@ -113,7 +114,7 @@ static weft_status gather_rows(void* ctx, int64_t begin, int64_t end) {
 }
 
 weft_status weft__index_gather_run(const weft_index_move* m) {
-  if (weft_explaining()) return explain_walk("gather", &m->w, m->dtype, 3);
+  if (weft_explaining()) return explain_walk("gather", &m->w, m->dtype);
   return weft_parallel_for(0, walk_rows(&m->w), row_grain(&m->w), gather_rows, (void*)m);
 }
 
@@ -161,7 +162,7 @@ static weft_status scatter_rows(void* ctx, int64_t begin, int64_t end) {
 }
 
 weft_status weft__index_scatter_run(const weft_index_move* m) {
-  if (weft_explaining()) return explain_walk(m->serial ? "scatter_serial" : "scatter", &m->w, m->dtype, 3);
+  if (weft_explaining()) return explain_walk(m->serial ? "scatter_serial" : "scatter", &m->w, m->dtype);
   int64_t rows = walk_rows(&m->w);
   if (m->serial) return scatter_rows((void*)m, 0, rows);
   return weft_parallel_for(0, rows, row_grain(&m->w), scatter_rows, (void*)m);
@@ -189,7 +190,7 @@ static weft_status fill_rows(void* ctx, int64_t begin, int64_t end) {
 }
 
 weft_status weft__index_masked_fill_run(const weft_index_walk* w, weft_dtype dtype, const unsigned char* value) {
-  if (weft_explaining()) return explain_walk("masked_fill", w, dtype, 1);
+  if (weft_explaining()) return explain_walk("masked_fill", w, dtype);
   fill_ctx c = {w, weft_dtype_size(dtype), value};
   return weft_parallel_for(0, walk_rows(w), row_grain(w), fill_rows, &c);
 }
