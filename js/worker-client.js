@@ -14,6 +14,12 @@
 // Inputs are copied (structured clone). With { transfer: true } in a call's
 // options, the ArrayBuffers of its TypedArray arguments are transferred
 // instead: faster, and they become detached (length 0) on the caller's side.
+//
+// Autograd: the graph, .grad, grad mode and the optimizers live in the
+// worker. backward(), step() and the other calls that return nothing return
+// promises settled once the worker ran them; t.grad is a WorkerTensor at once
+// (it fails when there is no gradient: t.gradOrNull() tells); noGrad(fn)
+// scopes the calls fn sends by two grad-mode messages around them.
 import { WeftError } from './core.js';
 import { tupleMaker } from './ops.js';
 
@@ -22,23 +28,22 @@ const TENSOR_VALUES = new Set([
   'toArray', 'data', 'item', 'toString', 'toNpy', 'size', 'stride', 'dim', 'ndimension', 'numel',
   'storageOffset', 'elementSize', 'dataPtr', 'isContiguous', 'isNonOverlappingAndDense',
   'suggestMemoryFormat', 'handle', 'explain', 'tolist', 'equal', 'allclose',
+  // autograd: promises of undefined, settled once the worker ran them
+  'backward', 'retainGrad',
 ]);
-const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed', 'ndim']);
-// Properties whose value is a tensor (views: t.T, t.mT).
-const TENSOR_GETTERS = new Set(['T', 'mT']);
-// Autograd is not available in worker mode yet (its graph and grad mode live
-// in the worker; noGrad(fn) cannot send fn): these names refuse clearly.
-const AUTOGRAD_API = new Set(['autograd', 'noGrad', 'enableGrad', 'isGradEnabled', 'setGradEnabled']);
-const AUTOGRAD_TENSOR = new Set(['requiresGrad', 'requiresGrad_', 'isLeaf', 'grad', 'retainGrad', 'retainsGrad',
-  'gradFn', 'detach', 'detach_', 'backward']);
-const noAutograd = (name) => {
-  throw new WeftError('NotImplemented', `${name}: autograd is not supported in worker mode yet; use init() instead of initWorker()`);
-};
+const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed', 'ndim',
+  'requiresGrad', 'isLeaf', 'retainsGrad', 'gradFn']);
+// Properties whose value is a tensor (views: t.T, t.mT; t.grad, a failed
+// WorkerTensor when the grad is null: await t.gradOrNull() tells).
+const TENSOR_GETTERS = new Set(['T', 'mT', 'grad']);
+// Properties that can be assigned (t.grad = null clears the gradient).
+const TENSOR_SETTERS = new Set(['grad', 'requiresGrad']);
 const API_VALUES = new Set([
   'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
   'explain', 'trace', 'ops', 'schema', 'readSafetensorsHeader', 'saveSafetensors',
   // an object of tensors (adopted as WorkerTensors)
   'loadSafetensors', 'getDefaultDtype', 'setDefaultDtype',
+  'isGradEnabled', 'setGradEnabled', 'autograd.grad',
 ]);
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
@@ -150,14 +155,23 @@ export async function createWorkerApi(endpoint, options) {
     const proxy = new Proxy(base, {
       get(target, prop) {
         if (prop === 'id' || prop === 'ready') return target[prop];
-        if (AUTOGRAD_TENSOR.has(prop)) noAutograd(prop);
         if (prop === 'then') return undefined; // not a thenable
         if (prop === 'dispose') return () => dispose(target);
+        if (prop === 'gradOrNull') {
+          return () => send({ kind: 'get', target: id, prop: 'grad' }).then((m) => adopt(m.value));
+        }
         if (prop === 'isDisposed' && target.disposed) return Promise.resolve(true);
         if (typeof prop === 'symbol') return target[prop];
         if (TENSOR_PROPS.has(prop)) return send({ kind: 'get', target: id, prop }).then((m) => m.value);
         if (TENSOR_GETTERS.has(prop)) return tensorFrom({ kind: 'get', target: id, prop }, []);
         return (...args) => call(id, prop, args);
+      },
+      // t.grad = null / t.grad = g / t.requiresGrad = flag: sent in order; a
+      // failure surfaces at the next use of t (an assignment has no promise)
+      set(target, prop, value) {
+        if (!TENSOR_SETTERS.has(prop)) return Reflect.set(target, prop, value);
+        notify({ kind: 'set', target: id, prop, value: encodeArgs([value]).args[0] });
+        return true;
       },
     });
     base.proxy = proxy;
@@ -165,11 +179,22 @@ export async function createWorkerApi(endpoint, options) {
     return proxy;
   }
 
+  // A message without an answer (dispose, grad mode, assignments): nothing
+  // waits for it, and a dead or closed worker has nothing left to change.
+  function notify(msg) {
+    if (closed || dead) return;
+    try {
+      endpoint.post({ id: 0, ...msg }, []);
+    } catch (e) {
+      throw new WeftError('InvalidArgument', `${msg.prop ?? msg.kind}: a value cannot be sent to the worker (${e.message})`);
+    }
+  }
+
   function dispose(target) {
     if (target.disposed) return;
     target.disposed = true;
     for (const s of scopes) s.delete(target.proxy);
-    if (!closed) endpoint.post({ id: 0, kind: 'dispose', target: target.id }, []);
+    notify({ kind: 'dispose', target: target.id });
   }
 
   function call(target, method, rawArgs) {
@@ -221,8 +246,70 @@ export async function createWorkerApi(endpoint, options) {
     return finish(r);
   }
 
+  // noGrad(fn) / enableGrad(fn): grad mode lives in the worker, fn runs here.
+  // Messages are handled in order, so switching the mode, sending fn's calls
+  // and restoring the mode scopes exactly those calls. An async fn's scope
+  // lasts until it settles: calls made elsewhere meanwhile are inside it (as
+  // in tidy).
+  function withGradMode(name, enabled, fn) {
+    if (typeof fn !== 'function') throw new WeftError('TypeError', `${name}(): expected a function, got ${typeof fn}`);
+    notify({ kind: 'gradMode', enabled });
+    const restore = () => notify({ kind: 'gradMode', restore: true });
+    let r;
+    try {
+      r = fn(api);
+    } catch (e) {
+      restore();
+      throw e;
+    }
+    if (r && typeof r.then === 'function') return r.then((v) => { restore(); return v; }, (e) => { restore(); throw e; });
+    restore();
+    return r;
+  }
+
+  // An optimizer living in the worker (named by an id like a tensor, chosen
+  // here): step() and zeroGrad() are promises settled once the worker ran
+  // them; a constructor error rejects ready and every later call.
+  class WorkerOptimizer {
+    #id;
+    #disposed = false;
+    constructor(kind, params, options) {
+      this.#id = nextTensor++;
+      this.params = params;
+      this.ready = send({ kind: 'new', ctor: `optim.${kind}`, args: encodeArgs([params, options ?? {}]).args, out: this.#id })
+        .then(() => undefined);
+      this.ready.catch(() => {}); // surfaced by step() and zeroGrad() too
+    }
+    #call(method, args) {
+      if (this.#disposed) return Promise.reject(new WeftError('InvalidArgument', `${method}: the optimizer has been disposed`));
+      return send({ kind: 'ocall', target: this.#id, method, args: encodeArgs(args).args }).then(() => undefined);
+    }
+    // step(closure): the closure runs here under enableGrad (its calls go
+    // first), then the step; resolves with the closure's result
+    step(closure) {
+      if (closure === undefined) return this.#call('step', []);
+      const loss = withGradMode('step', true, closure);
+      if (loss && typeof loss.then === 'function') return loss.then((l) => this.#call('step', []).then(() => l));
+      return this.#call('step', []).then(() => loss);
+    }
+    zeroGrad(options) { return this.#call('zeroGrad', options === undefined ? [] : [options]); }
+    // releases the optimizer's state in the worker (the parameters stay yours)
+    dispose() {
+      if (this.#disposed) return;
+      this.#disposed = true;
+      notify({ kind: 'dispose', target: this.#id, object: true });
+    }
+  }
+  const optimizer = (kind) => ({
+    [kind]: class extends WorkerOptimizer { constructor(params, options) { super(kind, params, options); } },
+  })[kind];
+
   const local = {
     tidy,
+    noGrad: (fn) => withGradMode('noGrad', false, fn),
+    enableGrad: (fn) => withGradMode('enableGrad', true, fn),
+    autograd: Object.freeze({ grad: (...args) => call(null, 'autograd.grad', args) }),
+    optim: Object.freeze({ SGD: optimizer('SGD'), Adam: optimizer('Adam'), AdamW: optimizer('AdamW') }),
     keep: (t) => { for (const s of scopes) s.delete(t); return t; },
     backend: () => send({ kind: 'get', target: null, prop: 'backend' }).then((m) => m.value),
     buildId: () => send({ kind: 'get', target: null, prop: 'buildId' }).then((m) => m.value),
@@ -238,7 +325,6 @@ export async function createWorkerApi(endpoint, options) {
     get(target, prop) {
       if (prop in target) return target[prop];
       if (prop === 'then' || typeof prop === 'symbol') return undefined;
-      if (AUTOGRAD_API.has(prop)) noAutograd(prop);
       return (...args) => call(null, prop, args);
     },
   });

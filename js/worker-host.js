@@ -7,7 +7,11 @@
 //               { id, kind: 'call', target: tensorId | null, method, args, out: tensorId | null }
 //               { id, kind: 'get', target, prop, out? }    (shape, dtype, device, isDisposed, ndim;
 //                                                            T and mT into the tensor id out)
-//               { id, kind: 'dispose', target }
+//               { id, kind: 'dispose', target, object? }  (object: an optimizer)
+//               { id: 0, kind: 'set', target, prop, value }  (t.grad = g, t.requiresGrad = b)
+//               { id: 0, kind: 'gradMode', enabled } | { id: 0, kind: 'gradMode', restore: true }
+//               { id, kind: 'new', ctor: 'optim.SGD', args, out }  (an object named out)
+//               { id, kind: 'ocall', target: objectId, method, args }
 // Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
 // Arguments and values encode tensors as { $t: id }; a named tuple result
 // ({ values, indices }) as { $tuple: names, items }. init answers { tuples }.
@@ -16,11 +20,19 @@ export function serve(endpoint, init) {
   const tensors = new Map(); // id -> Tensor
   const failed = new Map(); // id -> error of the call that should have made it
   const refs = new Map(); // Tensor -> number of ids naming it (in-place ops return self)
+  const deferred = new Map(); // id -> error of an assignment to it, thrown at its next use
+  const objects = new Map(); // id -> optimizer
+  const gradModes = []; // grad mode before each open noGrad/enableGrad scope
 
   const isTensor = (v) => wt !== null && v instanceof wt.Tensor;
 
   function tensorOf(id) {
     if (failed.has(id)) throw failed.get(id);
+    if (deferred.has(id)) {
+      const e = deferred.get(id);
+      deferred.delete(id);
+      throw e;
+    }
     const t = tensors.get(id);
     if (!t) throw Object.assign(new Error('worker: tensor has been disposed'), { code: 'InvalidArgument' });
     return t;
@@ -40,9 +52,17 @@ export function serve(endpoint, init) {
     refs.set(t, (refs.get(t) ?? 0) + 1);
   }
 
+  function objectOf(id) {
+    if (failed.has(id)) throw failed.get(id);
+    const o = objects.get(id);
+    if (!o) throw Object.assign(new Error('worker: the optimizer has been disposed'), { code: 'InvalidArgument' });
+    return o;
+  }
+
   function release(id) {
     const t = tensors.get(id);
     failed.delete(id);
+    deferred.delete(id);
     if (!t) return;
     tensors.delete(id);
     const n = refs.get(t) - 1;
@@ -77,11 +97,28 @@ export function serve(endpoint, init) {
 
   // A tensor the client named in advance (msg.out).
   function bindResult(msg, r) {
+    if (r === null && msg.prop === 'grad') {
+      throw Object.assign(new Error("grad: the tensor's .grad is null (no backward reached it, or it was cleared); " +
+        'await t.gradOrNull() tells'), { code: 'InvalidArgument' });
+    }
     if (!isTensor(r)) {
       throw Object.assign(new Error(`${msg.method ?? msg.prop}: did not return a tensor`), { code: 'TypeError' });
     }
     bind(msg.out, r);
     return { value: null, meta: meta(r) };
+  }
+
+  // t.gradFn as plain data: { name, nextFunctions: [[{ name } | null, inputNr]] }
+  // (one level: a deep graph would be large to copy); the node wrappers made
+  // here are released at once.
+  function describeNode(g, withNext) {
+    if (g === null) return null;
+    try {
+      if (!withNext) return { name: g.name };
+      return { name: g.name, nextFunctions: g.nextFunctions.map(([n, nr]) => [describeNode(n, false), nr]) };
+    } finally {
+      g.dispose();
+    }
   }
 
   async function handle(msg) {
@@ -92,8 +129,39 @@ export function serve(endpoint, init) {
         return { value: { tuples: wt.ops.generated.tuples, lists: wt.ops.generated.lists } };
       }
       case 'dispose':
-        release(msg.target);
+        if (msg.object) {
+          objects.get(msg.target)?.dispose();
+          objects.delete(msg.target);
+          failed.delete(msg.target);
+        } else release(msg.target);
         return null;
+      case 'set':
+        // no answer: a failure waits for the tensor's next use
+        try {
+          tensorOf(msg.target)[msg.prop] = decode(msg.value);
+        } catch (e) {
+          deferred.set(msg.target, e);
+        }
+        return null;
+      case 'gradMode':
+        if (msg.restore) wt.setGradEnabled(gradModes.pop() ?? true);
+        else {
+          gradModes.push(wt.isGradEnabled());
+          wt.setGradEnabled(msg.enabled);
+        }
+        return null;
+      case 'new': {
+        const [ns, name] = msg.ctor.split('.');
+        objects.set(msg.out, new wt[ns][name](...decode(msg.args)));
+        return { value: null };
+      }
+      case 'ocall': {
+        if (!['step', 'zeroGrad'].includes(msg.method)) {
+          throw Object.assign(new Error(`${msg.method}: not an optimizer method`), { code: 'TypeError' });
+        }
+        objectOf(msg.target)[msg.method](...decode(msg.args));
+        return { value: null };
+      }
       case 'get': {
         const obj = msg.target === null ? wt : tensorOf(msg.target);
         if (msg.target === null && !['backend', 'buildId', 'variant'].includes(msg.prop)) {
@@ -101,11 +169,14 @@ export function serve(endpoint, init) {
         }
         const v = obj[msg.prop];
         if (msg.out !== undefined) return bindResult(msg, v);
+        if (msg.prop === 'gradFn') return { value: describeNode(v, true) };
+        if (isTensor(v)) return { value: encode(v) }; // t.gradOrNull()
         return { value: v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v } : v };
       }
       case 'call': {
         const self = msg.target === null ? wt : tensorOf(msg.target);
-        const fn = self[msg.method];
+        // 'autograd.grad': a function of a namespace of wt
+        const fn = msg.method === 'autograd.grad' && msg.target === null ? wt.autograd.grad : self[msg.method];
         if (typeof fn !== 'function') {
           throw Object.assign(new Error(`${msg.method}: not a weft ${msg.target === null ? 'function' : 'Tensor method'}`),
             { code: 'TypeError' });

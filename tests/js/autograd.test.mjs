@@ -9,7 +9,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { initWorker } from 'weft';
 import { init, close, counts, throwsWeft, VARIANTS } from './helpers.mjs';
 
 const FX = JSON.parse(readFileSync(new URL('../fixtures/autograd.json', import.meta.url), 'utf8'));
@@ -325,17 +324,7 @@ test('a training step frees its graph: no leak after backward', async () => {
   for (const t of [w, x]) t.dispose();
 });
 
-test('worker mode refuses autograd clearly', async () => {
-  const ww = await initWorker();
-  try {
-    throwsWeft(() => ww.noGrad(() => 0), 'NotImplemented', /^noGrad: autograd is not supported in worker mode yet/);
-    const t = ww.ones(2);
-    throwsWeft(() => t.backward(), 'NotImplemented', /^backward: autograd is not supported in worker mode yet/);
-    t.dispose();
-  } finally {
-    await ww.terminate();
-  }
-});
+// Worker mode's autograd and optimizers: tests/js/worker-autograd.test.mjs
 
 test('gradFn.id: two wrappers of one node share it, distinct nodes of one name differ', async () => {
   const wt = await init();
