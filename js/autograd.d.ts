@@ -1,5 +1,5 @@
 // Autograd's JS API (js/autograd.js): PyTorch's torch.autograd in camelCase.
-import type { Tensor } from './weft.js';
+import type { Tensor, WorkerTensor, WorkerWeft } from './weft.js';
 
 /** A node of the graph (t.gradFn): 'MulBackward0', 'AccumulateGrad', ... Holds its node until dispose() or collection. */
 export interface GradFn {
@@ -62,4 +62,60 @@ export interface AutogradTensorOps {
   detach_(): this;
   /** Accumulates d this / d leaves into the leaves' .grad (gradient: required unless one element). */
   backward(gradient?: Tensor | null, options?: BackwardOptions): void;
+}
+
+// ---- worker mode: the graph, .grad and grad mode live in the worker; reads are promises ----
+
+/** t.gradFn in worker mode: plain data, the node's name and its next nodes' names. */
+export interface WorkerGradFn {
+  readonly name: string;
+  /** One [{ name } | null, inputNr] per input of the op, as PyTorch's next_functions (one level). */
+  readonly nextFunctions: Array<[{ readonly name: string } | null, number]>;
+}
+
+export interface WorkerGradOptions extends BackwardOptions {
+  gradOutputs?: WorkerTensor | ReadonlyArray<WorkerTensor | null>;
+  allowUnused?: boolean;
+}
+
+export interface WorkerAutogradFunctions {
+  readonly autograd: {
+    /** d outputs / d inputs, without touching .grad; resolves once the worker computed them. */
+    grad(outputs: WorkerTensor | readonly WorkerTensor[], inputs: WorkerTensor | readonly WorkerTensor[],
+      options?: WorkerGradOptions): Promise<Array<WorkerTensor | null>>;
+  };
+  /**
+   * Runs fn here with recording off in the worker for the calls it sends (messages are ordered). An
+   * async fn's scope lasts until it settles: calls made elsewhere meanwhile are inside it.
+   */
+  noGrad<T>(fn: (ww: WorkerWeft) => T): T;
+  /** As noGrad, with recording on. */
+  enableGrad<T>(fn: (ww: WorkerWeft) => T): T;
+  isGradEnabled(): Promise<boolean>;
+  setGradEnabled(on: boolean): Promise<void>;
+}
+
+export interface WorkerAutogradTensorOps {
+  get requiresGrad(): Promise<boolean>;
+  /** Only leaves can change it; a failure rejects the tensor's next use, once. */
+  set requiresGrad(requiresGrad: boolean);
+  /** In place: a WorkerTensor naming the same tensor (rejects its reads if refused). */
+  requiresGrad_(requiresGrad?: boolean): WorkerTensor;
+  readonly isLeaf: Promise<boolean>;
+  readonly retainsGrad: Promise<boolean>;
+  readonly gradFn: Promise<WorkerGradFn | null>;
+  /**
+   * The gradient at this point of the message order (a new WorkerTensor sharing its data: dispose it
+   * or use tidy). When there is none, its reads reject: `await t.gradOrNull()` tells.
+   */
+  get grad(): WorkerTensor;
+  /** t.grad = null clears the gradient (a failure rejects the tensor's next use, once). */
+  set grad(grad: WorkerTensor | null);
+  /** The gradient, or null. */
+  gradOrNull(): Promise<WorkerTensor | null>;
+  retainGrad(): Promise<void>;
+  detach(): WorkerTensor;
+  detach_(): WorkerTensor;
+  /** Resolves once the worker ran the backward pass; rejects with its WeftError. */
+  backward(gradient?: WorkerTensor | null, options?: BackwardOptions): Promise<void>;
 }

@@ -1,5 +1,5 @@
 // wt.optim (js/optim.js): torch.optim's SGD, Adam and AdamW in camelCase.
-import type { Tensor } from './weft.js';
+import type { Tensor, WorkerTensor } from './weft.js';
 
 export interface SGDOptions {
   lr?: number;
@@ -35,4 +35,25 @@ export interface OptimNamespace {
   readonly SGD: new (params: readonly Tensor[], options?: SGDOptions) => Optimizer<SGDOptions>;
   readonly Adam: new (params: readonly Tensor[], options?: AdamOptions) => Optimizer<AdamOptions>;
   readonly AdamW: new (params: readonly Tensor[], options?: AdamOptions) => Optimizer<AdamOptions>;
+}
+
+/**
+ * An optimizer living in the worker (ww.optim): its state stays there until dispose() (tidy does not
+ * touch it). step() and zeroGrad() resolve once the worker ran them.
+ */
+export interface WorkerOptimizer {
+  readonly params: readonly WorkerTensor[];
+  /** Resolves once the worker made it; rejects with the constructor's error (so do step() and zeroGrad()). */
+  readonly ready: Promise<void>;
+  step(): Promise<void>;
+  /** Runs closure here under enableGrad, then steps; resolves with the closure's result. */
+  step<T>(closure: () => T): Promise<Awaited<T>>;
+  zeroGrad(options?: { setToNone?: boolean }): Promise<void>;
+  dispose(): void;
+}
+
+export interface WorkerOptimNamespace {
+  readonly SGD: new (params: readonly WorkerTensor[], options?: SGDOptions) => WorkerOptimizer;
+  readonly Adam: new (params: readonly WorkerTensor[], options?: AdamOptions) => WorkerOptimizer;
+  readonly AdamW: new (params: readonly WorkerTensor[], options?: AdamOptions) => WorkerOptimizer;
 }

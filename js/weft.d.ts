@@ -6,10 +6,10 @@ import type { ConvFunctions } from './conv.js';
 export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
-import type { AutogradFunctions, AutogradTensorOps } from './autograd.js';
-export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions } from './autograd.js';
-import type { OptimNamespace } from './optim.js';
-export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions } from './optim.js';
+import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
+export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions, WorkerGradFn, WorkerGradOptions } from './autograd.js';
+import type { OptimNamespace, WorkerOptimNamespace } from './optim.js';
+export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions, WorkerOptimizer, WorkerOptimNamespace } from './optim.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
@@ -376,7 +376,7 @@ type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Pr
  * surfaces as the rejection of the first value read from its result.
  */
 export type WorkerTensor = {
-  readonly [K in Exclude<keyof Tensor, 'dispose' | 'handle'>]: Tensor[K] extends (...args: infer A) => infer R
+  readonly [K in Exclude<keyof Tensor, 'dispose' | 'handle' | keyof AutogradTensorOps>]: Tensor[K] extends (...args: infer A) => infer R
     ? (...args: WorkerArgs<A>) => WorkerResult<R>
     : Tensor[K] extends Tensor ? WorkerTensor : Promise<Tensor[K]>;
 } & {
@@ -385,10 +385,10 @@ export type WorkerTensor = {
   /** Resolves with the metadata once the worker made the tensor; rejects with its error. */
   readonly ready: Promise<{ shape: number[]; dtype: DType; device: Device }>;
   readonly id: number;
-};
+} & WorkerAutogradTensorOps;
 
 type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
-  'loadSafetensors' | keyof AutogradFunctions>;
+  'loadSafetensors' | 'optim' | keyof AutogradFunctions>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {
@@ -414,7 +414,9 @@ export type WorkerWeft = {
   /** Stops the worker; pending calls reject. */
   terminate(): Promise<void>;
   readonly WeftError: typeof WeftError;
-};
+  /** torch.optim's SGD, Adam and AdamW, each living in the worker. */
+  readonly optim: WorkerOptimNamespace;
+} & WorkerAutogradFunctions;
 
 /**
  * Worker mode: weft in a dedicated Worker (browsers: a module Worker from worker.js next to the

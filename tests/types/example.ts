@@ -94,6 +94,48 @@ async function main(): Promise<void> {
   const ready = await wx.ready;
   console.log(ready.dtype);
   wx.dispose();
+
+  // Training in the worker: the graph, .grad and the optimizer live there (a WorkerTensor method
+  // keeps the last overload of its Tensor method: sum(null) for a sum over all dims).
+  const wp = ww.randn([3, 2], { requiresGrad: true });
+  const winput = ww.randn([4, 3]);
+  const wopt = new ww.optim.Adam([wp], { lr: 0.01 });
+  await wopt.ready;
+  for (let i = 0; i < 2; i++) {
+    const [wloss, done] = ww.tidy((w) => {
+      const l = w.mseLoss(winput.mm(wp), w.zeros([4, 2]));
+      return [l, l.backward()] as const;
+    });
+    await done;
+    await wopt.step();
+    await wopt.zeroGrad();
+    const lv: number | boolean = await wloss.item();
+    wloss.dispose();
+    console.log(lv);
+  }
+  const isLeaf: boolean = await wp.isLeaf;
+  const needs: boolean = await wp.requiresGrad;
+  const wg: WorkerTensor = wp.grad;
+  const wgn: WorkerTensor | null = await wp.gradOrNull();
+  wp.grad = null;
+  const wy2 = wp.mul(2);
+  await wy2.retainGrad();
+  const retains: boolean = await wy2.retainsGrad;
+  const fnName: string | undefined = (await wy2.gradFn)?.name;
+  const wyDetached: WorkerTensor = wy2.detach();
+  wy2.detach_();
+  wp.requiresGrad = true;
+  const [wgrad] = await ww.autograd.grad(wp.pow(2).sum(null), [wp], { createGraph: true });
+  const frozen = ww.noGrad((w) => w.ones(2).mul(wp.sum(null)));
+  const thawed = ww.enableGrad(() => wp.mul(3));
+  await ww.setGradEnabled(true);
+  const enabled: boolean = await ww.isGradEnabled();
+  const closureLoss = await new ww.optim.SGD([wp], { lr: 0.1, momentum: 0.9 }).step(() => wp.sum(null));
+  const ready2: WorkerTensor = ww.ones(2).requiresGrad_();
+  await ww.ones(2).requiresGrad_().sum(null).backward(null, { retainGraph: false });
+  new ww.optim.AdamW([wp]).dispose();
+  console.log(isLeaf, needs, wg.id, wgn, retains, fnName, wyDetached.id, wgrad?.id, frozen.id, thawed.id,
+    enabled, closureLoss.id, ready2.id);
   await ww.terminate();
 }
 
