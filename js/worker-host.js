@@ -138,6 +138,9 @@ export function serve(endpoint, init) {
       case 'set':
         // no answer: a failure waits for the tensor's next use
         try {
+          if (!['grad', 'requiresGrad'].includes(msg.prop)) {
+            throw Object.assign(new Error(`${msg.prop}: cannot be assigned in worker mode`), { code: 'TypeError' });
+          }
           tensorOf(msg.target)[msg.prop] = decode(msg.value);
         } catch (e) {
           deferred.set(msg.target, e);
@@ -152,7 +155,10 @@ export function serve(endpoint, init) {
         return null;
       case 'new': {
         const [ns, name] = msg.ctor.split('.');
-        objects.set(msg.out, new wt[ns][name](...decode(msg.args)));
+        if (ns !== 'optim' || !Object.hasOwn(wt.optim, name)) {
+          throw Object.assign(new Error(`${msg.ctor}: not a weft optimizer`), { code: 'TypeError' });
+        }
+        objects.set(msg.out, new wt.optim[name](...decode(msg.args)));
         return { value: null };
       }
       case 'ocall': {
