@@ -369,6 +369,15 @@ type WorkerArgs<A extends unknown[]> = { [I in keyof A]: WorkerArg<A[I]> };
 /** A result as worker mode gives it: tensors at once, values through promises. */
 type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Promise<WorkerTensor[]>
   : R extends Returns<infer K> ? Promise<Returns<K, WorkerTensor>> : Promise<R>;
+/**
+ * A function as worker mode calls it: each of its overloads (up to the last four; generic ones at
+ * their constraints) with WorkerTensor arguments and results, so t.sum() and t.sum(1) both type.
+ */
+type WorkerFn<F> =
+  F extends { (...a: infer A1): infer R1; (...a: infer A2): infer R2; (...a: infer A3): infer R3; (...a: infer A4): infer R4 }
+    ? ((...args: WorkerArgs<A1>) => WorkerResult<R1>) & ((...args: WorkerArgs<A2>) => WorkerResult<R2>) &
+      ((...args: WorkerArgs<A3>) => WorkerResult<R3>) & ((...args: WorkerArgs<A4>) => WorkerResult<R4>)
+    : never;
 
 /**
  * A tensor that lives in the worker. Calls returning tensors return WorkerTensors at once (chain
@@ -376,8 +385,8 @@ type WorkerResult<R> = R extends Tensor ? WorkerTensor : R extends Tensor[] ? Pr
  * surfaces as the rejection of the first value read from its result.
  */
 export type WorkerTensor = {
-  readonly [K in Exclude<keyof Tensor, 'dispose' | 'handle' | keyof AutogradTensorOps>]: Tensor[K] extends (...args: infer A) => infer R
-    ? (...args: WorkerArgs<A>) => WorkerResult<R>
+  readonly [K in Exclude<keyof Tensor, 'dispose' | 'handle' | keyof AutogradTensorOps>]: Tensor[K] extends (...args: never[]) => unknown
+    ? WorkerFn<Tensor[K]>
     : Tensor[K] extends Tensor ? WorkerTensor : Promise<Tensor[K]>;
 } & {
   /** Sends the dispose; never throws. */
@@ -392,9 +401,7 @@ type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' 
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {
-  readonly [K in keyof WeftCalls]: WeftCalls[K] extends (...args: infer A) => infer R
-    ? (...args: WorkerArgs<A>) => WorkerResult<R>
-    : never;
+  readonly [K in keyof WeftCalls]: WeftCalls[K] extends (...args: never[]) => unknown ? WorkerFn<WeftCalls[K]> : never;
 } & {
   /**
    * A tensor from data. The data is copied to the worker; with { transfer: true } the ArrayBuffers of

@@ -95,8 +95,7 @@ async function main(): Promise<void> {
   console.log(ready.dtype);
   wx.dispose();
 
-  // Training in the worker: the graph, .grad and the optimizer live there (a WorkerTensor method
-  // keeps the last overload of its Tensor method: sum(null) for a sum over all dims).
+  // Training in the worker: the graph, .grad and the optimizer live there.
   const wp = ww.randn([3, 2], { requiresGrad: true });
   const winput = ww.randn([4, 3]);
   const wopt = new ww.optim.Adam([wp], { lr: 0.01 });
@@ -125,14 +124,14 @@ async function main(): Promise<void> {
   const wyDetached: WorkerTensor = wy2.detach();
   wy2.detach_();
   wp.requiresGrad = true;
-  const [wgrad] = await ww.autograd.grad(wp.pow(2).sum(null), [wp], { createGraph: true });
-  const frozen = ww.noGrad((w) => w.ones(2).mul(wp.sum(null)));
+  const [wgrad] = await ww.autograd.grad(wp.pow(2).sum(), [wp], { createGraph: true });
+  const frozen = ww.noGrad((w) => w.ones(2).mul(wp.sum()));
   const thawed = ww.enableGrad(() => wp.mul(3));
   await ww.setGradEnabled(true);
   const enabled: boolean = await ww.isGradEnabled();
-  const closureLoss = await new ww.optim.SGD([wp], { lr: 0.1, momentum: 0.9 }).step(() => wp.sum(null));
+  const closureLoss = await new ww.optim.SGD([wp], { lr: 0.1, momentum: 0.9 }).step(() => wp.sum());
   const ready2: WorkerTensor = ww.ones(2).requiresGrad_();
-  await ww.ones(2).requiresGrad_().sum(null).backward(null, { retainGraph: false });
+  await ww.ones(2).requiresGrad_().sum().backward(null, { retainGraph: false });
   new ww.optim.AdamW([wp]).dispose();
   console.log(isLeaf, needs, wg.id, wgn, retains, fnName, wyDetached.id, wgrad?.id, frozen.id, thawed.id,
     enabled, closureLoss.id, ready2.id);
