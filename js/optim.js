@@ -75,10 +75,14 @@ export function installOptim(api, { Tensor, WeftError, isOptions }) {
         for (const p of this.#params) {
           const g = gradOf(p, this.defaults.maximize);
           if (!g) continue;
+          const s = this.#stateOf(p);
           try {
-            this.update(p, g, this.#stateOf(p));
+            this.update(p, g, s);
           } finally {
             g.dispose();
+            // the state belongs to the optimizer, not to a tidy() around step():
+            // a training step wrapped in tidy must not lose its momentum buffers
+            for (const v of Object.values(s)) if (v instanceof Tensor) api.keep(v);
           }
         }
       });

@@ -14,7 +14,7 @@ const F = JSON.parse(readFileSync(new URL('../fixtures/optim.json', import.meta.
 
 const rows = (a, n) => Array.from({ length: a.length / n }, (_, i) => a.slice(i * n, i * n + n));
 
-function train(wt, run) {
+function train(wt, run, stepInTidy = false) {
   const X = wt.tensor(rows(F.X, 3));
   const Y = wt.tensor(rows(F.Y, 4));
   const W = wt.tensor(rows(F.W0, 4), { requiresGrad: true });
@@ -27,7 +27,9 @@ function train(wt, run) {
       const d = X.matmul(W).add(b).sub(Y);
       d.mul(d).mean().backward();
     });
-    opt.step();
+    // a whole training step inside tidy: the optimizer's state must survive it
+    if (stepInTidy) wt.tidy(() => opt.step());
+    else opt.step();
     const err = (got, w) => Math.max(...got.flat().map((v, j) => Math.abs(v - w[j]) / (1 + Math.abs(w[j]))));
     worst.push(Math.max(err(W.toArray(), want.W), err(b.toArray(), want.b)));
     assert.ok(W.isLeaf && b.isLeaf, `step ${i}: parameters stay leaves`);
@@ -42,8 +44,10 @@ test('optimizers match PyTorch 1.13 step by step', async () => {
   const wt = await init();
   const before = counts(wt);
   for (const run of F.runs) {
-    const e = train(wt, run);
-    assert.ok(e < 2e-5, `${run.optimizer} ${JSON.stringify(run.options)}: relative error ${e}`);
+    for (const inTidy of [false, true]) {
+      const e = train(wt, run, inTidy);
+      assert.ok(e < 2e-5, `${run.optimizer} ${JSON.stringify(run.options)}${inTidy ? ' (step in tidy)' : ''}: relative error ${e}`);
+    }
   }
   assert.deepEqual(counts(wt), before);
 });
