@@ -11,6 +11,11 @@
 // - an MLP 784 -> 256 -> 10 at batch 64 (relu, logSoftmax, mean of the
 //   picked log-probabilities as the loss): forward alone, and forward +
 //   backward, with the ratio backward / forward.
+// - the rows of a 64 x 256 tensor, each squared and summed, then backward:
+//   through x.unbind(0) (one UnbindBackward0, its gradient one stack) and
+//   through 64 x.select(0, i) (a SelectBackward0 each, every one a zeroed
+//   64 x 256 gradient summed into x's: how weft differentiated unbind before
+//   it had multi-output nodes).
 // Prints one JSON line per workload: name, build, threads, ms.
 import { libArgs, medianTimes } from './peer_util.mjs';
 
@@ -38,6 +43,13 @@ const onehot = wt.zeros(64, 10);
 onehot.narrow(1, 0, 1).fill_(1);
 const r = wt.tensor([1, 2, 3, 4], { requiresGrad: true });
 
+const rowsX = wt.randn(64, 256, { requiresGrad: true });
+const rowsLoss = (rows) => rows.map((t) => t.mul(t).sum()).reduce((u, v) => u.add(v));
+const rowsBackward = (pieces) => () => wt.tidy(() => {
+  rowsLoss(pieces()).backward();
+  rowsX.grad = null;
+});
+
 const forward = () => wt.linear(wt.linear(x, w1, b1).relu(), w2, b2).logSoftmax(1).mul(onehot).sum().div(-64);
 const after = await medianTimes({
   add4_x1000_after_autograd_plain: adds(p, q),
@@ -45,6 +57,8 @@ const after = await medianTimes({
   narrow4_x1000_after_autograd_plain: narrows(p),
   narrow4_x1000_requires_grad: narrows(r),
   mlp_forward: () => wt.tidy(() => { forward(); }),
+  rows64x256_unbind_backward: rowsBackward(() => rowsX.unbind(0)),
+  rows64x256_select_backward: rowsBackward(() => Array.from({ length: 64 }, (_, i) => rowsX.select(0, i))),
   mlp_forward_backward: () => wt.tidy(() => {
     forward().backward();
     for (const t of [w1, b1, w2, b2]) t.grad = null;

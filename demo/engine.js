@@ -252,6 +252,13 @@ function byPriority(a, b) {
   return b.seq - a.seq || (a.seq === Infinity && b.seq === Infinity ? a.pushed - b.pushed : 0) || a.pushed - b.pushed;
 }
 
+// What an InputBuffer holds: gradients summed, or, for a node with several
+// outputs (SplitBackward0, UnbindBackward0), one slot per output (the edge's input_nr).
+function held(buf) {
+  const slots = new Set(buf.map((b) => b.input)).size;
+  return slots > 1 ? `${buf.length} gradients in ${slots} slots, one per output` : `${buf.length} gradients summed`;
+}
+
 /**
  * The steps of Engine::execute on `graph`: GraphTask and GraphRoot,
  * compute_dependencies' walk, then the ready-queue loop of
@@ -301,7 +308,7 @@ export function simulate(graph) {
     const n = task.buffer.length;
     snap('run', acc
       ? `run ${label(task.id)}: its InputBuffer (${n} gradient${n > 1 ? 's summed' : ''}) is added into ${nodes.get(task.id).tensorName ?? 'the leaf'}.grad`
-      : `run ${label(task.id)} (sequence number ${task.id === GRAPH_ROOT ? 'new' : task.seq}) on its InputBuffer${n > 1 ? ` (${n} gradients summed)` : ''}`,
+      : `run ${label(task.id)} (sequence number ${task.id === GRAPH_ROOT ? 'new' : task.seq}) on its InputBuffer${n > 1 ? ` (${held(task.buffer)})` : ''}`,
       { running: task.id, buffer: task.buffer });
     for (const [i, e] of nextOf(task.id).entries()) {
       if (e.id === null) continue;
@@ -310,13 +317,13 @@ export function simulate(graph) {
       else deps.set(e.id, left);
       const buf = notReady.get(e.id) ?? [];
       const fresh = !notReady.has(e.id);
-      buf.push({ from: task.id, output: i });
+      buf.push({ from: task.id, output: i, input: e.inputNr });
       let what;
       if (left === 0) {
         notReady.delete(e.id);
         queue.push({ id: e.id, seq: seqOf(e.id), buffer: buf, pushed: pushed++ });
         status.set(e.id, 'ready');
-        what = fresh ? 'count 0: ready, pushed on the ready queue' : `count 0: its buffer now sums ${buf.length} gradients; ready, moved from not_ready to the ready queue`;
+        what = fresh ? 'count 0: ready, pushed on the ready queue' : `count 0: its buffer now holds ${held(buf)}; ready, moved from not_ready to the ready queue`;
       } else {
         notReady.set(e.id, buf);
         what = fresh ? `count ${left}: not ready, a new InputBuffer in not_ready` : `count ${left}: added into its InputBuffer in not_ready`;

@@ -55,8 +55,10 @@ export interface AutogradTensorOps {
   /** Keep .grad of a non-leaf during backward. */
   retainGrad(): void;
   readonly retainsGrad: boolean;
-  /** The node that made this tensor; null for leaves. */
+  /** The node that made this tensor; null for leaves. The pieces of split/chunk/unbind share one node (same id). */
   readonly gradFn: GradFn | null;
+  /** Which output of gradFn this tensor is (the piece's index for split/chunk/unbind; 0 otherwise). */
+  readonly outputNr: number;
   /** A tensor sharing the data, outside the graph. */
   detach(): Tensor;
   detach_(): this;

@@ -1,7 +1,8 @@
 // Autograd's JS API over src/wasm/exports_autograd.c (PyTorch's names in camelCase):
 //   factories take { requiresGrad: true }
 //   t.requiresGrad (get/set), t.requiresGrad_(flag = true), t.isLeaf, t.grad (get/set),
-//   t.retainGrad(), t.retainsGrad, t.gradFn (null for leaves), t.detach(), t.detach_(),
+//   t.retainGrad(), t.retainsGrad, t.gradFn (null for leaves), t.outputNr (which output of its
+//   gradFn t is: the pieces of split/chunk/unbind share one node), t.detach(), t.detach_(),
 //   t.backward(gradient?, { retainGraph, createGraph })
 //   wt.noGrad(fn), wt.enableGrad(fn), wt.isGradEnabled(), wt.setGradEnabled(on)
 //   wt.autograd.grad(outputs, inputs, { gradOutputs, retainGraph, createGraph, allowUnused })
@@ -114,6 +115,7 @@ export function installAutograd(api, k) {
       return n ? new GradFn(n) : null;
     },
   });
+  Object.defineProperty(P, 'outputNr', { get() { return M._weft_wasm_output_nr(this.handle('outputNr')); } });
   P.retainGrad = function retainGrad() {
     check(M._weft_wasm_retain_grad(this.handle('retainGrad')), 'retainGrad');
   };

@@ -74,6 +74,10 @@ struct weft_node {
   uint32_t result_version;
   bool saved_something, released;
   weft_tensor* retained;         /* weak: a non-leaf output with retain_grad */
+  /* Multi-output nodes (split, unbind: nout > 1): the engine keeps an input
+   * buffer per output_nr, and each output can retain its gradient (weak) */
+  int32_t nout;
+  weft_tensor** retained_outs;
   /* AccumulateGrad */
   weft_tensor* variable;         /* owned */
   /* CopySlices / AsStridedBackward0: their own backward, the base's and the
@@ -91,6 +95,9 @@ struct weft_node {
 typedef struct weft__bctx {
   weft_node* node;
   const weft_tensor* grad;
+  /* multi-output nodes: the gradient of each output (NULL: that output got
+   * none, the formula puts zeros there); grad is grads[0] */
+  weft_tensor* const* grads;
   weft_tensor* saved[16];       /* unpacked saved tensors by argument (owned) */
   weft_tensor* result;          /* unpacked saved result (owned) */
   uint32_t needs;               /* arguments whose gradient is wanted */
@@ -106,7 +113,7 @@ typedef struct weft__formula {
   uint32_t save_mask;  /* tensor arguments saved for backward */
   bool save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
-  weft_status (*backward)(weft__bctx* c); /* NULL: differentiated through its decomposition */
+  weft_status (*backward)(weft__bctx* c);
 } weft__formula;
 
 extern const weft__formula weft__formulas[];
@@ -119,6 +126,8 @@ void weft__autograd_init(void);
 /* The edge gradient flows along into t: (grad_fn, output_nr), or the
  * leaf's AccumulateGrad (created on demand); {NULL} when t needs none. */
 weft_status weft__gradient_edge(weft_tensor* t, weft__edge* out);
+/* Where n keeps the tensor of output output_nr that retains its grad (weak). */
+weft_tensor** weft__retained_slot(weft_node* n, int32_t output_nr);
 /* A handle on t's storage and layout, with no autograd meta. */
 weft_tensor* weft__alias(const weft_tensor* t);
 void weft__shape_str(const int64_t* sizes, int64_t ndim, char* buf, size_t cap);
@@ -148,8 +157,9 @@ weft_status weft__check_inplace(weft_tensor* self);
 weft_status weft__rebase_history(weft_tensor* self, weft_node* n);
 
 /* engine.c */
-/* A formula node's gradients, one per next edge (fit to each input). */
-weft_status weft__apply_formula(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out);
+/* A formula node's gradients, one per next edge (fit to each input), from
+ * the gradient of each of its outputs (one unless n->nout > 1). */
+weft_status weft__apply_formula(weft_node* n, weft_tensor* const* grads, bool create_graph, weft_tensor** out);
 weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph);
 
 #endif

@@ -1,8 +1,11 @@
 /* The engine (torch/csrc/autograd/engine.cpp, seed 004): a graph task from
  * the roots, dependency counts by one walk over next edges, a ready queue
  * ordered by sequence number (highest first: the most recent forward op runs
- * first), one input buffer per node summing the gradients that reach it.
- * Runs on the calling thread; kernels inside nodes may use the pool. */
+ * first), one input buffer per node summing the gradients that reach it (a
+ * multi-output node, split or unbind, has one per output: an edge names the
+ * output it feeds by its input_nr, and an output nothing reached stays
+ * undefined for the formula to fill with zeros). Runs on the calling thread;
+ * kernels inside nodes may use the pool. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +17,9 @@ typedef struct {
   int32_t deps;
   bool exec;        /* grad(): leads to a captured input */
   bool visited;
-  int32_t capture;  /* grad(): index into the results, -1 if none */
-  weft_tensor* buffer;
+  bool captured;    /* grad(): a captured input's edge points here */
+  weft_tensor* buffer;  /* the gradient of the node's output */
+  weft_tensor** outs;   /* multi-output nodes instead: one per output_nr (owned) */
 } slot;
 
 typedef struct {
@@ -25,6 +29,8 @@ typedef struct {
   int64_t nheap;
   bool retain_graph, create_graph, capturing;
   weft_tensor** results;
+  const weft__edge* captures; /* grad(): the inputs' edges, results[i] gets what reaches captures[i] */
+  int64_t ncap;
 } graph_task;
 
 static uint64_t hash_ptr(const void* p) { return ((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 16; }
@@ -55,7 +61,6 @@ static slot* insert(graph_task* g, weft_node* n, bool* fresh) {
   *fresh = !s->node;
   if (*fresh) {
     s->node = n;
-    s->capture = -1;
     g->count++;
   }
   return s;
@@ -99,7 +104,7 @@ static bool mark_exec(graph_task* g, weft_node* n) {
     for (int32_t e = 0; e < n->nnext; e++)
       if (n->next[e].node && mark_exec(g, n->next[e].node)) s->exec = true;
   }
-  return s->exec || s->capture >= 0;
+  return s->exec || s->captured;
 }
 
 /* ---- the ready queue: a max-heap on sequence number ---- */
@@ -134,17 +139,55 @@ static weft_node* pop(graph_task* g) {
   return top;
 }
 
-/* InputBuffer::add: the first gradient is kept, later ones summed. Takes g. */
-static weft_status buffer_add(slot* s, weft_tensor* g) {
-  if (!s->buffer) {
-    s->buffer = g;
+/* ---- input buffers ---- */
+static int32_t nout(const weft_node* n) { return n->nout > 1 ? n->nout : 1; }
+
+/* The buffer of output nr (NULL + error when it cannot be made). */
+static weft_tensor** buffer_at(slot* s, int32_t nr) {
+  int32_t n = nout(s->node);
+  if (n == 1) return &s->buffer;
+  if (nr < 0 || nr >= n)
+    return weft__error_null(WEFT_INTERNAL, "autograd: %s has no output %d", s->node->name, nr);
+  if (!s->outs && !(s->outs = calloc((size_t)n, sizeof *s->outs)))
+    return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: autograd input buffer");
+  return &s->outs[nr];
+}
+
+static weft_tensor* buffer_peek(const slot* s, int32_t nr) {
+  if (nout(s->node) == 1) return s->buffer;
+  return s->outs && nr >= 0 && nr < s->node->nout ? s->outs[nr] : NULL;
+}
+
+static bool has_input(const slot* s) {
+  for (int32_t i = 0; i < nout(s->node); i++)
+    if (buffer_peek(s, i)) return true;
+  return false;
+}
+
+static void buffers_free(slot* s) {
+  weft_tensor_release(s->buffer);
+  s->buffer = NULL;
+  for (int32_t i = 0; s->outs && i < s->node->nout; i++) weft_tensor_release(s->outs[i]);
+  free(s->outs);
+  s->outs = NULL;
+}
+
+/* InputBuffer::add: the first gradient of output nr is kept, later ones summed. Takes g. */
+static weft_status buffer_add(slot* s, int32_t nr, weft_tensor* g) {
+  weft_tensor** b = buffer_at(s, nr);
+  if (!b) {
+    weft_tensor_release(g);
+    return weft_last_status();
+  }
+  if (!*b) {
+    *b = g;
     return WEFT_OK;
   }
-  weft_tensor* sum = weft_add(s->buffer, g, weft_scalar_int(1));
+  weft_tensor* sum = weft_add(*b, g, weft_scalar_int(1));
   weft_tensor_release(g);
   if (!sum) return weft_last_status();
-  weft_tensor_release(s->buffer);
-  s->buffer = sum;
+  weft_tensor_release(*b);
+  *b = sum;
   return WEFT_OK;
 }
 
@@ -165,11 +208,12 @@ static weft_tensor* fit_to_input(weft_tensor* g, const weft__input_meta* im) {
   return g;
 }
 
-weft_status weft__apply_formula(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
+weft_status weft__apply_formula(weft_node* n, weft_tensor* const* grads, bool create_graph, weft_tensor** out) {
   weft__bctx c;
   memset(&c, 0, sizeof c);
   c.node = n;
-  c.grad = grad;
+  c.grad = grads[0];
+  c.grads = grads;
   for (int32_t e = 0; e < n->nnext; e++)
     if (n->next[e].node) c.needs |= 1u << n->edge_arg[e];
   weft_status s = weft__unpack_saved(n, &c, create_graph);
@@ -232,9 +276,9 @@ weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool cr
   return WEFT_OK;
 }
 
-static weft_status retain_nonleaf_grad(weft_node* n, const weft_tensor* g) {
-  weft_tensor* t = n->retained;
-  if (!t) return WEFT_OK;
+/* A non-leaf output t with retainGrad() (NULL: none) keeps the gradient g of its output (NULL: none reached it). */
+static weft_status retain_nonleaf_grad(weft_tensor* t, const weft_tensor* g) {
+  if (!t || !g) return WEFT_OK;
   weft__meta* m = weft__meta_peek(t);
   weft_tensor* fresh = m->grad ? weft_add(m->grad, g, weft_scalar_int(1)) : weft_clone(g, (weft_memory_format)-1);
   if (!fresh) return weft_last_status();
@@ -247,9 +291,13 @@ static weft_status retain_nonleaf_grad(weft_node* n, const weft_tensor* g) {
  * freed unless the graph is retained. */
 static weft_status apply_node(graph_task* g, weft_node* n, slot* s, weft_tensor** out) {
   if (n->variable) return weft__accumulate_into_grad(n->variable, s->buffer, g->create_graph);
-  weft_status st = g->capturing ? WEFT_OK : retain_nonleaf_grad(n, s->buffer);
+  weft_tensor* const* grads = nout(n) > 1 ? s->outs : &s->buffer;
+  weft_status st = WEFT_OK;
+  for (int32_t i = 0; i < nout(n) && !st && !g->capturing; i++)
+    st = retain_nonleaf_grad(*weft__retained_slot(n, i), grads[i]);
   if (!st && n->nnext > 64) st = weft__error(WEFT_INTERNAL, "autograd: too many inputs on %s", n->name);
-  if (!st) st = (n->apply ? n->apply : weft__apply_formula)(n, s->buffer, g->create_graph, out);
+  if (!st && n->apply) st = n->apply(n, s->buffer, g->create_graph, out);
+  else if (!st) st = weft__apply_formula(n, grads, g->create_graph, out);
   if (!g->retain_graph) weft__node_release_saved(n);
   return st;
 }
@@ -267,10 +315,16 @@ static weft_status run_node(graph_task* g, weft_node* n, slot* s) {
       continue;
     }
     slot* cs = find(g, c);
-    st = buffer_add(cs, out[e]);
+    st = buffer_add(cs, n->next[e].input_nr, out[e]);
     if (!st && --cs->deps == 0) st = push(g, c);
   }
   return st;
+}
+
+/* grad(): the gradients reaching n for the captured inputs whose edge points at it. */
+static void capture(graph_task* g, const weft_node* n, const slot* s) {
+  for (int64_t i = 0; i < g->ncap; i++)
+    if (g->captures[i].node == n) g->results[i] = weft_tensor_retain(buffer_peek(s, g->captures[i].input_nr));
 }
 
 static weft_status execute(graph_task* g) {
@@ -278,17 +332,17 @@ static weft_status execute(graph_task* g) {
   while (g->nheap > 0 && !st) {
     weft_node* n = pop(g);
     slot* s = find(g, n);
-    if (s->capture >= 0) g->results[s->capture] = weft_tensor_retain(s->buffer);
+    if (s->captured) capture(g, n, s);
     bool run = g->capturing ? s->exec && !n->variable : true;
-    if (run && s->buffer) st = run_node(g, n, s);
-    weft_tensor_release(s->buffer);
-    s->buffer = NULL;
+    if (run && has_input(s)) st = run_node(g, n, s);
+    buffers_free(s);
   }
   return st;
 }
 
 static void task_free(graph_task* g) {
-  for (int64_t i = 0; i < g->cap; i++) weft_tensor_release(g->slots[i].buffer);
+  for (int64_t i = 0; i < g->cap; i++)
+    if (g->slots[i].node) buffers_free(&g->slots[i]);
   free(g->slots);
   free(g->heap);
 }
@@ -323,7 +377,7 @@ static weft_status seed_roots(graph_task* g, weft_tensor* const* roots, weft_ten
     weft_tensor* rg = NULL;
     weft_status st = root_grad(roots[i], grads ? grads[i] : NULL, i, &rg);
     if (!st) st = weft__gradient_edge(roots[i], &edges[i]);
-    if (!st && edges[i].node) st = buffer_add(find(g, edges[i].node), rg);
+    if (!st && edges[i].node) st = buffer_add(find(g, edges[i].node), edges[i].input_nr, rg);
     else weft_tensor_release(rg);
     if (st) return st;
   }
@@ -331,7 +385,7 @@ static weft_status seed_roots(graph_task* g, weft_tensor* const* roots, weft_ten
 }
 
 static weft_status run_task(graph_task* g, weft_tensor* const* roots, weft_tensor* const* grads, int64_t n,
-                            weft__edge* edges, weft__edge* captures, int64_t ncap) {
+                            weft__edge* edges) {
   weft_node* rn[64];
   for (int64_t i = 0; i < n; i++) {
     weft_status st = weft__gradient_edge(roots[i], &edges[i]);
@@ -344,10 +398,10 @@ static weft_status run_task(graph_task* g, weft_tensor* const* roots, weft_tenso
     edges[i].node = NULL;
   }
   if (!st) st = seed_roots(g, roots, grads, n, edges);
-  for (int64_t i = 0; i < ncap && !st; i++) {
-    if (!captures[i].node) continue;
-    slot* s = find(g, captures[i].node);
-    if (s->node) s->capture = (int32_t)i;
+  for (int64_t i = 0; i < g->ncap && !st; i++) {
+    if (!g->captures[i].node) continue;
+    slot* s = find(g, g->captures[i].node);
+    if (s->node) s->captured = true;
   }
   if (!st && g->capturing)
     for (int64_t i = 0; i < n; i++)
@@ -355,7 +409,7 @@ static weft_status run_task(graph_task* g, weft_tensor* const* roots, weft_tenso
   /* the roots' nodes that nothing else in the graph points at start the pass */
   for (int64_t i = 0; i < n && !st; i++) {
     slot* s = edges[i].node ? find(g, edges[i].node) : NULL;
-    if (s && s->deps == 0 && s->buffer) {
+    if (s && s->deps == 0 && has_input(s)) {
       s->deps = -1; /* queued once, even when two roots share a node */
       st = push(g, edges[i].node);
     }
@@ -365,11 +419,11 @@ static weft_status run_task(graph_task* g, weft_tensor* const* roots, weft_tenso
 }
 
 static weft_status with_grad_mode(bool on, graph_task* g, weft_tensor* const* roots, weft_tensor* const* grads,
-                                  int64_t n, weft__edge* captures, int64_t ncap) {
+                                  int64_t n) {
   weft__edge edges[64];
   memset(edges, 0, sizeof edges);
   bool was = weft_set_grad_enabled(on);
-  weft_status st = run_task(g, roots, grads, n, edges, captures, ncap);
+  weft_status st = run_task(g, roots, grads, n, edges);
   weft_set_grad_enabled(was);
   for (int64_t i = 0; i < n; i++) weft_node_release(edges[i].node);
   return st;
@@ -383,7 +437,7 @@ weft_status weft_backward(weft_tensor* const* roots, weft_tensor* const* grads, 
   memset(&g, 0, sizeof g);
   g.retain_graph = retain_graph || create_graph;
   g.create_graph = create_graph;
-  weft_status st = with_grad_mode(create_graph, &g, roots, grads, n, NULL, 0);
+  weft_status st = with_grad_mode(create_graph, &g, roots, grads, n);
   task_free(&g);
   return st;
 }
@@ -408,7 +462,9 @@ weft_status weft_autograd_grad(weft_tensor* const* outputs, weft_tensor* const* 
   g.create_graph = create_graph;
   g.capturing = true;
   g.results = results;
-  if (!st) st = with_grad_mode(create_graph, &g, outputs, grad_outputs, n_outputs, caps, n_inputs);
+  g.captures = caps;
+  g.ncap = n_inputs;
+  if (!st) st = with_grad_mode(create_graph, &g, outputs, grad_outputs, n_outputs);
   task_free(&g);
   for (int64_t i = 0; i < n_inputs; i++) weft_node_release(caps[i].node);
   free(caps);

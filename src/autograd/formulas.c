@@ -642,6 +642,61 @@ static T join_backward(weft__bctx* c, int64_t dim, bool stacked) {
   return g;
 }
 
+/* ---- multi-output nodes (split, unbind): the gradients of the pieces
+ * joined back into the input's shape, zeros where a piece got none
+ * (PyTorch's split_with_sizes_backward / unbind_backward) ---- */
+static int32_t pieces_of(const weft_node* n) { return n->nout > 1 ? n->nout : 1; }
+
+/* Piece i of input argument 0 along dim: its shape (len[i] there, or dim
+ * dropped when len is NULL, unbind). */
+static int64_t piece_shape(weft__bctx* c, int64_t dim, const int64_t* len, int64_t i, int64_t* sizes) {
+  int64_t nd = 0;
+  for (int64_t d = 0; d < NDIM(0); d++)
+    if (d != dim || len) sizes[nd++] = d == dim ? len[i] : SIZES(0)[d];
+  return nd;
+}
+
+/* cat (stack when len is NULL) of the pieces' gradients along dim; the
+ * zeros for missing ones are made here and released after the join */
+static T join_pieces(weft__bctx* c, int64_t dim, const int64_t* len) {
+  int32_t n = pieces_of(c->node);
+  T like = NULL; /* the zeros take a gradient's dtype and device (the node runs only when one came) */
+  for (int32_t i = 0; i < n && !like; i++) like = c->grads[i];
+  if (!like) return weft__error_null(WEFT_INTERNAL, "autograd: %s ran without a gradient", c->node->name);
+  const weft_tensor** parts = calloc((size_t)n, sizeof *parts);
+  weft_tensor** zeros = calloc((size_t)n, sizeof *zeros);
+  bool ok = parts && zeros;
+  if (!ok) weft__error(WEFT_OUT_OF_MEMORY, "out of memory: %s", c->node->name);
+  for (int32_t i = 0; ok && i < n; i++) {
+    if ((parts[i] = c->grads[i])) continue;
+    int64_t sizes[WEFT_MAX_DIMS], nd = piece_shape(c, dim, len, i, sizes);
+    ok = (parts[i] = zeros[i] = weft_full(sizes, nd, 0.0, like->dtype, like->device)) != NULL;
+  }
+  weft_tensor* r = !ok ? NULL : len ? weft_cat(parts, n, dim) : weft_op_stack(parts, n, dim);
+  for (int32_t i = 0; zeros && i < n; i++) weft_tensor_release(zeros[i]);
+  free(zeros);
+  free(parts);
+  return keep(c, r);
+}
+
+/* split(self, split_size, dim): every piece split_size long but the last */
+static T split_backward(weft__bctx* c, int64_t split_size, int64_t dim) {
+  int32_t n = pieces_of(c->node);
+  int64_t* len = malloc(sizeof *len * (size_t)n);
+  if (!len) return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: %s", c->node->name);
+  dim = wrap_dim(dim, NDIM(0));
+  for (int32_t i = 0; i < n; i++) len[i] = i < n - 1 ? split_size : SIZES(0)[dim] - split_size * (n - 1);
+  T r = join_pieces(c, dim, len);
+  free(len);
+  return r;
+}
+
+static T split_with_sizes_backward(weft__bctx* c, const int64_t* sizes, int64_t dim) {
+  return join_pieces(c, wrap_dim(dim, NDIM(0)), sizes);
+}
+
+static T unbind_backward(weft__bctx* c, int64_t dim) { return join_pieces(c, wrap_dim(dim, NDIM(0)), NULL); }
+
 static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction, int64_t ignore) {
   return g && target ? keep(c, weft_nll_loss(g, target, weight, reduction, ignore)) : NULL;
 }
@@ -702,19 +757,15 @@ static T adaptive_avg_pool2d_backward(weft__bctx* c, T g, T self) {
     (void)c;                                  \
     body return WEFT_OK;                      \
   }
-#define WEFT_DECOMPOSE(cn)
 #include "autograd/derivatives.def"
-#undef WEFT_DECOMPOSE
 #undef WEFT_DERIV
 #undef G
 
 #define G(i, e) | A(i)
-#define WEFT_DECOMPOSE(cn) {NULL, weft__op_##cn, 0, 0, 0, NULL},
 #define WEFT_DERIV(cn, name, save, res, body) {name, weft__op_##cn, save, res, 0 body, bw_##cn},
 const weft__formula weft__formulas[] = {
 #include "autograd/derivatives.def"
 };
-#undef WEFT_DECOMPOSE
 #undef WEFT_DERIV
 #undef G
 const int weft__nformulas = (int)(sizeof weft__formulas / sizeof weft__formulas[0]);

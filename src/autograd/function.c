@@ -59,6 +59,7 @@ void weft_node_release(weft_node* n) {
   free(n->versions);
   free(n->in);
   free(n->geom);
+  free(n->retained_outs);
   weft_node_release(n->fn);
   free(n);
 }
@@ -258,22 +259,40 @@ static weft_status redispatch_below(const weft_op* op, weft_keyset ks, weft_keys
   return s;
 }
 
-/* The result r becomes an output of n (its grad_fn, output 0); kept is the
- * return the formula saves (r itself, or the indices of a (values, indices) op). */
+/* r becomes output nr of n: its grad_fn (a new reference to n) and output_nr. */
+static weft_status set_output(weft_node* n, weft_tensor* r, int32_t nr) {
+  weft__meta* m = weft__meta_get(r);
+  if (!m) return weft_last_status();
+  weft_node_release(m->grad_fn);
+  m->grad_fn = weft_node_retain(n);
+  m->output_nr = nr;
+  m->attr_version = weft_tensor_version(r);
+  r->requires_grad = true;
+  return WEFT_OK;
+}
+
+/* The result r becomes output 0 of n; kept is the return the formula saves
+ * (r itself, or the indices of a (values, indices) op). */
 static weft_status attach_result(weft_node* n, weft_tensor* r, const weft_tensor* kept) {
   if (n->f->save_result) {
     if (!(n->result = weft__alias(kept))) return weft_last_status();
     n->result_version = weft_tensor_version(kept);
     n->saved_something = true;
   }
-  weft__meta* m = weft__meta_get(r);
-  if (!m) return weft_last_status();
-  weft_node_release(m->grad_fn);
-  m->grad_fn = n;
-  m->output_nr = 0;
-  m->attr_version = weft_tensor_version(r);
-  r->requires_grad = true;
-  return WEFT_OK;
+  return set_output(n, r, 0);
+}
+
+/* A Tensor[] return (split, unbind): every piece is an output of the one
+ * node n, told apart by its output_nr, as PyTorch's multi-output nodes are. */
+static weft_status attach_outputs(weft_node* n, const weft_ivalue* r) {
+  int64_t len = r->u.tlist.len;
+  if (len > INT32_MAX) return weft__error(WEFT_NOT_IMPLEMENTED, "autograd: %s of %lld outputs", n->name, (long long)len);
+  if (len > 1 && !(n->retained_outs = calloc((size_t)len, sizeof *n->retained_outs)))
+    return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  n->nout = (int32_t)len;
+  weft_status s = WEFT_OK;
+  for (int64_t j = 0; j < len && !s; j++) s = set_output(n, r->u.tlist.data[j], (int32_t)j);
+  return s;
 }
 
 static bool is_input(const weft_ivalue* a, int nargs, const weft_tensor* r) {
@@ -301,12 +320,11 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
   }
   /* (values, indices): only the values are differentiable; the indices are on top */
   bool pair = weft_op_schema(op)->nreturns == 2;
-  weft_tensor* r = weft_stack_peek(st, pair ? 1 : 0)->u.t;
-  if (is_input(in, nargs, r)) { /* `to` with nothing to do returns its input: no new node */
-    weft_node_release(n);
-    return WEFT_OK;
-  }
-  if ((s = attach_result(n, r, weft_stack_peek(st, 0)->u.t))) weft_node_release(n);
+  const weft_ivalue* top = weft_stack_peek(st, pair ? 1 : 0);
+  if (top->tag == WEFT_IV_TENSOR_LIST) s = attach_outputs(n, top);
+  else if (!is_input(in, nargs, top->u.t)) s = attach_result(n, top->u.t, weft_stack_peek(st, 0)->u.t);
+  /* else `to` with nothing to do returned its input: no new node */
+  weft_node_release(n); /* the outputs hold it */
   return s;
 }
 
@@ -409,14 +427,6 @@ static weft_status no_formula_kernel(const weft_op* op, weft_keyset ks, weft_sta
   return redispatch_below(op, ks, weft_after_autograd_keyset(), st);
 }
 
-/* Ops differentiated through their decomposition (WEFT_DECOMPOSE): the kernel
- * below autograd runs with recording on, so the ops it calls (the views of
- * split and unbind) record their own nodes, as a CompositeImplicitAutograd
- * kernel does in PyTorch. */
-static weft_status decompose_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
-  return weft_op_redispatch_boxed(op, ks & weft_after_autograd_keyset(), st);
-}
-
 /* ---- ADInplaceOrView: every write bumps the version of its storage ---- */
 static weft_status inplace_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
   const weft_schema* sc = weft_op_schema(op);
@@ -496,10 +506,6 @@ static bool register_autograd(weft_op* op) {
   const weft_op* oop = f ? NULL : out_of_place(sc);
   if (!f && oop) f = formula_of(oop);
   if (!f) return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
-  if (!f->backward && !oop) /* differentiated through the ops its kernel calls */
-    return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, decompose_kernel, NULL, "autograd_decompose") &&
-           weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, decompose_kernel, NULL, "autograd_decompose");
-  if (!f->backward) return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD, no_formula_kernel, NULL, "autograd_not_implemented");
   weft_boxed_fn k = sc->nargs > 0 && sc->args[0].is_write ? inplace_autograd_kernel : autograd_kernel;
   /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
   return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, k, (void*)f, f->node_name) &&

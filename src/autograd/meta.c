@@ -8,10 +8,21 @@
 #include "autograd/autograd_internal.h"
 
 /* ---- lifetime ---- */
+weft_tensor** weft__retained_slot(weft_node* n, int32_t output_nr) {
+  return n->nout > 1 && output_nr >= 0 && output_nr < n->nout ? &n->retained_outs[output_nr] : &n->retained;
+}
+
+/* t stops retaining its grad: its node no longer points back at it */
+static void forget_retained(const weft__meta* m, const weft_tensor* t) {
+  if (!m->grad_fn) return;
+  weft_tensor** r = weft__retained_slot(m->grad_fn, m->output_nr);
+  if (*r == t) *r = NULL;
+}
+
 static void meta_free(void* p) {
   weft__meta* m = p;
   weft_tensor_release(m->grad);
-  if (m->grad_fn && m->grad_fn->retained == m->owner) m->grad_fn->retained = NULL;
+  forget_retained(m, m->owner);
   weft_node_release(m->grad_fn);
   weft_tensor_release(m->base);
   free(m);
@@ -128,7 +139,7 @@ weft_status weft_retain_grad(weft_tensor* t) {
   if (!m) return weft_last_status();
   if (!m->grad_fn) return WEFT_OK; /* leaves keep their grad anyway */
   m->retains_grad = true;
-  m->grad_fn->retained = t;
+  *weft__retained_slot(m->grad_fn, m->output_nr) = t;
   return WEFT_OK;
 }
 
@@ -160,7 +171,7 @@ weft_status weft_detach_(weft_tensor* t) {
   if (!m) return WEFT_OK;
   if (m->base)
     return weft__error(WEFT_INVALID_ARGUMENT, "Can't detach views in-place. Use detach() instead.");
-  if (m->grad_fn && m->grad_fn->retained == t) m->grad_fn->retained = NULL;
+  forget_retained(m, t);
   weft_node_release(m->grad_fn);
   m->grad_fn = NULL;
   m->output_nr = 0;

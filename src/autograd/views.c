@@ -110,7 +110,7 @@ static weft_status copy_slices_apply(weft_node* n, const weft_tensor* grad, bool
   weft_tensor* slice = NULL;
   s = v ? weft_copy_(b, grad) : weft_last_status();
   if (!s && !(slice = weft_clone(v, (weft_memory_format)-1))) s = weft_last_status();
-  if (!s) s = weft__apply_formula(n->fn, slice, create_graph, out);
+  if (!s) s = weft__apply_formula(n->fn, &slice, create_graph, out);
   /* the write replaced the view's elements: their gradient is the write's gradient for self */
   if (!s) s = out[0] ? weft_copy_(v, out[0]) : weft_fill_(v, 0.0);
   weft_tensor_release(out[0]);
@@ -138,8 +138,9 @@ static weft_node* geom_node(const char* name, const weft_tensor* base, const wef
 
 /* ---- a view's grad_fn after writes ---- */
 static void set_grad_fn(weft_tensor* t, weft__meta* m, weft_node* n) {
-  if (m->grad_fn && m->grad_fn->retained == t) {
-    m->grad_fn->retained = NULL;
+  weft_tensor** r = m->grad_fn ? weft__retained_slot(m->grad_fn, m->output_nr) : NULL;
+  if (r && *r == t) {
+    *r = NULL;
     n->retained = t;
   }
   weft_node_release(m->grad_fn);

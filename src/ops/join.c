@@ -428,8 +428,13 @@ static weft_tensor_list sizes_kernel(const char* op, const weft_tensor* self, co
   return by_lengths(self, d, sizes, n);
 }
 
+/* split.sizes is split_with_sizes (its autograd node, SplitWithSizesBackward0,
+ * as in PyTorch); the checks first so that errors name split */
 static weft_tensor_list split_sizes_kernel(const weft_tensor* self, const int64_t* sizes, int64_t n, int64_t dim) {
-  return sizes_kernel("split", self, sizes, n, dim);
+  if (self->ndim == 0) return failed(weft__error(WEFT_INVALID_ARGUMENT, "split expects at least a 1-dimensional tensor"));
+  int64_t d;
+  if (!weft__wrap_dim("split", dim, self->ndim, &d)) return no_list;
+  return weft_split_with_sizes(self, sizes, n, d);
 }
 static weft_tensor_list split_with_sizes_kernel(const weft_tensor* self, const int64_t* sizes, int64_t n,
                                                 int64_t dim) {
@@ -445,12 +450,13 @@ static weft_tensor_list chunk_kernel(const weft_tensor* self, int64_t chunks, in
   if (!weft__wrap_dim("chunk", dim, self->ndim, &d)) return no_list;
   int64_t dim_size = self->sizes[d];
   int64_t size = dim_size / chunks + (dim_size % chunks != 0);
-  if (size != 0 || dim_size != 0) return split_kernel(self, size, d);
+  /* through the split ops, whose autograd nodes chunk shows in PyTorch */
+  if (size != 0 || dim_size != 0) return weft_split(self, size, d);
   /* an empty dim keeps the number of chunks: that many empty pieces */
   int64_t* len = scratch2(chunks);
   if (!len) return no_list;
   memset(len, 0, sizeof(int64_t) * (size_t)chunks);
-  weft_tensor_list r = by_lengths(self, d, len, chunks);
+  weft_tensor_list r = weft_split_with_sizes(self, len, chunks, d);
   free(len);
   return r;
 }

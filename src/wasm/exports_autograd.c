@@ -21,6 +21,7 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_set_grad_enabled(int on) { return weft_set_gr
 EMSCRIPTEN_KEEPALIVE int weft_wasm_grad_enabled(void) { return weft_grad_enabled(); }
 
 EMSCRIPTEN_KEEPALIVE weft_node* weft_wasm_grad_fn(const weft_tensor* t) { return weft_node_retain(weft_grad_fn(t)); }
+EMSCRIPTEN_KEEPALIVE int weft_wasm_output_nr(const weft_tensor* t) { return (int)weft_output_nr(t); }
 EMSCRIPTEN_KEEPALIVE void weft_wasm_node_release(weft_node* n) { weft_node_release(n); }
 EMSCRIPTEN_KEEPALIVE const char* weft_wasm_node_name(const weft_node* n) { return weft_node_name(n); }
 EMSCRIPTEN_KEEPALIVE int weft_wasm_node_num_next(const weft_node* n) { return (int)weft_node_num_next(n); }

@@ -391,11 +391,51 @@ static void gradcheck(const gc_case* k) {
   weft_tensor_release(w);
 }
 
+/* split: one SplitBackward0 for all pieces (output_nr tells them apart); a
+ * piece's gradient alone, the others' zeros in their place; two pieces as
+ * roots of one pass; grad() of pieces captured by (node, output_nr). */
+static void test_multi_output(void) {
+  const double v[] = {0, 1, 2, 3, 4, 5};
+  const int64_t s32[] = {3, 2};
+  weft_tensor* x = from(v, s32, 2, WEFT_FLOAT32);
+  weft_set_requires_grad(x, true);
+  weft_tensor_list p = weft_split(x, 1, 0);
+  CHECK(p.n == 3 && weft_grad_fn(p.t[0]) == weft_grad_fn(p.t[2]));
+  CHECK(strcmp(weft_node_name(weft_grad_fn(p.t[1])), "SplitBackward0") == 0);
+  CHECK(weft_output_nr(p.t[0]) == 0 && weft_output_nr(p.t[2]) == 2);
+  CHECK(weft_node_num_next(weft_grad_fn(p.t[1])) == 1);
+  weft_tensor* s1 = weft_mul_scalar(p.t[1], weft_scalar_double(3));
+  weft_tensor* l1 = weft_sum(s1, (weft_dtype)-1);
+  CHECK(weft_backward(&l1, NULL, 1, false, false) == WEFT_OK);
+  const double g1[] = {0, 0, 3, 3, 0, 0};
+  weft_tensor* gx = weft_tensor_grad(x);
+  CHECK(close_to(gx, g1, 6, 0));
+  weft_tensor_release(gx);
+  /* pieces 0 and 2 as two roots: each buffer of the node gets its own gradient */
+  weft_tensor* roots[] = {weft_sum(p.t[0], (weft_dtype)-1), weft_sum(p.t[2], (weft_dtype)-1)};
+  CHECK(weft_backward(roots, NULL, 2, false, false) == WEFT_OK);
+  const double g2[] = {1, 1, 3, 3, 1, 1};
+  gx = weft_tensor_grad(x);
+  CHECK(close_to(gx, g2, 6, 0));
+  /* d(sum(p0 * p2))/d(p2, p1, p0): p1 unused */
+  weft_tensor* prod = weft_mul(p.t[0], p.t[2]);
+  weft_tensor* l2 = weft_sum(prod, (weft_dtype)-1);
+  weft_tensor* want[] = {p.t[2], p.t[1], p.t[0]};
+  weft_tensor* res[3];
+  CHECK(weft_autograd_grad(&l2, NULL, 1, want, 3, false, false, true, res) == WEFT_OK);
+  const double d2[] = {0, 1}, d0[] = {4, 5};
+  CHECK(close_to(res[0], d2, 2, 0) && res[1] == NULL && close_to(res[2], d0, 2, 0));
+  weft_tensor* all[] = {x, s1, l1, gx, roots[0], roots[1], prod, l2, res[0], res[2]};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) weft_tensor_release(all[i]);
+  weft_tensor_list_release(p);
+}
+
 int main(void) {
   test_seed_program();
   test_accumulation_and_retain();
   test_versions_and_modes();
   test_grad_and_higher_order();
+  test_multi_output();
   weft_manual_seed(15);
   for (size_t i = 0; i < sizeof gc_cases / sizeof gc_cases[0]; i++) gradcheck(&gc_cases[i]);
   CHECK_NO_LEAKS();

@@ -113,6 +113,31 @@ static bool check_boxed(const weft_tensor* r, weft_tensor* const* in) {
   return true;
 }
 
+/* autograd through a multi-output node: split x [6, 3] (requires grad) in
+ * three, sum(p0 * p2), grad() of x: the node's formula cats the pieces'
+ * gradients with zeros in place of p1's */
+static weft_tensor* run_split_grad(weft_tensor* const* in) {
+  weft_tensor_list p = weft_split(in[2], 2, 0);
+  if (!p.t) return NULL;
+  weft_tensor* m = weft_mul(p.t[0], p.t[2]);
+  weft_tensor_list_release(p);
+  weft_tensor* l = m ? weft_sum(m, (weft_dtype)-1) : NULL;
+  weft_tensor_release(m);
+  if (!l) return NULL;
+  weft_tensor* g = NULL;
+  weft_status s = weft_autograd_grad(&l, NULL, 1, &in[2], 1, false, false, false, &g);
+  weft_tensor_release(l);
+  return s ? NULL : g;
+}
+static bool check_split_grad(const weft_tensor* r, weft_tensor* const* in) {
+  for (int64_t i = 0; i < 18; i++) {
+    int64_t row = i / 3;
+    double want = row < 2 ? weft_tensor_get_double(in[2], i + 12) : row < 4 ? 0 : weft_tensor_get_double(in[2], i - 12);
+    if (weft_tensor_get_double(r, i) != want) return false;
+  }
+  return true;
+}
+
 static void run_scenario(const scenario* sc, weft_tensor* const* in) {
   weft_memory_stats base = weft_memory();
   long failures = 0;
@@ -151,18 +176,20 @@ int main(void) {
   weft_init();
   weft_fail_nth_allocator_init(&injecting);
   weft_manual_seed(3);
-  const int64_t s4[] = {2, 3, 4, 5}, s2[] = {4, 1};
-  weft_tensor* in[2] = {weft_rand(s4, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU), weft_rand(s2, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU)};
+  const int64_t s4[] = {2, 3, 4, 5}, s2[] = {4, 1}, s63[] = {6, 3};
+  weft_tensor* in[3] = {weft_rand(s4, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU), weft_rand(s2, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU),
+                        weft_rand(s63, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU)};
+  CHECK(weft_set_requires_grad(in[2], true) == WEFT_OK);
   static const scenario scenarios[] = {
       {"contiguous(channels_last)", run_channels_last, check_same},
       {"broadcast add + out=", run_add, check_add},
       {"views, reshape copy, to(float16)", run_views, check_views},
       {"factories + boxed mul", run_boxed, check_boxed},
+      {"split, grad() through SplitBackward0", run_split_grad, check_split_grad},
   };
   for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) run_scenario(&scenarios[i], in);
   printf("%lld allocation failures injected\n", (long long)injecting.injected);
-  weft_tensor_release(in[0]);
-  weft_tensor_release(in[1]);
+  for (int i = 0; i < 3; i++) weft_tensor_release(in[i]);
   CHECK_NO_LEAKS();
   TEST_REPORT();
 }

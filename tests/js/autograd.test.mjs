@@ -133,9 +133,8 @@ const CASES = {
 const I = (wt, v) => wt.tensor(v, { dtype: 'int64' });
 // Where weft's last node differs from 1.13's (which records its
 // decompositions' internal ops): reshape is one view node, matmul ends in
-// its reshape; split and unbind pieces are narrow and select views.
-const NAME = { reshape_transposed: 'ViewBackward0', flatten: 'ViewBackward0', matmul: 'ViewBackward0',
-  split: 'SliceBackward0', unbind: 'SelectBackward0' };
+// its reshape.
+const NAME = { reshape_transposed: 'ViewBackward0', flatten: 'ViewBackward0', matmul: 'ViewBackward0' };
 
 function leaf(wt, spec) {
   const base = wt.tensor(Float64Array.from(spec.values), { dtype: spec.dtype === 'bool' ? 'float32' : spec.dtype });

@@ -178,6 +178,12 @@ const GRADCHECK = [
   ['chunk', (wt, a) => { const [p, , r] = a.chunk(3, 0); return p.sub(r); }, [[3, 4]]],
   ['unbind', (wt, a) => { const [p, q] = a.unbind(1); return p.mul(q); }, [[3, 2]]],
   ['tensor_split', (wt, a) => { const [p, q] = wt.tensorSplit(a, [1], 1); return q.mul(p); }, [[3, 2]]],
+  // multi-output nodes: pieces unused (zeros in their place), used twice, the short last piece
+  ['split one piece of three', (wt, a) => a.split(2, 1)[1].exp(), [[3, 5]]],
+  ['split piece used twice', (wt, a) => { const [p, , r] = a.split(2, 1); return p.mul(p).add(r.sum()); }, [[3, 5]]],
+  ['split_with_sizes', (wt, a) => { const [, q, r] = a.splitWithSizes([1, 2, 1]); return q.sum(0).mul(r); }, [[4, 3]]],
+  ['unbind one row of four', (wt, a) => a.unbind(0)[2].sin(), [[4, 3]]],
+  ['chunk uneven', (wt, a) => { const [, q, r] = a.chunk(3, 1); return q.sum(1).mul(r.squeeze(1)); }, [[2, 5]]],
   // ---- shape ----
   ['flip', (wt, a) => a.flip(0, 3), [[2, 3, 2, 2]]],
   ['roll', (wt, a) => a.roll([1, -2], [0, 1]), [[3, 4]]],
@@ -283,6 +289,11 @@ const GRADGRAD = [
   ['cumsum', (wt, a) => a.cumsum(1).pow(2).sum(), [[3, 4]]],
   ['gather', (wt, a) => a.gather(1, I(wt, [[0, 0], [3, 1], [2, 2]])).pow(3).sum(), [[3, 4]]],
   ['cat', (wt, a, b) => wt.cat([a, b], 0).pow(3).sum(), [[2, 3], [1, 3]]],
+  ['split', (wt, a) => { const [p, , r] = a.split(2, 1); return p.pow(3).sum().add(r.mul(p.sum(1, true)).sum()); },
+    [[3, 5]]],
+  ['split_with_sizes', (wt, a) => a.splitWithSizes([1, 3])[1].pow(3).sum(), [[4, 2]]],
+  ['chunk', (wt, a) => { const [p, q] = a.chunk(2); return p.mul(q).sin().sum(); }, [[4, 2]]],
+  ['unbind', (wt, a) => { const [p, , r] = a.unbind(1); return p.mul(r).exp().sum(); }, [[3, 3]]],
 ];
 
 test('gradgradcheck: first derivatives made with createGraph differentiate again', async () => {
