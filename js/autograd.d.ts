@@ -106,6 +106,8 @@ export interface WorkerAutogradTensorOps {
   readonly isLeaf: Promise<boolean>;
   readonly retainsGrad: Promise<boolean>;
   readonly gradFn: Promise<WorkerGradFn | null>;
+  /** Which output of gradFn this tensor is (the piece's index for split/chunk/unbind; 0 otherwise). */
+  readonly outputNr: Promise<number>;
   /**
    * The gradient at this point of the message order (a new WorkerTensor sharing its data: dispose it
    * or use tidy). When there is none, its reads reject: `await t.gradOrNull()` tells.

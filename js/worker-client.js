@@ -32,7 +32,7 @@ const TENSOR_VALUES = new Set([
   'backward', 'retainGrad',
 ]);
 const TENSOR_PROPS = new Set(['shape', 'dtype', 'device', 'isDisposed', 'ndim',
-  'requiresGrad', 'isLeaf', 'retainsGrad', 'gradFn']);
+  'requiresGrad', 'isLeaf', 'retainsGrad', 'gradFn', 'outputNr']);
 // Properties whose value is a tensor (views: t.T, t.mT; t.grad, a failed
 // WorkerTensor when the grad is null: await t.gradOrNull() tells).
 const TENSOR_GETTERS = new Set(['T', 'mT', 'grad']);

@@ -87,6 +87,11 @@ test('worker mode: requiresGrad, isLeaf, gradFn, retainGrad, backward, t.grad', 
   assert.equal(fn.name, 'MulBackward0');
   assert.deepEqual(fn.nextFunctions, [[{ name: 'AccumulateGrad' }, 0], [{ name: 'AccumulateGrad' }, 0]]);
   assert.equal(await y.retainsGrad, false);
+  // the pieces of a split share one node; outputNr tells them apart
+  const pieces = await x.split(1); // a list comes back as a promise
+  assert.deepEqual(await Promise.all(pieces.map((p) => p.outputNr)), [0, 1, 2]);
+  assert.equal((await pieces[2].gradFn).name, 'SplitBackward0');
+  for (const p of pieces) p.dispose();
   await y.retainGrad();
   assert.equal(await y.retainsGrad, true);
   assert.equal(await y.sum().backward(), undefined);
