@@ -259,11 +259,14 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
                                const ew_params* p) {                                                \
     (void)p;                                                                                        \
     if (ys == sizeof(ST) && xs[0] == 1 && xs[1] == sizeof(ST) && xs[2] == 0) {                      \
-      /* dense, other a scalar (relu's where(mask, grad, 0)): a select loop to vectorize */         \
+      /* dense, the other a scalar (relu's where(mask, grad, 0)): vectorized by the compiler */     \
       const uint8_t* c = (const uint8_t*)x[0];                                                      \
       const ST *a = (const ST*)x[1], b = *(const ST*)x[2];                                          \
       ST* yy = (ST*)y;                                                                              \
-      for (size_t i = 0; i < n; i++) yy[i] = c[i] ? a[i] : b;                                       \
+      for (size_t i = 0; i < n; i++) { /* a[i] read whatever c[i]: a select, not a branch */        \
+        const ST v = a[i];                                                                          \
+        yy[i] = c[i] ? v : b;                                                                       \
+      }                                                                                             \
       return;                                                                                       \
     }                                                                                               \
     for (size_t i = 0; i < n; i++) { /* both read, then a select: no branch */                      \

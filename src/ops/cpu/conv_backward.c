@@ -292,8 +292,10 @@ static weft_status wgrad_channels(void* ctx, int64_t begin, int64_t end) {
   const weft_conv2d_geom* g = c->g;
   const size_t es = c->es;
   const int64_t taps = g->kh * g->kw, coutg = g->cout / g->groups, plane = c->hp * c->wp, p = g->ho * g->wo;
-  const char** ptr = malloc(sizeof(char*) * (size_t)taps);
+  const char** ptr = malloc((sizeof(char*) + sizeof(size_t)) * (size_t)taps);
   if (!ptr) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d backward: out of memory");
+  size_t* off = (size_t*)(ptr + taps); /* tap t's first value in a plane, bytes */
+  for (int64_t t = 0; t < taps; t++) off[t] = (size_t)(t / g->kw * g->dh * c->wp + t % g->kw * g->dw) * es;
   for (int64_t o = begin; o < end; o++) {
     char* acc = c->gw + (size_t)(o * taps) * es;
     if (c->img == 0) memset(acc, 0, (size_t)taps * es);
@@ -301,7 +303,7 @@ static weft_status wgrad_channels(void* ctx, int64_t begin, int64_t end) {
       int64_t ch = o / coutg; /* the group's one input channel */
       const char* xp = c->pad ? c->pad + (size_t)(((n - c->img) * g->c + ch) * plane) * es
                               : c->x + (size_t)((n * g->c + ch) * plane) * es;
-      for (int64_t t = 0; t < taps; t++) ptr[t] = xp + (size_t)(t / g->kw * g->dh * c->wp + t % g->kw * g->dw) * es;
+      for (int64_t t = 0; t < taps; t++) ptr[t] = xp + off[t];
       const char* gyp = c->gy + (size_t)((n * g->cout + o) * p) * es;
       if (es == 8)
         c->kt->f64_dwconv_wgrad((size_t)g->ho, (size_t)g->wo, (size_t)taps, (const double* const*)ptr,
