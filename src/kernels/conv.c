@@ -12,8 +12,14 @@
  * vectorized over the width when xs == 1:
  *   y[i] = bias + sum_t w[t] * x[t][i * xs]
  *
+ * wgrad (NCHW, the weight's gradient of one input channel): over one
+ * plane of ho x wo output gradients gy,
+ *   acc[t] += sum over i, j of gy[i * wo + j] * x[t][i * xr + j * xs]
+ *   x[t] is tap t's first input value in a (padded) input plane.
+ *
  * Taps accumulate in tap order on every backend (no FMA), so scalar and SIMD
- * results are bitwise equal. f64 kernels are plain C (no f64 lanes in the
+ * results are bitwise equal (wgrad: the same lanes and the same final sum of
+ * them on every backend). f64 kernels are plain C (no f64 lanes in the
  * vector layer). */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
@@ -85,5 +91,66 @@ void WEFT_UKERNEL(f64_dwconv_row, u1)(size_t n, size_t taps, const double* const
     double a = bias;
     for (size_t t = 0; t < taps; t++) a = x[t][i * xs] * w[t] + a;
     y[i] = a;
+  }
+}
+
+/* wgrad_taps<NT>: NT taps at once (NT a constant, so the accumulators stay
+ * in registers), sharing each output-gradient load; per tap, column blocks
+ * outer and rows inner (a block's loop carries no width checks): 8 columns
+ * in two vector sums, then 4 in one, the columns left (every column at
+ * xs > 1) in a scalar sum; all added to acc[t] in a fixed order, the same
+ * for any NT. */
+#define DEF_WGRAD_TAPS(NT)                                                                                     \
+static void wgrad_taps##NT(size_t ho, size_t wo, const float* const* x, size_t xr, size_t xs, const float* gy, \
+                          float* acc) {                                                                        \
+  wv128 a[NT][2];                                                                                              \
+  float s[NT];                                                                                                 \
+  for (size_t k = 0; k < NT; k++) a[k][0] = a[k][1] = wv_v128_zero(), s[k] = 0.0f;                             \
+  size_t j = 0;                                                                                                \
+  if (xs == 1) {                                                                                               \
+    for (; j + 8 <= wo; j += 8) {                                                                              \
+      const float* gi = gy + j;                                                                                \
+      for (size_t i = 0, xo = j; i < ho; i++, gi += wo, xo += xr) {                                            \
+        const wv128 g0 = wv_v128_load(gi), g1 = wv_v128_load(gi + 4);                                          \
+        for (size_t k = 0; k < NT; k++) {                                                                      \
+          a[k][0] = wv_f32x4_muladd(g0, wv_v128_load(x[k] + xo), a[k][0]);                                     \
+          a[k][1] = wv_f32x4_muladd(g1, wv_v128_load(x[k] + xo + 4), a[k][1]);                                 \
+        }                                                                                                      \
+      }                                                                                                        \
+    }                                                                                                          \
+    for (; j + 4 <= wo; j += 4) {                                                                              \
+      const float* gi = gy + j;                                                                                \
+      for (size_t i = 0, xo = j; i < ho; i++, gi += wo, xo += xr) {                                            \
+        const wv128 g0 = wv_v128_load(gi);                                                                     \
+        for (size_t k = 0; k < NT; k++) a[k][0] = wv_f32x4_muladd(g0, wv_v128_load(x[k] + xo), a[k][0]);       \
+      }                                                                                                        \
+    }                                                                                                          \
+  }                                                                                                            \
+  for (; j < wo; j++)                                                                                          \
+    for (size_t i = 0; i < ho; i++)                                                                            \
+      for (size_t k = 0; k < NT; k++) s[k] = gy[i * wo + j] * x[k][i * xr + j * xs] + s[k];                    \
+  for (size_t k = 0; k < NT; k++) {                                                                            \
+    float l[4];                                                                                                \
+    wv_v128_store(l, wv_f32x4_add(a[k][0], a[k][1]));                                                          \
+    acc[k] += ((l[0] + l[1]) + (l[2] + l[3])) + s[k];                                                          \
+  }                                                                                                            \
+}
+DEF_WGRAD_TAPS(1)
+DEF_WGRAD_TAPS(3)
+
+void WEFT_UKERNEL(f32_dwconv_wgrad, u8)(size_t ho, size_t wo, size_t taps, const float* const* x, size_t xr,
+                                        size_t xs, const float* gy, float* acc) {
+  size_t t = 0;
+  for (; t + 3 <= taps; t += 3) wgrad_taps3(ho, wo, x + t, xr, xs, gy, acc + t);
+  for (; t < taps; t++) wgrad_taps1(ho, wo, x + t, xr, xs, gy, acc + t);
+}
+
+void WEFT_UKERNEL(f64_dwconv_wgrad, u1)(size_t ho, size_t wo, size_t taps, const double* const* x, size_t xr,
+                                        size_t xs, const double* gy, double* acc) {
+  for (size_t t = 0; t < taps; t++) {
+    double s = 0.0;
+    for (size_t i = 0; i < ho; i++)
+      for (size_t j = 0; j < wo; j++) s = gy[i * wo + j] * x[t][i * xr + j * xs] + s;
+    acc[t] += s;
   }
 }

@@ -89,6 +89,12 @@ typedef void weft_f64_dwconv_nhwc_fn(size_t c, size_t taps, const double* const*
                                      const double* bias, double* y);
 typedef void weft_f64_dwconv_row_fn(size_t n, size_t taps, const double* const* x, size_t xs, const double* w,
                                     double bias, double* y);
+/* its weight gradient over one NCHW plane: acc[t] += sum over i < ho, j < wo
+ * of gy[i * wo + j] * x[t][i * xr + j * xs] (xr, xs in elements) */
+typedef void weft_f32_dwconv_wgrad_fn(size_t ho, size_t wo, size_t taps, const float* const* x, size_t xr, size_t xs,
+                                      const float* gy, float* acc);
+typedef void weft_f64_dwconv_wgrad_fn(size_t ho, size_t wo, size_t taps, const double* const* x, size_t xr,
+                                      size_t xs, const double* gy, double* acc);
 
 /* 2-D pooling (pool.c). Every window element a kernel is given lies inside
  * the input (the driver clips windows at the borders).
@@ -104,12 +110,16 @@ struct weft_f32_pool_params {
   size_t kh, kw, sw, dw;
   size_t rs, cs, xs, ys;
   float divisor;
-  /* max with indices (NHWC): output j's element (r, q) has index
+  /* max with indices: output j's element (r, q) has index
    * i0 + j * istep + r * irs + q * ics (flat h * W + w in its plane) */
   int64_t i0, istep, irs, ics;
 };
 typedef void weft_f32_pool_fn(size_t n, const float* x, float* y, const struct weft_f32_pool_params* p);
 typedef void weft_f32_pool_c_fn(size_t n, size_t c, const float* x, float* y, const struct weft_f32_pool_params* p);
+/* max with indices, NCHW along one output row (f32_pool_fn's windows): the
+ * index of output j's element (r, q) is i0 + j * istep + r * irs + q * ics */
+typedef void weft_f32_pool_idx_fn(size_t n, const float* x, float* y, int64_t* idx,
+                                  const struct weft_f32_pool_params* p);
 /* ... and the int64 index of each maximum at idx + j * ys / 4 (elements: the
  * layout of y, in int64) */
 typedef void weft_f32_pool_c_idx_fn(size_t n, size_t c, const float* x, float* y, int64_t* idx,

@@ -133,6 +133,69 @@ void WEFT_UKERNEL(f32_maxpool_cw_s2, u4)(size_t n, const float* x, float* y, con
   for (; j < n; j++) y[j] = max_window(x + 2 * j, p);
 }
 
+/* ---- max with indices, NCHW ----
+ * One window at a time in the reference; 4 outputs a vector at stride 1,
+ * and at stride 2 without dilation (the deinterleave of f32_maxpool_cw_s2,
+ * with the same one-output margin for an odd kw). Every window element is
+ * visited in PyTorch's order (rows, then columns) and a lane takes an
+ * element that is greater or NaN, so values and indices are the
+ * reference's on every path. Indices are i32 lanes (a plane below 2^31
+ * elements: the driver's condition), widened on the way out. */
+
+static float max_window_idx(const float* x, int64_t i0, int64_t* idx, const struct weft_f32_pool_params* p) {
+  float m = -INFINITY;
+  int64_t mi = i0;
+  for (size_t r = 0; r < p->kh; r++) {
+    const float* row = ROW(x, r, p->rs);
+    for (size_t q = 0; q < p->kw; q++) {
+      float v = row[q * p->dw];
+      if (v > m || v != v) m = v, mi = i0 + (int64_t)r * p->irs + (int64_t)q * p->ics;
+    }
+  }
+  *idx = mi;
+  return m;
+}
+
+static inline void take_max(wv128 v, wv128 vi, wv128* a, wv128* id) {
+  const wv128 take = wv_v128_or(wv_f32x4_gt(v, *a), nan_mask(v));
+  *a = wv_v128_bitselect(v, *a, take);
+  *id = wv_v128_bitselect(vi, *id, take);
+}
+
+void WEFT_UKERNEL(f32_maxpool_cw_idx, u4)(size_t n, const float* x, float* y, int64_t* idx,
+                                          const struct weft_f32_pool_params* p) {
+  const size_t sw = p->sw, kw = p->kw;
+  const int s1 = sw == 1, s2 = sw == 2 && p->dw == 1;
+  const size_t need = s2 ? 4 + (kw & 1) : 4;
+  size_t j = 0;
+  if (p->kh && kw && (s1 || s2)) {
+    const int32_t st = (int32_t)p->istep, lanes[4] = {0, st, 2 * st, 3 * st};
+    const wv128 lane = wv_v128_load(lanes);
+    for (; j + need <= n; j += 4) {
+      const wv128 base = wv_i32x4_add(wv_i32x4_splat((int32_t)(p->i0 + (int64_t)j * p->istep)), lane);
+      wv128 a = wv_f32x4_splat(-INFINITY), id = base;
+      for (size_t r = 0; r < p->kh; r++) {
+        const float* row = ROW(x, r, p->rs) + j * sw;
+        for (size_t q = 0; q < kw; q += s1 ? 1 : 2) {
+          const wv128 at = wv_i32x4_add(base, wv_i32x4_splat((int32_t)((int64_t)r * p->irs + (int64_t)q * p->ics)));
+          if (s1) {
+            take_max(wv_v128_load(row + q * p->dw), at, &a, &id);
+            continue;
+          }
+          const wv128 va = wv_v128_load(row + q), vb = wv_v128_load(row + q + 4);
+          take_max(wv_i32x4_even(va, vb), at, &a, &id);
+          if (q + 1 < kw) take_max(wv_i32x4_odd(va, vb), wv_i32x4_add(at, wv_i32x4_splat((int32_t)p->ics)), &a, &id);
+        }
+      }
+      int32_t li[4];
+      wv_v128_store(y + j, a);
+      wv_v128_store(li, id);
+      for (int i = 0; i < 4; i++) idx[j + i] = li[i];
+    }
+  }
+  for (; j < n; j++) y[j] = max_window_idx(x + j * sw, p->i0 + (int64_t)j * p->istep, idx + j, p);
+}
+
 /* ---- avg, NCHW ---- */
 
 void WEFT_UKERNEL(f32_avgpool_cw_s1, u8)(size_t n, const float* x, float* y, const struct weft_f32_pool_params* p) {

@@ -258,10 +258,20 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
   static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
                                const ew_params* p) {                                                \
     (void)p;                                                                                        \
-    for (size_t i = 0; i < n; i++) {                                                                \
-      const ST* s = *AT(const uint8_t, x[0], i, xs[0]) ? AT(const ST, x[1], i, xs[1])               \
-                                                       : AT(const ST, x[2], i, xs[2]);              \
-      *AT(ST, y, i, ys) = *s;                                                                       \
+    if (ys == sizeof(ST) && xs[0] == 1 && xs[1] == sizeof(ST) && xs[2] == 0) {                      \
+      /* dense, the other a scalar (relu's where(mask, grad, 0)): vectorized by the compiler */     \
+      const uint8_t* c = (const uint8_t*)x[0];                                                      \
+      const ST *a = (const ST*)x[1], b = *(const ST*)x[2];                                          \
+      ST* yy = (ST*)y;                                                                              \
+      for (size_t i = 0; i < n; i++) { /* a[i] read whatever c[i]: a select, not a branch */        \
+        const ST v = a[i];                                                                          \
+        yy[i] = c[i] ? v : b;                                                                       \
+      }                                                                                             \
+      return;                                                                                       \
+    }                                                                                               \
+    for (size_t i = 0; i < n; i++) { /* both read, then a select: no branch */                      \
+      const ST a = *AT(const ST, x[1], i, xs[1]), b = *AT(const ST, x[2], i, xs[2]);                \
+      *AT(ST, y, i, ys) = *AT(const uint8_t, x[0], i, xs[0]) ? a : b;                               \
     }                                                                                               \
   }
 

@@ -28,6 +28,11 @@ static const gc_conv CASES[] = {
   {"conv 3x3 pad 1 channels_last", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, true, false, true, false, "ConvolutionBackward0", NULL},
   {"conv weight channels_last", 0, {1, 4, 5, 5}, {2, 4, 2, 3}, 2, 1, 1, 1, false, true, false, false, "ConvolutionBackward0", NULL},
   {"conv groups stride dilation", 0, {1, 6, 9, 8}, {6, 2, 3, 2}, 2, 2, 2, 3, false, false, true, false, "ConvolutionBackward0", NULL},
+  /* one input channel per group in NCHW: the direct weight gradient (dwconv_wgrad) */
+  {"conv one input channel pad 1", 0, {3, 1, 6, 7}, {4, 1, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv one input channel stride 2 dilation 2", 0, {2, 1, 9, 8}, {3, 1, 2, 3}, 2, 0, 2, 1, false, false, false, false,
+   "ConvolutionBackward0", NULL},
+  {"conv depthwise multiplier 2", 0, {2, 3, 7, 6}, {6, 1, 3, 3}, 2, 1, 1, 3, false, false, true, false, "ConvolutionBackward0", NULL},
   {"conv depthwise channels_last", 0, {2, 4, 5, 6}, {4, 1, 3, 3}, 1, 1, 1, 4, true, true, true, false, "ConvolutionBackward0", NULL},
   {"conv unbatched", 0, {0, 2, 5, 5}, {3, 2, 3, 3}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
   {"conv padding same, even kernel (asymmetric)", 0, {2, 2, 6, 5}, {3, 2, 2, 4}, 1, 0, 2, 1, false, false, true, false,

@@ -526,12 +526,11 @@ static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* The input rows and columns an NCHW output plane reads, padding included */
-static int64_t dw_span(int64_t out, int64_t stride, int64_t k, int64_t dil) { return (out - 1) * stride + (k - 1) * dil + 1; }
+int64_t weft__conv2d_span(int64_t out, int64_t stride, int64_t k, int64_t dil) {
+  return (out - 1) * stride + (k - 1) * dil + 1;
+}
 
-/* Plane xp (h x w) copied into pad (hp x wp) with its padding as zeros:
- * pad[(iy + ph) * wp + ix + pw] = xp[iy * w + ix] */
-static void dw_pad_plane(const weft_conv2d_geom* g, size_t es, const char* xp, char* pad, int64_t hp, int64_t wp) {
+void weft__conv2d_pad_plane(const weft_conv2d_geom* g, size_t es, const char* xp, char* pad, int64_t hp, int64_t wp) {
   memset(pad, 0, (size_t)(hp * wp) * es);
   int64_t x0 = g->pw, x1 = min64(wp, g->pw + g->w); /* columns of pad that hold input */
   for (int64_t r = 0; r < hp; r++) {
@@ -549,7 +548,7 @@ static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
   const weft_conv2d_geom* g = c->g;
   const size_t es = c->es;
   int64_t taps = g->kh * g->kw, mult = g->cout / g->c;
-  int64_t hp = dw_span(g->ho, g->sh, g->kh, g->dh), wp = dw_span(g->wo, g->sw, g->kw, g->dw);
+  int64_t hp = weft__conv2d_span(g->ho, g->sh, g->kh, g->dh), wp = weft__conv2d_span(g->wo, g->sw, g->kw, g->dw);
   const char** ptr = malloc(sizeof(char*) * (size_t)taps);
   char* wt = malloc(es * (size_t)taps);
   char* pad = malloc(es * (size_t)(hp * wp));
@@ -559,7 +558,7 @@ static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
   }
   for (int64_t pl = begin; pl < end; pl++) {
     int64_t co = pl % g->cout, n = pl / g->cout;
-    dw_pad_plane(g, es, c->x + (size_t)((n * g->c + co / mult) * g->h * g->w) * es, pad, hp, wp);
+    weft__conv2d_pad_plane(g, es, c->x + (size_t)((n * g->c + co / mult) * g->h * g->w) * es, pad, hp, wp);
     for (int64_t t = 0; t < taps; t++) {
       const char* w = c->w + (size_t)(co * g->ws[0] + t / g->kw * g->ws[2] + t % g->kw * g->ws[3]) * es;
       if (es == 8)

@@ -44,12 +44,21 @@ const char* weft__conv2d_algo_name(weft_conv2d_algo a);
 weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g,
                          const void* x, const void* w, const void* bias, void* y);
 
+/* The input rows (columns) an NCHW output plane of `out` rows (columns)
+ * reads, padding included. */
+int64_t weft__conv2d_span(int64_t out, int64_t stride, int64_t k, int64_t dil);
+/* Plane xp (h x w) copied into pad (hp x wp) with its padding as zeros:
+ * pad[(iy + ph) * wp + ix + pw] = xp[iy * w + ix]. */
+void weft__conv2d_pad_plane(const weft_conv2d_geom* g, size_t es, const char* xp, char* pad, int64_t hp, int64_t wp);
+
 /* The gradients of one convolution (src/ops/cpu/conv_backward.c), dtype
  * FLOAT32 or FLOAT64; g's weight strides are not read. gy is dense in the
  * layout's format (NCHW, or NHWC when nhwc), as x and gx are. The weight w
  * and its gradient gw are dense [cout, c / groups, kh, kw]: contiguous for
  * NCHW, channels_last ([cout, kh, kw, c / groups] in memory) for NHWC.
- * Parallel inside (patches, GEMM); the same result for any thread count. */
+ * Parallel inside (patches, GEMM; the weight's gradient of one input
+ * channel per group in NCHW by the dwconv_wgrad kernel); the same result
+ * for any thread count. */
 weft_status weft__conv2d_backward_input(const weft_kernels* kt, weft_dtype dtype, bool nhwc,
                                         const weft_conv2d_geom* g, const void* gy, const void* w, void* gx);
 weft_status weft__conv2d_backward_weight(const weft_kernels* kt, weft_dtype dtype, bool nhwc,

@@ -12,7 +12,9 @@
  * channels_last order). col2im's tasks each own part of the input's
  * gradient (NCHW: a channel plane the task's taps add into; NHWC: a row of
  * pixels, each gathering the patch entries that read it), so they never
- * race and the result is the same for any thread count. */
+ * race and the result is the same for any thread count. The weight's
+ * gradient with one input channel per group (NCHW) skips the GEMM: see
+ * direct_weight. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,8 +257,94 @@ static weft_status each_group(const weft_kernels* kt, weft_dtype dtype, bool nhw
   return s;
 }
 
+/* ---- the weight's gradient with one input channel per group, NCHW ----
+ * (a first layer over gray images, depthwise): K = kh * kw is too short a
+ * GEMM depth to pay for the patch matrix and the packing, so each
+ * (image, output channel) plane is one dwconv_wgrad call:
+ *   gw[o][t] += sum over pixels p of gy[n][o][p] * x[n][o's channel][tap t of p]
+ * With padding, the planes of a block of images are first copied with
+ * their zeros (PAD_BYTES at most). A task owns output channels and adds
+ * the images in order, so the sums are the same for any thread count. */
+#define PAD_BYTES (1 << 20)
+
+typedef struct {
+  const weft_kernels* kt;
+  const weft_conv2d_geom* g;
+  size_t es;
+  const char *x, *gy;
+  char* gw;
+  char* pad;         /* the block's padded planes, or NULL: x read as it is */
+  int64_t img, nimg; /* the block of images */
+  int64_t hp, wp;    /* a plane as read: padded, or the input's */
+} wgrad_ctx;
+
+static weft_status pad_planes(void* ctx, int64_t begin, int64_t end) {
+  const wgrad_ctx* c = ctx;
+  const weft_conv2d_geom* g = c->g;
+  for (int64_t pl = begin; pl < end; pl++) /* plane pl of the block: image img + pl / C */
+    weft__conv2d_pad_plane(g, c->es, c->x + (size_t)((c->img * g->c + pl) * g->h * g->w) * c->es,
+                           c->pad + (size_t)(pl * c->hp * c->wp) * c->es, c->hp, c->wp);
+  return WEFT_OK;
+}
+
+static weft_status wgrad_channels(void* ctx, int64_t begin, int64_t end) {
+  const wgrad_ctx* c = ctx;
+  const weft_conv2d_geom* g = c->g;
+  const size_t es = c->es;
+  const int64_t taps = g->kh * g->kw, coutg = g->cout / g->groups, plane = c->hp * c->wp, p = g->ho * g->wo;
+  const char** ptr = malloc((sizeof(char*) + sizeof(size_t)) * (size_t)taps);
+  if (!ptr) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d backward: out of memory");
+  size_t* off = (size_t*)(ptr + taps); /* tap t's first value in a plane, bytes */
+  for (int64_t t = 0; t < taps; t++) off[t] = (size_t)(t / g->kw * g->dh * c->wp + t % g->kw * g->dw) * es;
+  for (int64_t o = begin; o < end; o++) {
+    char* acc = c->gw + (size_t)(o * taps) * es;
+    if (c->img == 0) memset(acc, 0, (size_t)taps * es);
+    for (int64_t n = c->img; n < c->img + c->nimg; n++) {
+      int64_t ch = o / coutg; /* the group's one input channel */
+      const char* xp = c->pad ? c->pad + (size_t)(((n - c->img) * g->c + ch) * plane) * es
+                              : c->x + (size_t)((n * g->c + ch) * plane) * es;
+      for (int64_t t = 0; t < taps; t++) ptr[t] = xp + off[t];
+      const char* gyp = c->gy + (size_t)((n * g->cout + o) * p) * es;
+      if (es == 8)
+        c->kt->f64_dwconv_wgrad((size_t)g->ho, (size_t)g->wo, (size_t)taps, (const double* const*)ptr,
+                                (size_t)(g->sh * c->wp), (size_t)g->sw, (const double*)gyp, (double*)acc);
+      else
+        c->kt->f32_dwconv_wgrad((size_t)g->ho, (size_t)g->wo, (size_t)taps, (const float* const*)ptr,
+                                (size_t)(g->sh * c->wp), (size_t)g->sw, (const float*)gyp, (float*)acc);
+    }
+  }
+  free(ptr);
+  return WEFT_OK;
+}
+
+static weft_status direct_weight(const weft_kernels* kt, weft_dtype dtype, const weft_conv2d_geom* g, const void* gy,
+                                 const void* x, void* gw) {
+  wgrad_ctx c = {kt, g, dtype == WEFT_FLOAT64 ? 8 : 4, x, gy, gw, NULL, 0, 0, g->h, g->w};
+  bool padded = g->ph > 0 || g->pw > 0;
+  int64_t block = g->n;
+  if (padded) {
+    c.hp = weft__conv2d_span(g->ho, g->sh, g->kh, g->dh), c.wp = weft__conv2d_span(g->wo, g->sw, g->kw, g->dw);
+    size_t per_image = (size_t)(g->c * c.hp * c.wp) * c.es;
+    block = max64((int64_t)(PAD_BYTES / per_image), 1);
+    if (block > g->n) block = g->n;
+    c.pad = malloc(per_image * (size_t)block);
+    if (!c.pad) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d backward: out of memory (%zu bytes of planes)",
+                                   per_image * (size_t)block);
+  }
+  int64_t per_channel = block * g->kh * g->kw * g->ho * g->wo; /* multiply-adds of a task's channel */
+  weft_status s = WEFT_OK;
+  for (int64_t n0 = 0; s == WEFT_OK && n0 < g->n; n0 += block) {
+    c.img = n0, c.nimg = block < g->n - n0 ? block : g->n - n0;
+    if (padded) s = weft_parallel_for(0, c.nimg * g->c, max64(TASK_WORK / max64(c.hp * c.wp, 1), 1), pad_planes, &c);
+    if (s == WEFT_OK) s = weft_parallel_for(0, g->cout, max64(TASK_WORK / max64(per_channel, 1), 1), wgrad_channels, &c);
+  }
+  free(c.pad);
+  return s;
+}
+
 weft_status weft__conv2d_backward_weight(const weft_kernels* kt, weft_dtype dtype, bool nhwc,
                                          const weft_conv2d_geom* g, const void* gy, const void* x, void* gw) {
+  if (!nhwc && g->c == g->groups && !empty(g)) return direct_weight(kt, dtype, g, gy, x, gw);
   return each_group(kt, dtype, nhwc, g, weight_step, gy, x, gw, g->cout * (g->c / g->groups) * g->kh * g->kw);
 }
 

@@ -11,10 +11,14 @@
  *   NHWC  task = (image, output row); each output's C channels are
  *         contiguous, so the kernel vectorizes across them.
  *
- * Tasks are spread over the pool with weft_parallel_for. float64, int64
- * (avg) and max with indices in NCHW take the plain reference loop,
- * parallel over planes. */
+ * Max with indices: NCHW rows go to f32_maxpool_cw_idx (the clipped border
+ * windows one call each, the interior run one call), NHWC to
+ * f32_maxpool_c_idx. Tasks are spread over the pool with weft_parallel_for.
+ * float64, int64 (avg) and max with indices over a plane of 2^31 elements
+ * or more take the plain reference loop, parallel over planes. */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "ops/cpu/pool.h"
@@ -197,15 +201,17 @@ static struct weft_f32_pool_params params_for(const weft_pool2d* g, win r, int64
   return p;
 }
 
-/* one clipped window: output ow of the row */
+/* one clipped window: output ow of the row (ir: the row's indices, or NULL) */
 static void border_cw(const job* jb, const struct weft_f32_pool_params* p0, win r, const float* xr, float* yr,
-                      int64_t ow) {
+                      int64_t* ir, int64_t ow) {
   const weft_pool2d* g = jb->g;
   win q = window(g, false, ow);
   struct weft_f32_pool_params p = *p0;
   p.kw = (size_t)q.count;
   p.divisor = (float)divisor(g, r, q);
-  if (g->kind == WEFT_POOL_MAX) jb->kt->f32_maxpool_cw(1, xr + q.start, yr + ow, &p);
+  p.i0 = r.start * g->w + q.start;
+  if (ir) jb->kt->f32_maxpool_cw_idx(1, xr + q.start, yr + ow, ir + ow, &p);
+  else if (g->kind == WEFT_POOL_MAX) jb->kt->f32_maxpool_cw(1, xr + q.start, yr + ow, &p);
   else jb->kt->f32_avgpool_cw(1, xr + q.start, yr + ow, &p);
 }
 
@@ -217,14 +223,18 @@ static weft_status nchw_rows(void* ctx, int64_t begin, int64_t end) {
     win r = window(g, true, oh);
     const float* xr = jb->x + (plane * g->h + r.start) * g->w;
     float* yr = jb->y + (plane * g->oh + oh) * g->ow;
+    int64_t* ir = jb->idx ? jb->idx + (plane * g->oh + oh) * g->ow : NULL;
     struct weft_f32_pool_params p = params_for(g, r, 1);
-    for (int64_t ow = 0; ow < jb->a; ow++) border_cw(jb, &p, r, xr, yr, ow);
+    for (int64_t ow = 0; ow < jb->a; ow++) border_cw(jb, &p, r, xr, yr, ir, ow);
     if (jb->b > jb->a) {
       win full = {0, g->kw, g->kw};
+      int64_t c0 = jb->a * g->sw - g->pw; /* the run's first window column */
       p.divisor = (float)divisor(g, r, full);
-      jb->run((size_t)(jb->b - jb->a), xr + jb->a * g->sw - g->pw, yr + jb->a, &p);
+      p.i0 = r.start * g->w + c0;
+      if (ir) jb->kt->f32_maxpool_cw_idx((size_t)(jb->b - jb->a), xr + c0, yr + jb->a, ir + jb->a, &p);
+      else jb->run((size_t)(jb->b - jb->a), xr + c0, yr + jb->a, &p);
     }
-    for (int64_t ow = jb->b; ow < g->ow; ow++) border_cw(jb, &p, r, xr, yr, ow);
+    for (int64_t ow = jb->b; ow < g->ow; ow++) border_cw(jb, &p, r, xr, yr, ir, ow);
   }
   return WEFT_OK;
 }
@@ -270,9 +280,15 @@ static weft_f32_pool_fn* nchw_kernel(const weft_kernels* kt, const weft_pool2d* 
   return max ? kt->f32_maxpool_cw : kt->f32_avgpool_cw;
 }
 
+/* The kernels keep indices in i32 lanes: a plane past that takes the plain loop. */
+static bool plain_loop(const weft_pool2d* g, weft_dtype dtype, bool indices) {
+  return dtype != WEFT_FLOAT32 || (indices && g->h * g->w > INT32_MAX);
+}
+
 const char* weft__pool2d_path(const weft_pool2d* g, weft_dtype dtype, bool indices) {
-  if (dtype != WEFT_FLOAT32 || (indices && !g->channels_last)) return "reference";
-  if (g->channels_last) return indices ? "nhwc_indices" : g->kind == WEFT_POOL_ADAPTIVE_AVG ? "nhwc_adaptive" : "nhwc";
+  if (plain_loop(g, dtype, indices)) return "reference";
+  if (indices) return g->channels_last ? "nhwc_indices" : "nchw_indices";
+  if (g->channels_last) return g->kind == WEFT_POOL_ADAPTIVE_AVG ? "nhwc_adaptive" : "nhwc";
   if (g->kind == WEFT_POOL_ADAPTIVE_AVG) return "nchw_adaptive";
   bool max = g->kind == WEFT_POOL_MAX;
   if (g->sw == 1) return "nchw_s1";
@@ -284,7 +300,7 @@ weft_status weft__pool2d_run(const weft_kernels* kt, const weft_pool2d* g, weft_
                              int64_t* idx, const char** path) {
   *path = weft__pool2d_path(g, dtype, idx != NULL);
   if (g->n * g->c * g->oh * g->ow == 0) return WEFT_OK;
-  if (dtype != WEFT_FLOAT32 || (idx && !g->channels_last)) { /* the plain loop, parallel over planes */
+  if (plain_loop(g, dtype, idx != NULL)) { /* the plain loop, parallel over planes */
     ref_job r = {g, dtype, x, y, idx};
     int64_t per = g->oh * g->ow * (g->kind == WEFT_POOL_ADAPTIVE_AVG ? 4 : g->kh * g->kw);
     return weft_parallel_for(0, g->n * g->c, MAX(TASK_WORK / MAX(per, 1), 1), reference_range, &r);
@@ -315,25 +331,32 @@ weft_status weft__pool2d_run(const weft_kernels* kt, const weft_pool2d* g, weft_
   static void name(const weft_pool2d* g, const T* gy, const int64_t* idx, T* gx, int64_t n, int64_t c0, \
                    int64_t c1) {                                                                  \
     REF_STRIDES                                                                                   \
-    for (int64_t ih = 0; ih < H; ih++)                                                            \
-      for (int64_t iw = 0; iw < W; iw++)                                                          \
-        for (int64_t c = c0; c < c1; c++) gx[n * xn + c * xc + ih * xh + iw * xw] = 0;            \
+    T* gn = gx + n * xn;                                                                          \
+    if (xw == 1) /* NCHW (or one channel): the task's planes are one run */                       \
+      memset(gn + c0 * xc, 0, sizeof(T) * (size_t)((c1 - c0) * H * W));                           \
+    else                                                                                          \
+      for (int64_t px = 0; px < H * W; px++)                                                      \
+        for (int64_t c = c0; c < c1; c++) gn[px * xw + c * xc] = 0;                               \
+    if (idx) { /* per channel, outputs in order: each input adds its outputs as the avg loop does */ \
+      for (int64_t c = c0; c < c1; c++)                                                           \
+        for (int64_t oh = 0; oh < OH; oh++)                                                       \
+          for (int64_t ow = 0; ow < OW; ow++) {                                                   \
+            const int64_t o = n * yn + c * yc + oh * yh + ow * yw;                                \
+            const int64_t i = idx[o]; /* an empty window's index may point past the plane */      \
+            /* pixel i = (i / W, i % W) is i * xw on (xh = W * xw in both layouts) */             \
+            if (i >= 0 && i < H * W) gn[c * xc + i * xw] += gy[o];                                \
+          }                                                                                       \
+      return;                                                                                     \
+    }                                                                                             \
     for (int64_t oh = 0; oh < OH; oh++) {                                                         \
       win r = window(g, true, oh);                                                                \
       for (int64_t ow = 0; ow < OW; ow++) {                                                       \
         const int64_t o = n * yn + oh * yh + ow * yw;                                             \
-        if (idx) {                                                                                \
-          for (int64_t c = c0; c < c1; c++) {                                                     \
-            int64_t i = idx[o + c * yc]; /* an empty window's index may point past the plane */   \
-            if (i >= 0 && i < H * W) gx[n * xn + c * xc + (i / W) * xh + (i % W) * xw] += gy[o + c * yc]; \
-          }                                                                                       \
-          continue;                                                                               \
-        }                                                                                         \
         win q = window(g, false, ow);                                                             \
         T d = (T)divisor(g, r, q);                                                                \
         for (int64_t ih = r.start; ih < r.start + r.count; ih++)                                  \
           for (int64_t iw = q.start; iw < q.start + q.count; iw++)                                \
-            for (int64_t c = c0; c < c1; c++) gx[n * xn + c * xc + ih * xh + iw * xw] += gy[o + c * yc] / d; \
+            for (int64_t c = c0; c < c1; c++) gn[c * xc + ih * xh + iw * xw] += gy[o + c * yc] / d; \
       }                                                                                           \
     }                                                                                             \
   }
