@@ -192,7 +192,7 @@ for (const variant of VARIANTS) {
     const track = tracker();
     await noLeaks(wt, () => {
       for (const ch of [2, 3, 4, 5]) {
-        const x = track(wt.rand([7, 41, ch])); // 287 pixels: two chunks of 128 and a ragged tail
+        const x = track(wt.rand([7, 41, ch])); // 287 pixels: a chunk of 256 and a ragged tail
         const v = track(x.permute(2, 0, 1));
         const c = track(v.contiguous());
         const o = track(wt.rand([ch, 7, 41]));
