@@ -6,6 +6,9 @@
 
 /* How many chunks weft_parallel_for cuts [0, len) into at this thread count. */
 int64_t weft__parallel_chunks(int64_t len, int64_t grain);
+/* for_each's grain along dim 0 of a widened 2-dim pointwise iterator, which
+ * threads split by dim 0 (iter_loop.c) */
+int64_t weft__long_dim_grain(const weft_iter* it, int64_t grain);
 /* explain JSON with the loop kind and chunk count a caller chose. */
 char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
 /* While weft_explaining(): keeps the first plan a loop driver was about to

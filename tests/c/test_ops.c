@@ -301,7 +301,7 @@ static void test_tiny_inner_variants(void) {
   weft_manual_seed(11);
   int64_t perm[3] = {2, 0, 1};
   for (int64_t ch = 2; ch <= 4; ch++) {
-    int64_t hwc[3] = {67, 131, ch}, chw[3] = {ch, 67, 131}; /* > grain with 2+ channels; odd for the tails */
+    int64_t hwc[3] = {67, 263, ch}, chw[3] = {ch, 67, 263}; /* > grain with 2+ channels (threads split); odd tails */
     weft_tensor* x = randn_of(hwc, 3, WEFT_FLOAT32);
     weft_tensor* o = randn_of(chw, 3, WEFT_FLOAT32);
     weft_tensor* v = weft_permute(x, perm, 3);
