@@ -85,7 +85,7 @@ int64_t weft__parallel_chunks(int64_t len, int64_t grain) {
 
 int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
   int64_t numel = weft_iter_numel(it);
-  if (it->widened_inner && it->ndim == 2 && numel >= grain && grain >= 1)
+  if (weft__splits_long_dim(it) && numel >= grain && grain >= 1)
     return weft__parallel_chunks(it->shape[0], weft__long_dim_grain(it, grain));
   return weft__parallel_chunks(numel, grain);
 }

@@ -118,12 +118,15 @@ static weft_status run_chunk(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* A widened pointwise iterator of 2 dims (a long dim inside, the tiny one
- * outside: pixels and their 2..4 channels) splits between threads by the
- * long dim, each chunk taking all of the tiny one: every loop call then sees
- * whole pixels (a split of the linear range would cut every call down to
- * one channel, the strided rows widening meant to avoid). */
-static bool splits_long_dim(const weft_iter* it) { return it->widened_inner && it->ndim == 2; }
+/* A pointwise iterator of 2 dims, a long one inside and 2..4 outside
+ * (pixels and their channels: widened, or a CHW result beside an HWC view),
+ * splits between threads by the long dim, each chunk taking every channel:
+ * each loop call then sees whole pixels (a split of the linear range would
+ * cut every call down to one channel, one strided row at a time). */
+bool weft__splits_long_dim(const weft_iter* it) {
+  return it->widen_tiny_inner && !it->is_reduction && !it->enforce_linear_iteration && it->ndim == 2 &&
+         it->shape[1] >= 2 && it->shape[1] <= 4;
+}
 
 static weft_status run_long_dim_chunk(void* p, int64_t begin, int64_t end) {
   const chunk_job* job = p;
@@ -156,7 +159,7 @@ weft_status weft_iter_for_each(const weft_iter* it, weft_loop2d_fn loop, void* c
     return WEFT_OK;
   }
   chunk_job job = {it, loop, ctx};
-  if (splits_long_dim(it))
+  if (weft__splits_long_dim(it))
     return weft_parallel_for(0, it->shape[0], weft__long_dim_grain(it, grain), run_long_dim_chunk, &job);
   return weft_parallel_for(0, numel, grain, run_chunk, &job);
 }
