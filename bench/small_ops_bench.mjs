@@ -71,6 +71,7 @@ async function variantRows(variant) {
   const ndc = nd.contiguous();
   const pairs = [
     ['tiny-add-view+contig', () => v.add(o), () => c.add(o)],
+    ['tiny-add-contig+view', () => o.add(v), () => o.add(c)], // a CHW result: the view de-interleaved
     ['tiny-mul-scalar', () => v.mul(2), () => c.mul(2)],
     ['tiny-exp', () => v.exp(), () => c.exp()],
     ['tiny-mul-nondense', () => nd.mul(2), () => ndc.mul(2)],

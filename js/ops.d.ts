@@ -56,7 +56,11 @@ export interface ExplainPlan {
   dtypes: DType[];
   commonDtype: DType | null;
   fastSetup: 'none' | 'contiguous' | 'channels_last' | 'non_overlapping_dense';
-  loop: 'vectorized' | 'scalar-broadcast' | 'transpose' | 'strided';
+  /** 'interleaved' / 'deinterleave': a pointwise op over 2..4 channels of pixels (an HWC image seen
+   * as CHW) whose result interleaves them, or is planar beside an input that interleaves them. */
+  loop: 'vectorized' | 'scalar-broadcast' | 'transpose' | 'strided' | 'interleaved' | 'deinterleave';
+  /** A pointwise op's tiny inner dim (at most 4, e.g. channels) traded places with its longest dim. */
+  widenedInner: boolean;
   /** Parallel chunks at the current thread count. */
   chunks: number;
   /** Reductions only. */

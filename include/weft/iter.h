@@ -299,6 +299,13 @@ typedef enum {
   WEFT_LOOP_SCALAR_BROADCAST, /* contiguous, with some inputs of inner stride 0 */
   WEFT_LOOP_TRANSPOSE,      /* one input, inner two dims a 2-D transpose of the output's */
   WEFT_LOOP_STRIDED,
+  /* pointwise ops with a tiny inner dim (weft_iter_config_widen_tiny_inner):
+   * the output's 2..4 rows interleave (an HWC image seen as CHW), run a
+   * chunk of pixels at a time over the contiguous run; or the output's 2..4
+   * rows are unit-stride planes and an input interleaves them, read a
+   * pixel at a time and de-interleaved */
+  WEFT_LOOP_INTERLEAVED,
+  WEFT_LOOP_DEINTERLEAVE,
   WEFT_LOOP_KIND_COUNT
 } weft_loop_kind;
 

@@ -536,7 +536,9 @@ static void coalesce_dimensions(weft_iter* it) {
 /* After coalescing, an inner dim shorter than a vector (3 channels) makes
  * every row a call for 3 elements. Any order is right for a pointwise op, so
  * the longest dim goes inside: rows become long and strided, which the
- * elementwise loop gathers into unit-stride chunks for the SIMD kernels. */
+ * elementwise loop gathers into unit-stride chunks for the SIMD kernels
+ * (explain's 'interleaved' / 'deinterleave' loops); for_each then splits a
+ * 2-dim result between threads by the long dim (iter_loop.c). */
 #define TINY_INNER 4
 #define LONG_INNER 16
 static void widen_tiny_inner(weft_iter* it) {

@@ -11,8 +11,8 @@
 #include "weft/parallel.h"
 
 const char* weft_loop_kind_name(weft_loop_kind k) {
-  static const char* const names[WEFT_LOOP_KIND_COUNT] = {"vectorized", "scalar-broadcast",
-                                                          "transpose", "strided"};
+  static const char* const names[WEFT_LOOP_KIND_COUNT] = {"vectorized", "scalar-broadcast", "transpose",
+                                                          "strided",    "interleaved",      "deinterleave"};
   return (int)k >= 0 && k < WEFT_LOOP_KIND_COUNT ? names[k] : "?";
 }
 
@@ -41,6 +41,22 @@ static bool is_transpose(const weft_iter* it) {
   return so[0] == es && si[1] == es && si[0] != es && si[0] != 0;
 }
 
+/* A pointwise iterator over 2..4 channels (dim 1) of pixels (dim 0): the
+ * output interleaves them, or it is planar and an input interleaves them. */
+static weft_loop_kind channel_loop(const weft_iter* it) {
+  if (!it->widen_tiny_inner || it->ndim < 2 || it->shape[1] < 2 || it->shape[1] > 4) return WEFT_LOOP_STRIDED;
+  int64_t c = it->shape[1];
+  const int64_t* so = it->ops[0].stride_bytes;
+  int64_t es = elsize(it, 0);
+  if (so[0] == es * c && so[1] == es) return WEFT_LOOP_INTERLEAVED;
+  if (so[0] != es) return WEFT_LOOP_STRIDED;
+  for (int a = it->noutputs; a < it->ntensors; a++) {
+    const int64_t* si = it->ops[a].stride_bytes;
+    if (si[0] == elsize(it, a) * c && si[1] == elsize(it, a)) return WEFT_LOOP_DEINTERLEAVE;
+  }
+  return WEFT_LOOP_STRIDED;
+}
+
 weft_loop_kind weft_iter_loop_kind(const weft_iter* it) {
   if (it->ndim == 0) return WEFT_LOOP_VECTORIZED;
   bool contiguous = true, broadcast_ok = true, any_zero = false;
@@ -53,7 +69,7 @@ weft_loop_kind weft_iter_loop_kind(const weft_iter* it) {
   if (contiguous) return WEFT_LOOP_VECTORIZED;
   if (broadcast_ok && any_zero) return WEFT_LOOP_SCALAR_BROADCAST;
   if (is_transpose(it)) return WEFT_LOOP_TRANSPOSE;
-  return WEFT_LOOP_STRIDED;
+  return channel_loop(it);
 }
 
 int64_t weft__parallel_chunks(int64_t len, int64_t grain) {
@@ -68,7 +84,10 @@ int64_t weft__parallel_chunks(int64_t len, int64_t grain) {
 }
 
 int64_t weft_iter_num_chunks(const weft_iter* it, int64_t grain) {
-  return weft__parallel_chunks(weft_iter_numel(it), grain);
+  int64_t numel = weft_iter_numel(it);
+  if (weft__splits_long_dim(it) && numel >= grain && grain >= 1)
+    return weft__parallel_chunks(it->shape[0], weft__long_dim_grain(it, grain));
+  return weft__parallel_chunks(numel, grain);
 }
 
 /* ---- JSON ---- */

@@ -6,6 +6,11 @@
 
 /* How many chunks weft_parallel_for cuts [0, len) into at this thread count. */
 int64_t weft__parallel_chunks(int64_t len, int64_t grain);
+/* Does for_each split this iterator between threads by dim 0, each chunk
+ * taking all of dim 1 (a pointwise one over 2..4 channels of pixels), and
+ * with which grain along dim 0 (iter_loop.c) */
+bool weft__splits_long_dim(const weft_iter* it);
+int64_t weft__long_dim_grain(const weft_iter* it, int64_t grain);
 /* explain JSON with the loop kind and chunk count a caller chose. */
 char* weft__iter_explain_json_ex(const weft_iter* it, weft_loop_kind loop, int64_t chunks);
 /* While weft_explaining(): keeps the first plan a loop driver was about to

@@ -118,6 +118,37 @@ static weft_status run_chunk(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
+/* A pointwise iterator of 2 dims, a long one inside and 2..4 outside
+ * (pixels and their channels: widened, or a CHW result beside an HWC view),
+ * splits between threads by the long dim, each chunk taking every channel:
+ * each loop call then sees whole pixels (a split of the linear range would
+ * cut every call down to one channel, one strided row at a time). */
+bool weft__splits_long_dim(const weft_iter* it) {
+  return it->widen_tiny_inner && !it->is_reduction && !it->enforce_linear_iteration && it->ndim == 2 &&
+         it->shape[1] >= 2 && it->shape[1] <= 4;
+}
+
+static weft_status run_long_dim_chunk(void* p, int64_t begin, int64_t end) {
+  const chunk_job* job = p;
+  const weft_iter* it = job->it;
+  int nt = it->ntensors;
+  char* ptrs[WEFT_ITER_MAX_OPERANDS];
+  int64_t strides[WEFT_ITER_MAX_OPERANDS * 2];
+  for (int a = 0; a < nt; a++) {
+    strides[a] = it->ops[a].stride_bytes[0];
+    strides[nt + a] = it->ops[a].stride_bytes[1];
+    ptrs[a] = it->ops[a].data + begin * strides[a];
+  }
+  job->loop(job->ctx, ptrs, strides, end - begin, it->shape[1]);
+  return WEFT_OK;
+}
+
+/* The grain along the long dim: as many elements a chunk as the linear split's. */
+int64_t weft__long_dim_grain(const weft_iter* it, int64_t grain) {
+  int64_t g = grain / it->shape[1];
+  return g < 1 ? 1 : g;
+}
+
 weft_status weft_iter_for_each(const weft_iter* it, weft_loop2d_fn loop, void* ctx, int64_t grain) {
   if (weft_explaining()) return weft__explain_record(it, weft_iter_loop_kind(it), weft_iter_num_chunks(it, grain));
   int64_t numel = weft_iter_numel(it);
@@ -128,5 +159,7 @@ weft_status weft_iter_for_each(const weft_iter* it, weft_loop2d_fn loop, void* c
     return WEFT_OK;
   }
   chunk_job job = {it, loop, ctx};
+  if (weft__splits_long_dim(it))
+    return weft_parallel_for(0, it->shape[0], weft__long_dim_grain(it, grain), run_long_dim_chunk, &job);
   return weft_parallel_for(0, numel, grain, run_chunk, &job);
 }

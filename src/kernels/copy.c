@@ -73,21 +73,9 @@ void WEFT_UKERNEL(x32_copy_strided, u1)(size_t n, const void* x, ptrdiff_t xs, v
 
 /* Four elements of each of c rows (2..4) stored interleaved at out. */
 static inline void store_interleaved(size_t c, wv128 va, wv128 vb, wv128 vd, wv128 ve, char* out) {
-  if (c == 2) {
-    wv_v128_store(out, wv_i32x4_interleave_lo(va, vb));
-    wv_v128_store(out + 16, wv_i32x4_interleave_hi(va, vb));
-  } else if (c == 3) {
-    wv_v128_store(out, wv_i32x4_zip3_0(va, vb, vd));
-    wv_v128_store(out + 16, wv_i32x4_zip3_1(va, vb, vd));
-    wv_v128_store(out + 32, wv_i32x4_zip3_2(va, vb, vd));
-  } else {
-    wv128 lo0 = wv_i32x4_interleave_lo(va, vb), lo1 = wv_i32x4_interleave_lo(vd, ve);
-    wv128 hi0 = wv_i32x4_interleave_hi(va, vb), hi1 = wv_i32x4_interleave_hi(vd, ve);
-    wv_v128_store(out, wv_i64x2_interleave_lo(lo0, lo1));
-    wv_v128_store(out + 16, wv_i64x2_interleave_hi(lo0, lo1));
-    wv_v128_store(out + 32, wv_i64x2_interleave_lo(hi0, hi1));
-    wv_v128_store(out + 48, wv_i64x2_interleave_hi(hi0, hi1));
-  }
+  wv128 v[4];
+  wv_i32x4_zip(c, va, vb, vd, ve, v);
+  for (size_t k = 0; k < c; k++) wv_v128_store(out + 16 * k, v[k]);
 }
 
 /* 2, 3 or 4 rows of 4-byte elements stored interleaved (the C channels of
@@ -108,30 +96,47 @@ void WEFT_UKERNEL(x32_interleave, u4)(size_t n, size_t c, const void* const* x, 
     for (size_t j = 0; j < c; j++, out += 4) memcpy(out, (const char*)x[j] + 4 * i, 4);
 }
 
-/* Element j of 4 pixels of cin channels from p (a stride-cin gather). */
-static inline wv128 gather4(size_t cin, const char* p) {
-  if (cin == 2) return wv_i32x4_even(wv_v128_load(p), wv_v128_load(p + 16));
-  if (cin == 3) return wv_i32x4_every3(wv_v128_load(p), wv_v128_load(p + 16), wv_v128_load(p + 32));
-  return wv_i32x4_even(wv_i32x4_even(wv_v128_load(p), wv_v128_load(p + 16)),
-                       wv_i32x4_even(wv_v128_load(p + 32), wv_v128_load(p + 48)));
+/* The first cout channels of each pixel (a narrowed HWC image's CHW view):
+ * per 4 pixels the cin vectors they span, shuffled straight into the cout
+ * vectors of the kept channels (2 of 3: two shuffles per 8 elements; 2 of
+ * 4: one per 4; 3 of 4: three per 12). The loads read the dropped channels
+ * too, never past the kept channels of the pixel after the four (hence
+ * i + 5 <= n). Returns how many pixels it copied. */
+static size_t pick_vectors(size_t n, size_t cin, size_t cout, const char* x, char* y) {
+  size_t i = 0;
+  if (!WEFT_GATHER_VECTORS) return 0;
+  if (cin == 3 && cout == 2) {
+    for (; i + 5 <= n; i += 4, x += 48, y += 32) {
+      wv128 p1 = wv_v128_load(x + 16);
+      wv_v128_store(y, wv_i32x4_pick2of3_lo(wv_v128_load(x), p1));
+      wv_v128_store(y + 16, wv_i32x4_pick2of3_hi(p1, wv_v128_load(x + 32)));
+    }
+  } else if (cin == 4 && cout == 2) {
+    for (; i + 5 <= n; i += 4, x += 64, y += 32) {
+      wv_v128_store(y, wv_i64x2_interleave_lo(wv_v128_load(x), wv_v128_load(x + 16)));
+      wv_v128_store(y + 16, wv_i64x2_interleave_lo(wv_v128_load(x + 32), wv_v128_load(x + 48)));
+    }
+  } else if (cin == 4 && cout == 3) {
+    for (; i + 5 <= n; i += 4, x += 64, y += 48) {
+      wv128 p1 = wv_v128_load(x + 16), p2 = wv_v128_load(x + 32);
+      wv_v128_store(y, wv_i32x4_pick3of4_0(wv_v128_load(x), p1));
+      wv_v128_store(y + 16, wv_i32x4_pick3of4_1(p1, p2));
+      wv_v128_store(y + 32, wv_i32x4_pick3of4_2(p2, wv_v128_load(x + 48)));
+    }
+  }
+  return i;
 }
 
-/* The first cout channels of each pixel (a narrowed HWC image's CHW view):
- * per 4 pixels, each kept channel gathered into a vector, then stored
- * interleaved; one pass instead of a gather per channel and an interleave.
- * The loads read the dropped channels too, never past the kept channels of
- * the pixel after the four (hence i + 5 <= n). */
 void WEFT_UKERNEL(x32_pick, u4)(size_t n, size_t cin, size_t cout, const void* x, void* y) {
-  const char* src = x;
-  char* out = y;
-  size_t i = 0;
-  if (WEFT_GATHER_VECTORS && cout >= 2) {
-    wv128 zero = wv_i32x4_splat(0);
-    for (; i + 5 <= n; i += 4, src += 16 * cin, out += 16 * cout)
-      store_interleaved(cout, gather4(cin, src), gather4(cin, src + 4), cout > 2 ? gather4(cin, src + 8) : zero,
-                        cout > 3 ? gather4(cin, src + 12) : zero, out);
+  size_t i = pick_vectors(n, cin, cout, x, y);
+  const char* src = (const char*)x + 4 * cin * i;
+  char* out = (char*)y + 4 * cout * i;
+  /* fixed-size copies compile to moves, not a call per pixel */
+  for (; i < n; i++, src += 4 * cin, out += 4 * cout) {
+    if (cout == 2) memcpy(out, src, 8);
+    else if (cout == 3) memcpy(out, src, 12);
+    else memcpy(out, src, 4 * cout);
   }
-  for (; i < n; i++, src += 4 * cin, out += 4 * cout) memcpy(out, src, 4 * cout);
 }
 
 /* One 16-byte pattern of the element repeated, stored 64 bytes a turn. */

@@ -44,6 +44,13 @@ typedef void weft_transpose_fn(const void* in, void* out, size_t in_stride, size
 /* y = a op b; the ...c kernels read b[0] only */
 typedef void weft_f32_vbinary_fn(size_t n, const float* a, const float* b, float* y,
                                  const struct weft_f32_binary_params* p);
+/* y[i*c + j] = a[i*c + j] op b[j][i] for i < n, j < c (2..4): a and y
+ * interleave c channels, b is c planes (vbinary.c's ..._zip) */
+typedef void weft_f32_vbinary_zip_fn(size_t n, size_t c, const float* a, const float* const* b, float* y,
+                                     const struct weft_f32_binary_params* p);
+/* y[j][i] = a[j][i] op b[i*c + j]: a and y are c planes, b interleaves them */
+typedef void weft_f32_vbinary_unzip_fn(size_t n, size_t c, const float* const* a, const float* b, float* const* y,
+                                       const struct weft_f32_binary_params* p);
 /* y = (a op b) as bool bytes 0/1; the ...c kernels read b[0] only */
 typedef void weft_f32_vcmp_fn(size_t n, const float* a, const float* b, uint8_t* y);
 typedef void weft_f32_vunary_fn(size_t n, const float* x, float* y, const struct weft_f32_unary_params* p);

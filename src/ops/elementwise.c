@@ -49,6 +49,8 @@ static const ew_desc descs[EW_OP_COUNT] = {EW_OPS(EW__DESC)};
 /* The f32 SIMD kernels of an op (the table's simd column); NULL where none. */
 typedef struct {
   weft_f32_vbinary_fn* bin[3]; /* array-array, array-scalar, scalar-array (b, a) */
+  weft_f32_vbinary_zip_fn* zip;     /* array-array, b as channel planes beside an interleaved a */
+  weft_f32_vbinary_unzip_fn* unzip; /* array-array, b interleaved beside planes a */
   weft_f32_vcmp_fn* cmp[3];    /* the same; scalar-array is the mirrored comparison */
   weft_f32_vunary_fn* un;
   bool vmath; /* un is a transcendental kernel (vunary_math.c): staged rows use it too */
@@ -59,7 +61,9 @@ typedef struct {
 #define EW__SIMD_NONE (void)0
 #define EW__SIMD_UNARY(f) s.un = k->f32_##f
 #define EW__SIMD_VMATH(f) s.un = k->f32_##f, s.vmath = true
-#define EW__SIMD_BINARY(vv, vs, sv) s.bin[0] = k->f32_##vv, s.bin[1] = k->f32_##vs, s.bin[2] = k->f32_##sv
+#define EW__SIMD_BINARY(vv, vs, sv) \
+  s.bin[0] = k->f32_##vv, s.bin[1] = k->f32_##vs, s.bin[2] = k->f32_##sv, s.zip = k->f32_##vv##_zip, \
+  s.unzip = k->f32_##vv##_unzip
 #define EW__SIMD_COMPARE(vv, vs, sv) s.cmp[0] = k->f32_##vv, s.cmp[1] = k->f32_##vs, s.cmp[2] = k->f32_##sv
 
 static ew_simd simd_kernels(const weft_kernels* k, ew_op op) {
@@ -514,7 +518,7 @@ static void cast_row(const ew_ctx* c, size_t n, char* y, ptrdiff_t ys, char* con
  * out otherwise (a CHW tensor beside the view, a per-channel broadcast) are
  * interleaved into a buffer first: no row gathers its elements with a stride
  * of n1 and no result is scattered back. */
-enum { IPIX = 128 };
+enum { IPIX = 256 };
 enum { IN_PLACE, IN_SCALAR, IN_PICKED, IN_BUFFERED };
 
 static bool interleaved_layouts(const ew_ctx* c, const int64_t* strides, int64_t n1, int* how) {
@@ -551,17 +555,53 @@ static void interleave_input(const ew_ctx* c, const int64_t* strides, int k, int
   c->k->x32_interleave(m, (size_t)n1, r, dst);
 }
 
+/* The common mixed case, an interleaved float32 operand op n1 unit-stride
+ * planes into an interleaved result (HWC view + CHW tensor): one pass of the
+ * op's _zip kernel, which interleaves the planes as it goes. */
+static bool zipped_rows(const ew_ctx* c, char** data, const int64_t* strides, int64_t n0, int64_t n1,
+                        const int* how) {
+  if (c->nt != 3 || !c->simd.zip || c->any_cast || c->compute[0] != WEFT_FLOAT32) return false;
+  if (how[1] != IN_PLACE || how[2] != IN_BUFFERED || strides[2] != 4) return false;
+  const float* planes[4];
+  for (int64_t j = 0; j < n1; j++) planes[j] = (const float*)(data[2] + j * strides[5]); /* nt == 3 */
+  c->simd.zip((size_t)n0, (size_t)n1, (const float*)data[1], planes, (float*)data[0], &c->f32_bin);
+  return true;
+}
+
+/* Stride-0 operands to convert (a JS number, float64, beside a float32
+ * view) converted once into scal, with the cast kernel cast_row would use
+ * per chunk; base[k] is where operand k is read from. True when no operand
+ * is left to convert chunk by chunk. */
+static bool convert_scalars(const ew_ctx* c, char** data, const int* how, char (*scal)[16], char** base) {
+  bool rest = c->cast[0];
+  for (int k = 1; k < c->nt; k++) {
+    base[k] = data[k];
+    if (!c->cast[k]) continue;
+    if (how[k] != IN_SCALAR) {
+      rest = true;
+      continue;
+    }
+    weft__cast_strided_kernel(c->mem[k], c->compute[k])(1, data[k], 0, scal[k], 0);
+    base[k] = scal[k];
+  }
+  return !rest;
+}
+
 static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* strides, int64_t n0, int64_t n1) {
   int how[WEFT_ITER_MAX_OPERANDS];
   if (!interleaved_layouts(c, strides, n1, how)) return false;
+  if (zipped_rows(c, data, strides, n0, n1, how)) return true;
   int nt = c->nt;
+  _Alignas(16) char scal[WEFT_ITER_MAX_OPERANDS][16];
+  char* base[WEFT_ITER_MAX_OPERANDS];
+  bool cast = !convert_scalars(c, data, how, scal, base);
   _Alignas(16) float buf[3][IPIX * 4];
   for (int64_t i0 = 0; i0 < n0; i0 += IPIX) {
     size_t m = (size_t)(n0 - i0 < IPIX ? n0 - i0 : IPIX);
     char* xp[WEFT_ITER_MAX_OPERANDS];
     ptrdiff_t xst[WEFT_ITER_MAX_OPERANDS];
     for (int k = 1; k < nt; k++) {
-      xp[k - 1] = data[k] + i0 * strides[k];
+      xp[k - 1] = (cast ? data[k] : base[k]) + i0 * strides[k];
       xst[k - 1] = how[k] == IN_SCALAR ? 0 : (ptrdiff_t)weft_dtype_size(c->mem[k]);
       if (how[k] == IN_BUFFERED) {
         interleave_input(c, strides, k, n1, m, xp[k - 1], buf[k - 1]);
@@ -573,9 +613,27 @@ static bool interleaved_rows(const ew_ctx* c, char** data, const int64_t* stride
     }
     char* y = data[0] + i0 * strides[0];
     ptrdiff_t ys = (ptrdiff_t)weft_dtype_size(c->mem[0]);
-    if (c->any_cast) cast_row(c, m * (size_t)n1, y, ys, xp, xst);
+    if (cast) cast_row(c, m * (size_t)n1, y, ys, xp, xst);
     else run_row(c, m * (size_t)n1, y, ys, xp, xst);
   }
+  return true;
+}
+
+/* The mirror case, planar float32 rows (a CHW result) from n1 = 2..4
+ * unit-stride planes op an operand that interleaves them (CHW tensor + HWC
+ * view): one pass of the op's _unzip kernel, which de-interleaves as it
+ * goes, instead of n1 strided gathers of the same pixels. */
+static bool unzipped_rows(const ew_ctx* c, char** data, const int64_t* strides, int64_t n0, int64_t n1) {
+  if (c->nt != 3 || !c->simd.unzip || c->any_cast || c->compute[0] != WEFT_FLOAT32 || n1 < 2 || n1 > 4) return false;
+  /* strides[0..2]: along the pixels; strides[3..5]: across the planes */
+  if (strides[0] != 4 || strides[1] != 4 || strides[2] != 4 * n1 || strides[5] != 4) return false;
+  const float* a[4];
+  float* y[4];
+  for (int64_t j = 0; j < n1; j++) {
+    y[j] = (float*)(data[0] + j * strides[3]);
+    a[j] = (const float*)(data[1] + j * strides[4]);
+  }
+  c->simd.unzip((size_t)n0, (size_t)n1, a, (const float*)data[2], y, &c->f32_bin);
   return true;
 }
 
@@ -584,7 +642,7 @@ static void ew_loop(void* vc, char** data, const int64_t* strides, int64_t n0, i
   int nt = c->nt;
   ptrdiff_t xs[WEFT_ITER_MAX_OPERANDS];
   for (int k = 1; k < nt; k++) xs[k - 1] = (ptrdiff_t)strides[k];
-  if (interleaved_rows(c, data, strides, n0, n1)) return;
+  if (interleaved_rows(c, data, strides, n0, n1) || unzipped_rows(c, data, strides, n0, n1)) return;
   for (int64_t j = 0; j < n1; j++) {
     char* x[WEFT_ITER_MAX_OPERANDS];
     for (int k = 1; k < nt; k++) x[k - 1] = data[k] + j * strides[nt + k];

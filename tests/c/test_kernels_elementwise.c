@@ -1,5 +1,6 @@
 /* f32 binary, comparison and unary kernels: every backend against plain C
- * references, at the tile sizes and around them, in place on a, b and both. */
+ * references, at the tile sizes and around them, in place on a, b and both;
+ * the binary _zip / _unzip forms (planes beside interleaved channels) too. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -89,6 +90,100 @@ static void test_binary(void) {
         }
       }
       if (!ok) fprintf(stderr, "%s (%s) wrong\n", bcases[c].name, k->isa);
+      CHECK(ok);
+    }
+  }
+}
+
+/* The _zip forms (and _unzip, below): a and y interleave c channels, b is c planes. Checked
+ * against the plain reference and, bit for bit, against the array-array
+ * kernel over the planes interleaved by hand (the two-pass path it
+ * replaces); a guard zone after y; in place on a. */
+static const struct zcase {
+  const char* name;
+  enum bop op;
+  size_t off, unzip, plain;
+} zcases[] = {
+#define ZC(f, op) {#f "_zip", op, offsetof(weft_kernels, f##_zip), offsetof(weft_kernels, f##_unzip), offsetof(weft_kernels, f)}
+    ZC(f32_vadd, ADD), ZC(f32_vsub, SUB), ZC(f32_vmul, MUL), ZC(f32_vdiv, DIV), ZC(f32_vmax, MAX), ZC(f32_vmin, MIN),
+#undef ZC
+};
+
+static int check_zip(const weft_kernels* k, const struct zcase* z, size_t n, size_t c, float alpha) {
+  static float a[4 * MAXN], planes[4][MAXN], bi[4 * MAXN], y[4 * MAXN + 8], two[4 * MAXN], ia[4 * MAXN];
+  struct weft_f32_binary_params p = {alpha};
+  weft_f32_vbinary_zip_fn* fn = *(weft_f32_vbinary_zip_fn* const*)((const char*)k + z->off);
+  weft_f32_vbinary_fn* plain = *(weft_f32_vbinary_fn* const*)((const char*)k + z->plain);
+  const float* b[4] = {planes[0], planes[1], planes[2], planes[3]};
+  fill_f32(a, n * c);
+  for (size_t j = 0; j < c; j++) fill_f32(planes[j], n);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < c; j++) bi[i * c + j] = planes[j][i];
+  for (size_t i = 0; i < n * c + 8; i++) y[i] = 12345.0f;
+  fn(n, c, a, b, y, &p);
+  plain(n * c, a, bi, two, &p);
+  int ok = 1;
+  for (size_t i = 0; i < n * c; i++) {
+    ok &= kt_same_f32(y[i], ref_binary(z->op, a[i], bi[i], alpha));
+    ok &= kt_f32_bits(y[i]) == kt_f32_bits(two[i]) || (isnan(y[i]) && isnan(two[i]));
+  }
+  for (size_t i = n * c; i < n * c + 8; i++) ok &= y[i] == 12345.0f;
+  memcpy(ia, a, n * c * 4);
+  fn(n, c, ia, b, ia, &p);
+  for (size_t i = 0; i < n * c; i++) ok &= kt_f32_bits(ia[i]) == kt_f32_bits(y[i]) || (isnan(ia[i]) && isnan(y[i]));
+  return ok;
+}
+
+/* The _unzip forms, the mirror: a and y are c planes, b interleaves them
+ * (sized exactly, so ASan sees a read past its last pixel); in place on the
+ * planes of a. */
+static int check_unzip(const weft_kernels* k, const struct zcase* z, size_t n, size_t c, float alpha) {
+  static float a[4][MAXN], y[4][MAXN + 8], two[4 * MAXN], ai[4 * MAXN], ia[4][MAXN];
+  struct weft_f32_binary_params p = {alpha};
+  weft_f32_vbinary_unzip_fn* fn = *(weft_f32_vbinary_unzip_fn* const*)((const char*)k + z->unzip);
+  weft_f32_vbinary_fn* plain = *(weft_f32_vbinary_fn* const*)((const char*)k + z->plain);
+  float* b = malloc(n * c * 4 + 1);
+  fill_f32(b, n * c);
+  const float* ap[4] = {a[0], a[1], a[2], a[3]};
+  float* yp[4] = {y[0], y[1], y[2], y[3]};
+  float* iap[4] = {ia[0], ia[1], ia[2], ia[3]};
+  for (size_t j = 0; j < c; j++) {
+    fill_f32(a[j], n);
+    for (size_t i = 0; i < n + 8; i++) y[j][i] = 12345.0f;
+    memcpy(ia[j], a[j], n * 4);
+  }
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < c; j++) ai[i * c + j] = a[j][i];
+  fn(n, c, ap, b, yp, &p);
+  plain(n * c, ai, b, two, &p);
+  fn(n, c, (const float* const*)iap, b, iap, &p);
+  int ok = 1;
+  for (size_t j = 0; j < c; j++) {
+    for (size_t i = 0; i < n; i++) {
+      float r = two[i * c + j];
+      ok &= kt_same_f32(y[j][i], ref_binary(z->op, a[j][i], b[i * c + j], alpha));
+      ok &= kt_f32_bits(y[j][i]) == kt_f32_bits(r) || (isnan(y[j][i]) && isnan(r));
+      ok &= kt_f32_bits(ia[j][i]) == kt_f32_bits(r) || (isnan(ia[j][i]) && isnan(r));
+    }
+    for (size_t i = n; i < n + 8; i++) ok &= y[j][i] == 12345.0f;
+  }
+  free(b);
+  return ok;
+}
+
+static void test_binary_zip(void) {
+  const float alphas[] = {1.0f, -0.5f};
+  for (int bk = 0; bk < KT_NBACKENDS; bk++) {
+    const weft_kernels* k = kt_backend(bk);
+    for (size_t zc = 0; zc < sizeof zcases / sizeof zcases[0]; zc++) {
+      int ok = 1;
+      for (size_t c = 2; c <= 4; c++)
+        for (size_t si = 0; si < KT_NSIZES; si++)
+          for (size_t al = 0; al < 2; al++) {
+            ok &= check_zip(k, &zcases[zc], kt_sizes[si], c, alphas[al]);
+            ok &= check_unzip(k, &zcases[zc], kt_sizes[si], c, alphas[al]);
+          }
+      if (!ok) fprintf(stderr, "%s (%s) wrong\n", zcases[zc].name, k->isa);
       CHECK(ok);
     }
   }
@@ -230,6 +325,7 @@ static void test_unary(void) {
 
 int main(void) {
   test_binary();
+  test_binary_zip();
   test_cmp();
   test_unary();
   TEST_REPORT();

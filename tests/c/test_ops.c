@@ -257,6 +257,69 @@ static void test_variants(void) {
   }
 }
 
+/* Views with a tiny inner dim: an HWC image of 2..4 channels seen as CHW
+ * (permute 2, 0, 1), its first channels only (narrowed: not dense), beside
+ * a CHW tensor on either side (the result interleaved or planar), a number,
+ * a unary op. SIMD, scalar kernels, plain C and 2 threads give the same bits,
+ * and the values of the same op on contiguous copies. */
+typedef struct {
+  int which;
+  const weft_tensor *a, *b;
+} tiny_ctx;
+
+static weft_tensor* tiny_op(void* p) {
+  tiny_ctx* c = p;
+  switch (c->which) {
+    case 0: return weft_add(c->a, c->b, weft_scalar_double(-0.5));
+    case 1: return weft_sub(c->a, c->b, weft_scalar_int(1));
+    case 2: return weft_mul(c->a, c->b);
+    case 3: return weft_div(c->a, c->b);
+    case 4: return weft_maximum(c->a, c->b);
+    case 5: return weft_minimum(c->a, c->b);
+    case 6: return weft_mul_scalar(c->a, weft_scalar_double(0.5));
+    case 7: return weft_exp(c->a);
+    default: return NULL;
+  }
+}
+
+static void check_tiny(int which, const weft_tensor* a, const weft_tensor* b, const weft_tensor* ac,
+                       const weft_tensor* bc) {
+  tiny_ctx ctx = {which, a, b}, cctx = {which, ac, bc};
+  weft_tensor* r[4];
+  for (int v = 0; v < 4; v++) r[v] = run_variant(v, tiny_op, &ctx);
+  weft_tensor* ref = run_variant(0, tiny_op, &cctx);
+  CHECK(r[0] != NULL && ref != NULL);
+  bool same = same_bits(r[0], ref);
+  for (int v = 1; v < 4; v++) same &= same_bits(r[0], r[v]);
+  if (!same) fprintf(stderr, "tiny inner dim: op %d differs\n", which);
+  CHECK(same);
+  for (int v = 0; v < 4; v++) weft_tensor_release(r[v]);
+  weft_tensor_release(ref);
+}
+
+static void test_tiny_inner_variants(void) {
+  weft_manual_seed(11);
+  int64_t perm[3] = {2, 0, 1};
+  for (int64_t ch = 2; ch <= 4; ch++) {
+    int64_t hwc[3] = {67, 263, ch}, chw[3] = {ch, 67, 263}; /* > grain with 2+ channels (threads split); odd tails */
+    weft_tensor* x = randn_of(hwc, 3, WEFT_FLOAT32);
+    weft_tensor* o = randn_of(chw, 3, WEFT_FLOAT32);
+    weft_tensor* v = weft_permute(x, perm, 3);
+    weft_tensor* vc = weft_contiguous(v, WEFT_CONTIGUOUS_FORMAT);
+    weft_tensor* xn = weft_narrow(x, 2, 0, ch - 1);
+    weft_tensor* nd = weft_permute(xn, perm, 3);
+    weft_tensor* ndc = weft_contiguous(nd, WEFT_CONTIGUOUS_FORMAT);
+    weft_tensor* on = weft_narrow(o, 0, 0, ch - 1);
+    for (int which = 0; which < 8; which++) {
+      check_tiny(which, v, o, vc, o);
+      if (which < 6) check_tiny(which, o, v, o, vc);
+      if (ch > 2) check_tiny(which, nd, on, ndc, on);
+    }
+    weft_tensor* all[] = {x, o, v, vc, xn, nd, ndc, on};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) weft_tensor_release(all[i]);
+  }
+}
+
 /* ---- hand-written cases ---- */
 
 static weft_tensor* from_i64(weft_dtype t, const int64_t* v, int64_t n) {
@@ -353,6 +416,7 @@ int main(void) {
   replay_all("plain C rows");
   weft__ew_set_kernels(weft__kernels());
   test_variants();
+  test_tiny_inner_variants();
   test_int_min();
   test_meta();
   test_registration();

@@ -192,7 +192,7 @@ for (const variant of VARIANTS) {
     const track = tracker();
     await noLeaks(wt, () => {
       for (const ch of [2, 3, 4, 5]) {
-        const x = track(wt.rand([7, 41, ch])); // 287 pixels: two chunks of 128 and a ragged tail
+        const x = track(wt.rand([7, 41, ch])); // 287 pixels: a chunk of 256 and a ragged tail
         const v = track(x.permute(2, 0, 1));
         const c = track(v.contiguous());
         const o = track(wt.rand([ch, 7, 41]));
@@ -201,6 +201,13 @@ for (const variant of VARIANTS) {
         assert.deepEqual(r.toArray(), track(c.mul(2)).toArray());
         assert.deepEqual(track(v.add(o)).toArray(), track(c.add(o)).toArray());
         assert.deepEqual(track(v.sub(o, { alpha: 0.5 })).toArray(), track(c.sub(o, { alpha: 0.5 })).toArray());
+        // the CHW tensor first: a CHW result, the view de-interleaved on the fly
+        const rs = track(o.sub(v, { alpha: 0.5 }));
+        assert.deepEqual(rs.stride(), o.stride());
+        assert.equal(wt.explain('sub', o, v).loop, ch <= 4 ? 'deinterleave' : 'strided');
+        assert.deepEqual(rs.toArray(), track(o.sub(c, { alpha: 0.5 })).toArray());
+        assert.deepEqual(track(o.maximum(v)).toArray(), track(o.maximum(c)).toArray());
+        assert.deepEqual(track(v.div(o)).toArray(), track(c.div(o)).toArray());
         const nd = track(track(x.narrow(2, 0, ch - 1)).permute(2, 0, 1)); // not dense
         const ndc = track(nd.contiguous());
         assert.deepEqual(track(nd.mul(0.5)).toArray(), track(ndc.mul(0.5)).toArray());

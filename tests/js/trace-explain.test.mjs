@@ -82,6 +82,29 @@ for (const variant of VARIANTS) {
         assert.deepEqual(c.toArray(), [0, 0, 0]);
         const cl = track(track(wt.rand([2, 3, 4, 5])).contiguous({ memoryFormat: 'channels_last' }));
         assert.equal(wt.explain('mul', cl, cl).fastSetup, 'channels_last');
+        // an HWC image seen as CHW beside a CHW tensor: the result follows the
+        // first operand (PyTorch's layout rule), the loop says which way the
+        // channels go: interleaved into an HWC result, or de-interleaved into
+        // planes
+        const img = track(wt.rand([5, 37, 3]));
+        const v = track(img.permute(2, 0, 1));
+        const o = track(wt.rand([3, 5, 37]));
+        const hwc = wt.explain('add', v, o);
+        assert.equal(hwc.loop, 'interleaved');
+        assert.equal(hwc.widenedInner, true);
+        assert.deepEqual(hwc.shape, [185, 3]);
+        assert.deepEqual(hwc.strides, [[12, 4], [12, 4], [4, 740]]);
+        const chw = wt.explain('sub', o, v);
+        assert.equal(chw.loop, 'deinterleave');
+        assert.deepEqual(chw.strides, [[4, 740], [4, 740], [12, 4]]);
+        // 2 of the 3 channels (not dense): the result interleaves the 2 kept
+        const nd = track(track(img.narrow(2, 0, 2)).permute(2, 0, 1));
+        const p2 = wt.explain('mul', nd, 2);
+        assert.equal(p2.loop, 'interleaved');
+        assert.deepEqual(p2.strides[0], [8, 4]);
+        // a copy is no pointwise op: the same layouts stay a transpose / strided
+        assert.equal(wt.explain('contiguous', v).loop, 'transpose');
+        assert.equal(wt.explain('add', track(v.contiguous()), o).loop, 'vectorized');
       }
       track.disposeAll();
     });

@@ -17,6 +17,50 @@ static inline void wv_v128_store_partial(void* p, wv128 v, size_t nbytes) {
 
 static inline wv128 wv_v128_zero(void) { return wv_i32x4_splat(0); }
 
+/* The c (2..4) channels of 4 pixels at p (c vectors of interleaved 32-bit
+ * elements) as one vector per channel: pixels to channel planes. c == 3
+ * reads 2 elements past the 4 pixels (the caller keeps a pixel after). */
+static inline void wv_i32x4_unzip(size_t c, const float* p, wv128* out) {
+  if (c == 2) {
+    wv128 v0 = wv_v128_load(p), v1 = wv_v128_load(p + 4);
+    out[0] = wv_i32x4_even(v0, v1);
+    out[1] = wv_i32x4_odd(v0, v1);
+  } else if (c == 3) {
+    for (size_t j = 0; j < 3; j++)
+      out[j] = wv_i32x4_every3(wv_v128_load(p + j), wv_v128_load(p + j + 4), wv_v128_load(p + j + 8));
+  } else {
+    wv128 e0 = wv_i32x4_even(wv_v128_load(p), wv_v128_load(p + 4));
+    wv128 e1 = wv_i32x4_even(wv_v128_load(p + 8), wv_v128_load(p + 12));
+    wv128 o0 = wv_i32x4_odd(wv_v128_load(p), wv_v128_load(p + 4));
+    wv128 o1 = wv_i32x4_odd(wv_v128_load(p + 8), wv_v128_load(p + 12));
+    out[0] = wv_i32x4_even(e0, e1);
+    out[1] = wv_i32x4_even(o0, o1);
+    out[2] = wv_i32x4_odd(e0, e1);
+    out[3] = wv_i32x4_odd(o0, o1);
+  }
+}
+
+/* Four 32-bit elements of each of c (2..4) rows a, b, d, e as the c vectors
+ * of their interleave (a0 b0 .. a1 b1 ..): channel planes to pixels. Rows
+ * past c are ignored. */
+static inline void wv_i32x4_zip(size_t c, wv128 a, wv128 b, wv128 d, wv128 e, wv128* out) {
+  if (c == 2) {
+    out[0] = wv_i32x4_interleave_lo(a, b);
+    out[1] = wv_i32x4_interleave_hi(a, b);
+  } else if (c == 3) {
+    out[0] = wv_i32x4_zip3_0(a, b, d);
+    out[1] = wv_i32x4_zip3_1(a, b, d);
+    out[2] = wv_i32x4_zip3_2(a, b, d);
+  } else {
+    wv128 lo0 = wv_i32x4_interleave_lo(a, b), lo1 = wv_i32x4_interleave_lo(d, e);
+    wv128 hi0 = wv_i32x4_interleave_hi(a, b), hi1 = wv_i32x4_interleave_hi(d, e);
+    out[0] = wv_i64x2_interleave_lo(lo0, lo1);
+    out[1] = wv_i64x2_interleave_hi(lo0, lo1);
+    out[2] = wv_i64x2_interleave_lo(hi0, hi1);
+    out[3] = wv_i64x2_interleave_hi(hi0, hi1);
+  }
+}
+
 /* Unsigned 32-bit compares through the sign-flip trick (SSE2 has only
  * signed); a backend with native ones defines WV_HAVE_U32X4_CMP. */
 #ifndef WV_HAVE_U32X4_CMP

@@ -148,6 +148,21 @@ static inline wv128 wv__zip3(wv128 a, wv128 b, wv128 c, int part) {
 static inline wv128 wv_i32x4_zip3_0(wv128 a, wv128 b, wv128 c) { return wv__zip3(a, b, c, 0); }
 static inline wv128 wv_i32x4_zip3_1(wv128 a, wv128 b, wv128 c) { return wv__zip3(a, b, c, 1); }
 static inline wv128 wv_i32x4_zip3_2(wv128 a, wv128 b, wv128 c) { return wv__zip3(a, b, c, 2); }
+/* Lanes i0..i3 of the 8 lanes a:b. */
+static inline wv128 wv__lanes(wv128 a, wv128 b, int i0, int i1, int i2, int i3) {
+  const int idx[4] = {i0, i1, i2, i3};
+  wv128 r;
+  for (int i = 0; i < 4; i++) r.u32[i] = idx[i] < 4 ? a.u32[idx[i]] : b.u32[idx[i] - 4];
+  return r;
+}
+/* Narrowed pixels (x32_pick): two of each 3-lane pixel, lanes 0 1 3 4 and
+ * 2 3 5 6 of a:b; three of each 4-lane pixel, lanes 0 1 2 4, 1 2 4 5 and
+ * 2 4 5 6 of a:b. */
+static inline wv128 wv_i32x4_pick2of3_lo(wv128 a, wv128 b) { return wv__lanes(a, b, 0, 1, 3, 4); }
+static inline wv128 wv_i32x4_pick2of3_hi(wv128 a, wv128 b) { return wv__lanes(a, b, 2, 3, 5, 6); }
+static inline wv128 wv_i32x4_pick3of4_0(wv128 a, wv128 b) { return wv__lanes(a, b, 0, 1, 2, 4); }
+static inline wv128 wv_i32x4_pick3of4_1(wv128 a, wv128 b) { return wv__lanes(a, b, 1, 2, 4, 5); }
+static inline wv128 wv_i32x4_pick3of4_2(wv128 a, wv128 b) { return wv__lanes(a, b, 2, 4, 5, 6); }
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { wv128 r; r.i64[0] = a.i64[0]; r.i64[1] = b.i64[0]; return r; }
 /* f64x2 (the scans' double accumulators) */
 static inline wv128 wv_f64x2_add(wv128 a, wv128 b) { WV__MAP(double, 2, r.f64[i] = a.f64[i] + b.f64[i]); }

@@ -143,6 +143,23 @@ static inline wv128 wv_i32x4_zip3_2(wv128 a, wv128 b, wv128 c) {
   return WV__SI(_mm_shuffle_ps(ca, bc, 0x88));
 }
 static inline wv128 wv_i32x4_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi32(a, b); }
+/* Narrowed pixels (x32_pick): two of each 3-lane pixel, lanes 0 1 3 4 and
+ * 2 3 5 6 of a:b; three of each 4-lane pixel, lanes 0 1 2 4, 1 2 4 5 and
+ * 2 4 5 6 of a:b. One shufps where two lanes come from each side, else two. */
+static inline wv128 wv_i32x4_pick2of3_lo(wv128 a, wv128 b) {
+  __m128 t = _mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x0F); /* a3 a3 b0 b0 */
+  return WV__SI(_mm_shuffle_ps(WV__PS(a), t, 0x84));
+}
+static inline wv128 wv_i32x4_pick2of3_hi(wv128 a, wv128 b) { return WV__SI(_mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x9E)); }
+static inline wv128 wv_i32x4_pick3of4_0(wv128 a, wv128 b) {
+  __m128 t = _mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x0A); /* a2 a2 b0 b0 */
+  return WV__SI(_mm_shuffle_ps(WV__PS(a), t, 0x84));
+}
+static inline wv128 wv_i32x4_pick3of4_1(wv128 a, wv128 b) { return WV__SI(_mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x49)); }
+static inline wv128 wv_i32x4_pick3of4_2(wv128 a, wv128 b) {
+  __m128 t = _mm_shuffle_ps(WV__PS(a), WV__PS(b), 0x0A); /* a2 a2 b0 b0 */
+  return WV__SI(_mm_shuffle_ps(t, WV__PS(b), 0x98));
+}
 static inline wv128 wv_i64x2_interleave_lo(wv128 a, wv128 b) { return _mm_unpacklo_epi64(a, b); }
 static inline wv128 wv_i64x2_interleave_hi(wv128 a, wv128 b) { return _mm_unpackhi_epi64(a, b); }
 /* f64x2 (the scans' double accumulators) */

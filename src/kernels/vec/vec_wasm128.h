@@ -105,6 +105,14 @@ static inline wv128 wv_i32x4_zip3_1(wv128 a, wv128 b, wv128 c) {
 static inline wv128 wv_i32x4_zip3_2(wv128 a, wv128 b, wv128 c) {
   return wasm_i32x4_shuffle(wasm_i32x4_shuffle(a, b, 3, 7, 3, 7), c, 6, 0, 1, 7);
 }
+/* Narrowed pixels (x32_pick): two of each 3-lane pixel, lanes 0 1 3 4 and
+ * 2 3 5 6 of a:b; three of each 4-lane pixel, lanes 0 1 2 4, 1 2 4 5 and
+ * 2 4 5 6 of a:b. */
+static inline wv128 wv_i32x4_pick2of3_lo(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 0, 1, 3, 4); }
+static inline wv128 wv_i32x4_pick2of3_hi(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 2, 3, 5, 6); }
+static inline wv128 wv_i32x4_pick3of4_0(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 0, 1, 2, 4); }
+static inline wv128 wv_i32x4_pick3of4_1(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 1, 2, 4, 5); }
+static inline wv128 wv_i32x4_pick3of4_2(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 2, 4, 5, 6); }
 /* r[i] = idx[i] < 16 ? a[idx[i]] : 0 */
 static inline wv128 wv_i8x16_swizzle(wv128 a, wv128 idx) { return wasm_i8x16_swizzle(a, idx); }
 static inline wv128 wv_i8x16_interleave_lo(wv128 a, wv128 b) {
