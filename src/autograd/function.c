@@ -282,6 +282,25 @@ static bool is_input(const weft_ivalue* a, int nargs, const weft_tensor* r) {
   return false;
 }
 
+/* A (Tensor, Tensor, Tensor) op (convolution_backward) records one node for
+ * its one defined output (*r; NULL when the mask asked for none): a node with
+ * several outputs is not supported yet, so a recorded call that asks for
+ * more than one gradient is refused. */
+static weft_status defined_output(const weft_op* op, weft_stack* st, weft_tensor** r) {
+  *r = NULL;
+  for (int i = 0; i < 3; i++) {
+    weft_ivalue* v = weft_stack_peek(st, 2 - i);
+    if (v->tag != WEFT_IV_TENSOR) continue;
+    if (*r)
+      return weft__error(WEFT_NOT_IMPLEMENTED,
+                         "%s: with inputs that require grad, ask for one output at a time (an outputMask with one "
+                         "true): an autograd node with several outputs is not supported yet",
+                         weft_op_schema(op)->name);
+    *r = v->u.t;
+  }
+  return WEFT_OK;
+}
+
 static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
   const weft__formula* f = ctx;
   int nargs = weft_op_schema(op)->nargs;
@@ -300,8 +319,14 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     return s;
   }
   /* (values, indices): only the values are differentiable; the indices are on top */
-  bool pair = weft_op_schema(op)->nreturns == 2;
-  weft_tensor* r = weft_stack_peek(st, pair ? 1 : 0)->u.t;
+  int nret = weft_op_schema(op)->nreturns;
+  weft_tensor* r = NULL;
+  if (nret != 3) r = weft_stack_peek(st, nret == 2 ? 1 : 0)->u.t;
+  else if ((s = defined_output(op, st, &r)) || !r) { /* an error, or nothing asked for */
+    weft_node_release(n);
+    if (s) weft_stack_drop(st, 3);
+    return s;
+  }
   if (is_input(in, nargs, r)) { /* `to` with nothing to do returns its input: no new node */
     weft_node_release(n);
     return WEFT_OK;
