@@ -719,6 +719,13 @@ static T max_pool2d_backward(weft__bctx* c, T g, T self) {
              : NULL;
 }
 
+/* max_pool2d_with_indices: its own indices (RES) */
+static T max_pool2d_indices_backward(weft__bctx* c, T g, T self, T idx) {
+  return g && self && idx ? keep(c, weft_max_pool2d_with_indices_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3),
+                                                                          ILN(3), IL(4), ILN(4), BOOLA(5), idx))
+                          : NULL;
+}
+
 /* avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
 static T avg_pool2d_backward(weft__bctx* c, T g, T self) {
   return g && self ? keep(c, weft_avg_pool2d_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3), BOOLA(4),

@@ -97,7 +97,9 @@ static weft_status freed_error(void) {
 }
 
 /* The saved output, as PyTorch's SavedVariable::unpack: when the backward
- * pass is recorded it is an output of this very node again. */
+ * pass is recorded it is an output of this very node again, or (an
+ * in-place write to a view, n inside a CopySlices) the view of the base's
+ * history after the write. */
 static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
   weft_tensor* r = weft__alias(n->result);
   if (!r || !create_graph || !weft_dtype_is_floating(r->dtype)) return r; /* saved indices stay plain */
@@ -106,7 +108,11 @@ static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
     weft_tensor_release(r);
     return NULL;
   }
-  m->grad_fn = weft_node_retain(n);
+  m->grad_fn = n->wrapper ? weft__view_node_over(n->wrapper) : weft_node_retain(n);
+  if (!m->grad_fn) {
+    weft_tensor_release(r);
+    return NULL;
+  }
   r->requires_grad = true;
   return r;
 }
@@ -336,12 +342,12 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
 }
 
 /* ---- in-place ops: the out-of-place form's formula, then the history rebased ---- */
-/* A formula that needs the pre-write self keeps a copy of it (PyTorch's original_self). */
+/* A formula that needs the pre-write self keeps a copy of it (PyTorch's
+ * original_self = self.clone(), recorded: under createGraph the saved value
+ * differentiates into self's history before the write). */
 static weft_status save_original_self(weft_node* n) {
   if (!(n->f->save_mask & 1u) || n->args[0].tag != WEFT_IV_TENSOR) return WEFT_OK;
-  bool was = weft_set_grad_enabled(false);
   weft_tensor* copy = weft_clone(n->args[0].u.t, (weft_memory_format)-1);
-  weft_set_grad_enabled(was);
   if (!copy) return weft_last_status();
   weft_tensor_release(n->args[0].u.t);
   n->args[0].u.t = copy;

@@ -306,6 +306,28 @@ const GRADGRAD = [
     [[2, 3, 5, 5]], { layouts: CL }],
   ['avg_pool2d divisor_override', (wt, a) => wt.avgPool2d(a, 2, { divisorOverride: 3 }).pow(3).sum(), [[2, 4, 4]]],
   ['adaptive_avg_pool2d', (wt, a) => wt.adaptiveAvgPool2d(a, [2, 3]).pow(2).sum(), [[2, 3, 5, 5]], { layouts: CL }],
+  // in-place writes to views: CopySlices on the base, AsStridedBackward0 on a view read after the write
+  ['in-place on a view (CopySlices)', (wt, a, b) => {
+    const c = a.mul(1);
+    c.select(0, 1).mul_(b);
+    return c.pow(3).sum();
+  }, [[3, 4], [4]]],
+  ['in-place on a view of a view', (wt, a) => {
+    const c = a.mul(1);
+    c.narrow(1, 1, 3).select(0, 2).sin_();
+    return c.pow(2).sum();
+  }, [[3, 4]]],
+  ['in-place on a channel (CopySlices)', (wt, a) => {
+    const c = a.mul(1);
+    c.select(1, 1).tanh_();
+    return c.pow(2).sum();
+  }, [[2, 3, 2, 2]], { layouts: CL }],
+  ['view read after an in-place write (AsStridedBackward0)', (wt, a) => {
+    const c = a.mul(1);
+    const v = c.narrow(1, 1, 2);
+    c.sin_();
+    return v.pow(3).sum();
+  }, [[3, 4]]],
 ];
 
 test('gradgradcheck: first derivatives made with createGraph differentiate again', async () => {
