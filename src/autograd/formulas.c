@@ -636,16 +636,23 @@ static T conv_backward_one(weft__bctx* c, T g, T x, T w, const conv_args* a, int
   return r.status ? NULL : keep(c, outs[which]);
 }
 
-/* conv2d.padding's string as a padding list: 'valid' 0, 'same' d (k - 1) / 2
- * when that total is even in both dims; false when 'same' pads one side
- * more (1.13 pads a copy of the input there). */
-static bool symmetric_padding(T w, const char* mode, const int64_t* dil, int64_t nd, int64_t pad[2]) {
-  for (int i = 0; i < 2; i++) {
-    int64_t total = strcmp(mode, "same") == 0 ? dil[nd == 1 ? 0 : i] * (w->sizes[2 + i] - 1) : 0;
-    if (total % 2) return false;
-    pad[i] = total / 2;
+/* conv2d.padding's string as convolution_backward's padding: 'valid' 0;
+ * 'same' d (k - 1) in total per dim, the odd one at the bottom/right as
+ * 1.13 pads a copy of the input. Such a dim runs with the larger padding on
+ * both sides, whose output has one more leading row: the gradient gets a
+ * zero row there (slice_backward, recorded, so createGraph still works). */
+static T same_padding(weft__bctx* c, T g, T w, const char* mode, const int64_t* dil, int64_t nd, int64_t pad[2]) {
+  bool same = strcmp(mode, "same") == 0;
+  for (int i = 0; i < 2 && g; i++) {
+    int64_t total = same ? dil[nd == 1 ? 0 : i] * (w->sizes[2 + i] - 1) : 0;
+    pad[i] = total - total / 2;
+    if (total % 2 == 0) continue;
+    int64_t sizes[4], dim = g->ndim - 2 + i;
+    memcpy(sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
+    sizes[dim]++;
+    g = slice_backward(c, g, sizes, g->ndim, dim, 1, INT64_MAX, 1);
   }
-  return true;
+  return g;
 }
 
 /* conv2d(input, weight, bias, stride, padding, dilation, groups), padding a
@@ -657,15 +664,9 @@ static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
   conv_args a = {IL(3), IL(4), IL(5), ILN(3), ILN(4), ILN(5), INT(6)};
   if (STR(4)) {
     a.padding = pad, a.np = 2;
-    if (!symmetric_padding(w, STR(4), IL(5), ILN(5), pad)) {
-      if (g->requires_grad)
-        return weft__error_null(WEFT_NOT_IMPLEMENTED,
-                                "the derivative of %s is not implemented for createGraph with padding='same' and "
-                                "an even kernel extent (uneven padding)", c->node->name);
-      return keep(c, weft__conv2d_padding_backward(g, x, w, IL(3), ILN(3), STR(4), IL(5), ILN(5), INT(6), which));
-    }
+    g = same_padding(c, g, w, STR(4), IL(5), ILN(5), pad);
   }
-  if (x->ndim != 3) return conv_backward_one(c, g, x, w, &a, which);
+  if (!g || x->ndim != 3) return conv_backward_one(c, g, x, w, &a, which);
   T g4 = keep(c, weft_unsqueeze(g, 0)), x4 = g4 ? keep(c, weft_unsqueeze(x, 0)) : NULL;
   T r = conv_backward_one(c, g4, x4, w, &a, which);
   return which == 0 && r ? keep(c, weft_squeeze_dim(r, 0)) : r;

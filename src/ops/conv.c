@@ -342,7 +342,6 @@ static weft_status check_grad_output(const weft_tensor* gy, const weft_conv2d_ge
 struct back_args {
   const weft_tensor* gy;
   struct list_args a;
-  const struct str_args* sa; /* conv2d.padding's arguments, or NULL */
   int which;
 };
 
@@ -384,7 +383,7 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
   const weft_tensor *w = b->a.w, *gy = b->gy;
   conv_params p;
   weft_conv2d_geom g;
-  if ((b->sa ? str_params(x, b->sa, &p) : list_params(&b->a, &p)) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
+  if (list_params(&b->a, &p) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
       shape_checks(x, w, NULL, &p, &g) != WEFT_OK || dtype_checks(x, w, NULL) != WEFT_OK)
     return NULL;
   weft_tensor* gy4 = gy->ndim == 3 && x->ndim == 4 && g.n == 1 ? weft_unsqueeze(gy, 0) : weft_tensor_retain((weft_tensor*)gy);
@@ -428,16 +427,7 @@ static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which) {
-  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, NULL, which};
-  return backward(input, &b);
-}
-
-weft_tensor* weft__conv2d_padding_backward(const weft_tensor* grad_output, const weft_tensor* input,
-                                           const weft_tensor* weight, const int64_t* stride, int64_t ns,
-                                           const char* padding, const int64_t* dilation, int64_t nd, int64_t groups,
-                                           int which) {
-  struct str_args sa = {weight, NULL, stride, dilation, ns, nd, groups, padding};
-  struct back_args b = {grad_output, {weight, NULL, NULL, NULL, NULL, 0, 0, 0, groups}, &sa, which};
+  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
   return backward(input, &b);
 }
 

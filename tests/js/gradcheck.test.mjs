@@ -297,6 +297,8 @@ const GRADGRAD = [
   ['conv2d unbatched', (wt, x, w) => wt.conv2d(x, w, null, 1, 1).pow(2).sum(), [[2, 4, 4], [3, 2, 3, 3]]],
   ["conv2d padding 'same'", (wt, x, w) => wt.conv2d(x, w, null, 1, 'same').pow(2).sum(), [[1, 2, 4, 4], [2, 2, 3, 3]],
     { layouts: CL }],
+  ["conv2d padding 'same', even kernel (one side padded more)", (wt, x, w, b) => wt.conv2d(x, w, b, 1, 'same', [2, 1])
+    .pow(2).sum(), [[1, 2, 5, 4], [3, 2, 2, 3], [3]], { layouts: CL }],
   ['conv2d then conv2d', (wt, x, w1, w2) => wt.conv2d(wt.conv2d(x, w1).tanh(), w2).sum(),
     [[1, 2, 5, 5], [3, 2, 2, 2], [1, 3, 2, 2]], { layouts: CL }],
   ['max_pool2d', (wt, a) => wt.maxPool2d(a, 3, { stride: 2, padding: 1 }).pow(2).sum(), [[2, 3, 5, 5]], { layouts: CL }],
