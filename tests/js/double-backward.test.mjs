@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadFixture } from './fixtures-lib.mjs';
+import { initWorker } from 'weft';
 import { init, counts, close, throwsWeft, VARIANTS } from './helpers.mjs';
 
 const FX = loadFixture('double_backward.json');
@@ -148,4 +149,22 @@ test('createGraph: what is still refused says so precisely', async () => {
     fn.dispose();
   });
   assert.deepEqual(counts(wt), before);
+});
+
+test('worker mode: convolutionBackward gives [null, gradWeight, gradBias] for outputMask [false, true, true]', async () => {
+  const ww = await initWorker({ variant: 'simd' });
+  try {
+    const c = FX.convolution_backward;
+    const t = (s) => ww.tensor(Float64Array.from(s.values), f64).reshape(s.size);
+    const r = await ww.convolutionBackward(t(c.go), t(c.x), t(c.w), ...c.args.slice(0, -1), [false, false, true]);
+    assert.equal(r.length, 3);
+    assert.equal(r[0], null);
+    assert.equal(r[1], null);
+    const gb = (await r[2].toArray()).flat(Infinity);
+    assert.ok(same(gb, c.result[2]));
+    const s = await ww.selectBackward(ww.ones([4], f64), [3, 4], 0, 1);
+    assert.deepEqual(await s.toArray(), [[0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]]);
+  } finally {
+    await ww.terminate();
+  }
 });
