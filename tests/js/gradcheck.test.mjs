@@ -308,6 +308,19 @@ const GRADGRAD = [
     [[2, 3, 5, 5]], { layouts: CL }],
   ['avg_pool2d divisor_override', (wt, a) => wt.avgPool2d(a, 2, { divisorOverride: 3 }).pow(3).sum(), [[2, 4, 4]]],
   ['adaptive_avg_pool2d', (wt, a) => wt.adaptiveAvgPool2d(a, [2, 3]).pow(2).sum(), [[2, 3, 5, 5]], { layouts: CL }],
+  // third order: f takes a gradient itself, which the check differentiates twice more
+  ['conv2d, third order', (wt, x, w) => {
+    const [gx] = wt.autograd.grad(wt.conv2d(x, w, null, 1, 1).pow(3).sum(), [x], { createGraph: true });
+    return gx.pow(2).sum();
+  }, [[1, 2, 3, 3], [2, 2, 2, 2]], { layouts: CL }],
+  ['max_pool2d, third order', (wt, a) => {
+    const [g] = wt.autograd.grad(wt.maxPool2d(a, 2).pow(3).sum(), [a], { createGraph: true });
+    return g.pow(2).sum();
+  }, [[1, 2, 4, 4]]],
+  ['select, third order', (wt, a) => {
+    const [g] = wt.autograd.grad(a.select(0, 1).pow(4).sum(), [a], { createGraph: true });
+    return g.pow(2).sum();
+  }, [[3, 4]]],
   // in-place writes to views: CopySlices on the base, AsStridedBackward0 on a view read after the write
   ['in-place on a view (CopySlices)', (wt, a, b) => {
     const c = a.mul(1);
