@@ -98,6 +98,11 @@ test('select_backward, slice_backward, diagonal_backward and convolution_backwar
       const r = fns[d.op](values(wt, d.grad), ...d.args);
       assert.ok(same(flat(r), d.result), d.op);
     }
+    // the view's own range check, and a grad_output that does not fit the view (PyTorch's words)
+    throwsWeft(() => wt.selectBackward(wt.ones([3]), [3, 4], 1, 7), 'IndexError',
+      /^select\(\): index 7 out of range for tensor of size \[3, 4\] at dimension 1$/);
+    throwsWeft(() => wt.selectBackward(wt.ones([5]), [3, 4], 1, 0), 'ShapeError',
+      /^select_backward: The size of tensor a \(3\) must match the size of tensor b \(5\) at non-singleton dimension 0$/);
     const c = FX.convolution_backward;
     const r = wt.convolutionBackward(values(wt, c.go), values(wt, c.x), values(wt, c.w), ...c.args);
     assert.equal(r.length, 3);
