@@ -44,30 +44,22 @@ static weft_tensor* p_adaptive(weft_tensor* x) {
   const int64_t out[2] = {2, 3};
   return sum_pow(weft_adaptive_avg_pool2d(x, out, 2), 2);
 }
-/* c = x * 1; c[:, 1:3].sin_(); sum(c^3): CopySlices around SinBackward0 */
-static weft_tensor* p_copy_slices(weft_tensor* x) {
+/* c = x * 1, v = c[:, 1:3], then v.sin_() and sum(c^3) (CopySlices around
+ * SinBackward0), or c.sin_() and sum(v^3) (v's grad_fn becomes AsStridedBackward0) */
+static weft_tensor* sin_through_view(weft_tensor* x, bool write_view) {
   weft_tensor* c = weft_mul_scalar(x, weft_scalar_int(1));
   weft_tensor* v = c ? weft_narrow(c, 1, 1, 2) : NULL;
-  weft_status s = v ? weft_sin_(v) : weft_last_status();
-  weft_tensor_release(v);
+  weft_status s = v ? weft_sin_(write_view ? v : c) : weft_last_status();
+  weft_tensor* kept = write_view ? c : v;
+  weft_tensor_release(write_view ? v : c);
   if (s) {
-    weft_tensor_release(c);
+    weft_tensor_release(kept);
     return NULL;
   }
-  return sum_pow(c, 3);
+  return sum_pow(kept, 3);
 }
-/* c = x * 1; v = c[:, 1:3]; c.sin_(); sum(v^3): v's grad_fn becomes AsStridedBackward0 */
-static weft_tensor* p_as_strided(weft_tensor* x) {
-  weft_tensor* c = weft_mul_scalar(x, weft_scalar_int(1));
-  weft_tensor* v = c ? weft_narrow(c, 1, 1, 2) : NULL;
-  weft_status s = v ? weft_sin_(c) : weft_last_status();
-  weft_tensor_release(c);
-  if (s) {
-    weft_tensor_release(v);
-    return NULL;
-  }
-  return sum_pow(v, 3);
-}
+static weft_tensor* p_copy_slices(weft_tensor* x) { return sin_through_view(x, true); }
+static weft_tensor* p_as_strided(weft_tensor* x) { return sin_through_view(x, false); }
 
 typedef struct {
   const char* name;
