@@ -44,6 +44,7 @@ function readJson(M, fail, ptr, op) {
 //   OPT_INT_LIST                 the same, or null
 //   DOUBLE                       a number, or a Scalar as convert() gives it ({ tag, v })
 //   BOOL                         a boolean
+//   BOOL_LIST                    an array of at most argSlots.maxList booleans (passed as 0 and 1)
 //   SCALAR                       { tag, v }
 //   OPT_SCALAR                   { tag, v } or null
 //   DTYPE, MEMORY_FORMAT, DEVICE an enum value or null
@@ -57,6 +58,7 @@ const TO_PARAM = {
   OPT_INT_LIST: (argSlots, name, slot) => (v) => (v === null ? 0 : argSlots.writeList(slot, v)), // None: NULL
   DOUBLE: () => (v) => (v !== null && typeof v === 'object' ? v.v : v),
   BOOL: () => (v) => (v ? 1 : 0),
+  BOOL_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v.map((b) => (b ? 1 : 0))),
   SCALAR: (argSlots, name, slot) => (v) => argSlots.writeScalar(slot, v.tag, v.v),
   OPT_SCALAR: (argSlots, name, slot) => (v) => (v === null ? 0 : argSlots.writeScalar(slot, v.tag, v.v)), // None: NULL
   DTYPE: () => (v) => (v === null ? -1 : v),
@@ -66,9 +68,10 @@ TO_PARAM.MTENSOR = TO_PARAM.OPT_TENSOR = TO_PARAM.TENSOR;
 TO_PARAM.MEMORY_FORMAT = TO_PARAM.DTYPE;
 TO_PARAM.OPT_TENSOR_LIST = TO_PARAM.TENSOR_LIST;
 // The kinds whose value goes through an argument slot of the scratch area.
-const SLOT_KINDS = new Set(['INT_LIST', 'OPT_INT_LIST', 'TENSOR_LIST', 'OPT_TENSOR_LIST', 'SCALAR', 'OPT_SCALAR']);
+const SLOT_KINDS = new Set(['INT_LIST', 'OPT_INT_LIST', 'TENSOR_LIST', 'OPT_TENSOR_LIST', 'BOOL_LIST', 'SCALAR',
+  'OPT_SCALAR']);
 // The list kinds: longer lists than a slot holds go boxed.
-const LIST_KINDS = new Set(['INT_LIST', 'OPT_INT_LIST', 'TENSOR_LIST', 'OPT_TENSOR_LIST']);
+const LIST_KINDS = new Set(['INT_LIST', 'OPT_INT_LIST', 'TENSOR_LIST', 'OPT_TENSOR_LIST', 'BOOL_LIST']);
 
 // fn(p0(a), p1(b), ...) with the op's own arity. A small closure per op, so that
 // where a method calls one op V8 inlines it, its converters and the wasm call
@@ -218,6 +221,7 @@ export function installOps(api, k) {
     let t;
     if (!a.list) t = TYPE_TEXT[a.type] ?? a.text;
     else if (a.type === 'Tensor') t = 'an array of Tensors';
+    else if (a.type === 'bool') t = a.listSize > 0 ? `an array of ${a.listSize} booleans` : 'an array of booleans';
     else if (a.listSize > 0) t = `an integer or an array of ${a.listSize} integers`;
     else t = 'an array of integers';
     return a.optional ? `${t} or null` : t;
@@ -277,6 +281,7 @@ export function installOps(api, k) {
       }
       return { tensors: v };
     }
+    if (a.type === 'bool') return Array.isArray(v) && v.every((b) => typeof b === 'boolean') ? v : deny(op, a, v, pos);
     if (a.type !== 'int' && a.type !== 'SymInt') return deny(op, a, v, pos);
     // int[N] takes a single int too, as in PyTorch
     if (isInt(v) && a.listSize > 0) return new Array(a.listSize).fill(Number(v));
@@ -549,6 +554,11 @@ export function installOps(api, k) {
         if (!r) fail(op.base);
         return tupleResult(op, vals, [r, r1]);
       }
+      if (op.ret === 'TENSOR3') { // any of the three may be 0: an undefined output (null)
+        const r1 = M._weft_wasm_op_second(), r2 = M._weft_wasm_op_third();
+        if (M._weft_wasm_op_status() !== 0) fail(op.base);
+        return tupleResult(op, vals, [r, r1, r2]);
+      }
       if (!r) fail(op.base);
       if (op.returnsArg >= 0) {
         M._weft_tensor_release(r);
@@ -585,6 +595,7 @@ export function installOps(api, k) {
   // give back their argument's Tensor, the others become Tensors.
   function tupleResult(op, vals, handles) {
     return op.tuple(handles.map((h, i) => {
+      if (!h) return null; // an undefined output (convolution_backward's output_mask)
       const a = op.returnsArgs[i];
       if (a >= 0 && isTensor(vals[a])) {
         M._weft_tensor_release(h);
@@ -613,6 +624,7 @@ export function installOps(api, k) {
     if (v === null) return M._weft_wasm_push_none();
     if (a.list) {
       if (a.type === 'Tensor') return pushTensorList(op, v.tensors);
+      if (a.type === 'bool') return pushIntList(v.map((b) => (b ? 1 : 0)));
       return pushIntList(v);
     }
     switch (a.type) {
@@ -663,7 +675,8 @@ export function installOps(api, k) {
     try {
       const n = M._weft_wasm_stack_size();
       if (op.tuple && n === op.returns.length && op.returns.every((r) => r.type === 'Tensor' && !r.list)) {
-        return tupleResult(op, vals, Array.from({ length: n }, (_, i) => M._weft_wasm_ret_tensor(i)));
+        return tupleResult(op, vals, Array.from({ length: n },
+          (_, i) => (IV_TAGS[M._weft_wasm_ret_tag(i)] === 'None' ? 0 : M._weft_wasm_ret_tensor(i))));
       }
       const out = [];
       for (let i = 0; i < n; i++) out.push(readReturn(op, i));

@@ -42,6 +42,7 @@ function atoms(a) {
   let t;
   if (a.type === 'Tensor') t = a.list ? [a.elemOptional ? 'readonly (Tensor | null)[]' : 'readonly Tensor[]'] : a.alias ? ['Tensor'] : OPERAND;
   else if (a.type === 'int' || a.type === 'SymInt') t = !a.list ? ['number'] : a.listSize ? ['number', 'Shape'] : ['Shape'];
+  else if (a.type === 'bool' && a.list) t = ['readonly boolean[]'];
   else t = SIMPLE[a.type];
   if (!t) throw new Error(`${OUT}: no TypeScript type for '${a.text}'`);
   return a.optional ? [...t, 'null'] : t;
@@ -95,6 +96,8 @@ function returnType(text) {
   const parts = m ? m[1].split(',').map((p) => p.trim().split(' ')) : [];
   if (!parts.length || !parts.every(([t]) => tensor.test(t))) return 'OpResult';
   if (parts.every((p) => p.length === 2)) return `Returns<${parts.map((p) => `'${camel(p[1])}'`).join(' | ')}>`;
+  // three unnamed: convolution_backward's, null where output_mask leaves one undefined
+  if (parts.length === 3) return `[${parts.map(() => 'Tensor | null').join(', ')}]`;
   return `[${parts.map(() => 'Tensor').join(', ')}]`;
 }
 

@@ -30,6 +30,16 @@ typedef struct weft_tensor2 {
   weft_tensor* t[2];
 } weft_tensor2;
 
+/* Three tensors from one call (an op returning `(Tensor, Tensor, Tensor)`,
+ * such as convolution_backward): each a new reference, or NULL where the op
+ * left that output undefined (PyTorch's undefined Tensor: an output_mask
+ * entry false). status tells an error (all three NULL then) from a call
+ * that asked for none. */
+typedef struct weft_tensor3 {
+  weft_tensor* t[3];
+  int status; /* weft_status */
+} weft_tensor3;
+
 /* A list of tensors from one call (an op returning `Tensor[]`: split,
  * unbind): t is a malloc'd array of n new references. t is NULL on error
  * only; an empty result has a non-NULL t and n 0. Give it back with
@@ -54,6 +64,7 @@ int weft_memory_format_from_name(const char* name, weft_memory_format* out); /* 
 weft_tensor* weft_tensor_retain(weft_tensor* t);
 void weft_tensor_release(weft_tensor* t); /* NULL is a no-op */
 void weft_tensor2_release(weft_tensor2 r); /* both; NULLs are no-ops */
+void weft_tensor3_release(weft_tensor3 r); /* all three; NULLs are no-ops */
 void weft_tensor_list_release(weft_tensor_list r); /* every reference, then the array; t NULL is a no-op */
 /* n NULL entries (to fill with new references); t NULL + error when out of memory. */
 weft_tensor_list weft_tensor_list_new(int64_t n);

@@ -85,6 +85,7 @@ struct weft_node {
   weft_status (*apply)(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out);
   weft__geom* geom;              /* [0] base, [1] view; owned */
   weft_node* fn;                 /* owned */
+  weft_node* wrapper;            /* weak: the CopySlices around this in-place node, while it lives */
 };
 
 /* Sequence number of AccumulateGrad: run as soon as ready, as in PyTorch. */
@@ -153,6 +154,9 @@ void weft__view_track(const weft_tensor* in, weft_tensor* const* outs, int64_t n
 void weft__view_refresh(weft_tensor* t);
 /* check_inplace: PyTorch's refusals of an in-place write that needs grad. */
 weft_status weft__check_inplace(weft_tensor* self);
+/* An AsStridedBackward0 of the view cs (a CopySlices) wrote, over cs: how the
+ * in-place node inside cs sees its saved result under createGraph. */
+weft_node* weft__view_node_over(weft_node* cs);
 /* rebase_history: self's history continues at n (CopySlices on the base for a view). Takes n. */
 weft_status weft__rebase_history(weft_tensor* self, weft_node* n);
 

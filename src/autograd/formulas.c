@@ -148,49 +148,21 @@ static T permute_backward(weft__bctx* c, T g, const int64_t* dims, int64_t n) {
   return g ? keep(c, weft_permute(g, inv, n)) : NULL;
 }
 
-/* select/slice: the gradient written into zeros of the input's shape. The
- * write is not recorded, so a recorded (create_graph) pass refuses. */
-static T scatter_into_zeros(weft__bctx* c, T g, const int64_t* sizes, int64_t n, weft_tensor* (*view)(T, void*),
-                            void* arg) {
-  if (!g) return NULL;
-  if (g->requires_grad) {
-    weft__error(WEFT_INVALID_ARGUMENT, "the derivative of %s is not implemented for createGraph yet",
-                c->node->name);
-    return NULL;
-  }
-  T z = zeros(c, g, sizes, n);
-  weft_tensor* v = z ? view(z, arg) : NULL;
-  weft_status s = v ? weft_copy_(v, g) : weft_last_status();
-  weft_tensor_release(v);
-  return s ? NULL : z;
-}
-typedef struct { int64_t dim, start, end, step; } slice_arg;
-static weft_tensor* select_view(T z, void* p) {
-  slice_arg* a = p;
-  return weft_select(z, a->dim, a->start);
-}
-static weft_tensor* slice_view(T z, void* p) {
-  slice_arg* a = p;
-  return weft_slice(z, a->dim, a->start, a->end, a->step);
-}
-/* diagonal(offset, dim1, dim2) of the zeros, in slice_arg's fields: start = offset, dim = dim1, end = dim2 */
-static weft_tensor* diagonal_view(T z, void* p) {
-  slice_arg* a = p;
-  return weft_diagonal(z, a->start, a->dim, a->end);
-}
+/* select/slice/diagonal: the ops that write the gradient into zeros of the
+ * input's shape (recorded under createGraph; their own formulas are below). */
 static T diagonal_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t offset, int64_t d1,
                            int64_t d2) {
-  slice_arg a = {d1, offset, d2, 1};
-  return scatter_into_zeros(c, g, sizes, n, diagonal_view, &a);
+  return g ? keep(c, weft_diagonal_backward(g, sizes, n, offset, d1, d2)) : NULL;
 }
 static T select_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t dim, int64_t index) {
-  slice_arg a = {dim, index, 0, 1};
-  return scatter_into_zeros(c, g, sizes, n, select_view, &a);
+  return g ? keep(c, weft_select_backward(g, sizes, n, dim, index)) : NULL;
 }
+/* slice's None bounds as slice_backward takes them (PyTorch's slice_backward_wrapper) */
 static T slice_backward(weft__bctx* c, T g, const int64_t* sizes, int64_t n, int64_t dim, int64_t start,
                         int64_t end, int64_t step) {
-  slice_arg a = {dim, start, end, step};
-  return scatter_into_zeros(c, g, sizes, n, slice_view, &a);
+  if (start == INT64_MIN) start = 0;
+  if (end == INT64_MIN) end = INT64_MAX;
+  return g ? keep(c, weft_slice_backward(g, sizes, n, dim, start, end, step)) : NULL;
 }
 
 /* Reduced dims put back as size 1 (PyTorch's restore_reduced_dims); no dims: all. */
@@ -703,28 +675,97 @@ static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction
 
 /* ---- conv and pooling: the op's own arguments read from the node ---- */
 
-/* conv2d(input, weight, bias, stride, padding, dilation, groups), padding
- * a list or (conv2d.padding) a string: gradient
- * `which` (0 input, 1 weight, 2 bias). Not a recorded op yet, so a
- * createGraph pass is refused rather than silently cut. */
+/* One output of convolution_backward (0 input, 1 weight, 2 bias): the op, so
+ * a createGraph pass records it (ConvolutionBackwardBackward0). */
+typedef struct {
+  const int64_t *stride, *padding, *dilation;
+  int64_t ns, np, nd, groups;
+} conv_args;
+static T conv_backward_one(weft__bctx* c, T g, T x, T w, const conv_args* a, int which) {
+  if (!g || !x || !w) return NULL;
+  const bool mask[3] = {which == 0, which == 1, which == 2};
+  const int64_t no_output_padding[2] = {0, 0};
+  weft_tensor3 r = weft_convolution_backward(g, x, w, NULL, 0, a->stride, a->ns, a->padding, a->np, a->dilation,
+                                             a->nd, false, no_output_padding, 2, a->groups, mask, 3);
+  weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
+  return r.status ? NULL : keep(c, outs[which]);
+}
+
+/* conv2d.padding's string as convolution_backward's padding: 'valid' 0;
+ * 'same' d (k - 1) in total per dim, the odd one at the bottom/right as
+ * 1.13 pads a copy of the input. Such a dim runs with the larger padding on
+ * both sides, whose output has one more leading row: the gradient gets a
+ * zero row there (slice_backward, recorded, so createGraph still works). */
+static T same_padding(weft__bctx* c, T g, T w, const char* mode, const int64_t* dil, int64_t nd, int64_t pad[2]) {
+  bool same = strcmp(mode, "same") == 0;
+  for (int i = 0; i < 2 && g; i++) {
+    int64_t total = same ? dil[nd == 1 ? 0 : i] * (w->sizes[2 + i] - 1) : 0;
+    pad[i] = total - total / 2;
+    if (total % 2 == 0) continue;
+    int64_t sizes[4], dim = g->ndim - 2 + i;
+    memcpy(sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
+    sizes[dim]++;
+    g = slice_backward(c, g, sizes, g->ndim, dim, 1, INT64_MAX, 1);
+  }
+  return g;
+}
+
+/* conv2d(input, weight, bias, stride, padding, dilation, groups), padding a
+ * list or (conv2d.padding) a string: gradient `which` (0 input, 1 weight, 2
+ * bias) through convolution_backward; a 3-D input as a batch of one. */
 static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
   if (!g || !x || !w) return NULL;
-  if (g->requires_grad) {
-    weft__error(WEFT_INVALID_ARGUMENT, "the derivative of %s is not implemented for createGraph yet",
-                c->node->name);
-    return NULL;
+  int64_t pad[2];
+  conv_args a = {IL(3), IL(4), IL(5), ILN(3), ILN(4), ILN(5), INT(6)};
+  if (STR(4)) {
+    a.padding = pad, a.np = 2;
+    g = same_padding(c, g, w, STR(4), IL(5), ILN(5), pad);
   }
-  if (STR(4)) /* conv2d.padding: a padding string */
-    return keep(c, weft__conv2d_padding_backward(g, x, w, IL(3), ILN(3), STR(4), IL(5), ILN(5), INT(6), which));
-  return keep(c, weft__conv2d_backward(g, x, w, IL(3), ILN(3), IL(4), ILN(4), IL(5), ILN(5), INT(6), which));
+  if (!g || x->ndim != 3) return conv_backward_one(c, g, x, w, &a, which);
+  T g4 = keep(c, weft_unsqueeze(g, 0)), x4 = g4 ? keep(c, weft_unsqueeze(x, 0)) : NULL;
+  T r = conv_backward_one(c, g4, x4, w, &a, which);
+  return which == 0 && r ? keep(c, weft_squeeze_dim(r, 0)) : r;
+}
+
+/* convolution_backward's own derivative (PyTorch's
+ * _convolution_double_backward), for the one output this node owns (the
+ * true entry of output_mask): gI = conv^T(gO, W), gW = corr(gO, X) and
+ * gb = sum(gO) are bilinear, so with G the incoming gradient
+ *   of gI: ggO = conv(G, W),  gW' = convolution_backward(gO, G, W).weight
+ *   of gW: ggO = conv(X, G),  gX' = convolution_backward(gO, X, G).input
+ *   of gb: ggO = G broadcast over gO's batch and plane
+ * and the tensor an output does not depend on gets zeros. */
+static int owned_output(weft__bctx* c) {
+  for (int i = 0; i < 3 && i < ILN(10); i++)
+    if (IL(10)[i]) return i;
+  return 0;
+}
+static T conv_double_backward(weft__bctx* c, T G, int arg) {
+  T gO = S(0), x = S(1), w = S(2);
+  if (!G || !gO || !x || !w) return NULL;
+  conv_args a = {IL(4), IL(5), IL(6), ILN(4), ILN(5), ILN(6), INT(9)};
+  int j = owned_output(c);
+  if (arg == 0 && j < 2) {
+    T in = j == 0 ? G : x, wt = j == 0 ? w : G;
+    return keep(c, weft_conv2d(in, wt, NULL, a.stride, a.ns, a.padding, a.np, a.dilation, a.nd, a.groups));
+  }
+  if (arg == 0) {
+    int64_t shape[4] = {1, G->sizes[0], 1, 1};
+    return expand(c, reshape(c, G, shape, 4), gO->sizes, gO->ndim);
+  }
+  if (arg == 1 && j == 1) return conv_backward_one(c, gO, x, G, &a, 0);
+  if (arg == 2 && j == 0) return conv_backward_one(c, gO, G, w, &a, 1);
+  return zeros_of(c, G, arg);
 }
 
 /* max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): the
  * indices recomputed from the saved input (max_pool2d keeps one output). */
 static T max_pool2d_backward(weft__bctx* c, T g, T self) {
   if (!g || !self) return NULL;
+  bool was = weft_set_grad_enabled(false); /* the indices only: not recorded under createGraph */
   weft_tensor2 r = weft_max_pool2d_with_indices(self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3), IL(4), ILN(4),
                                                 BOOLA(5));
+  weft_set_grad_enabled(was);
   weft_tensor** vi = (weft_tensor**)&r; /* values, indices (`t` is a macro here) */
   if (!vi[0]) return NULL;
   weft_tensor_release(vi[0]);
@@ -732,6 +773,13 @@ static T max_pool2d_backward(weft__bctx* c, T g, T self) {
   return idx ? keep(c, weft_max_pool2d_with_indices_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3), ILN(3),
                                                              IL(4), ILN(4), BOOLA(5), idx))
              : NULL;
+}
+
+/* max_pool2d_with_indices: its own indices (RES) */
+static T max_pool2d_indices_backward(weft__bctx* c, T g, T self, T idx) {
+  return g && self && idx ? keep(c, weft_max_pool2d_with_indices_backward(g, self, IL(1), ILN(1), IL(2), ILN(2), IL(3),
+                                                                          ILN(3), IL(4), ILN(4), BOOLA(5), idx))
+                          : NULL;
 }
 
 /* avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
@@ -743,6 +791,44 @@ static T avg_pool2d_backward(weft__bctx* c, T g, T self) {
 
 static T adaptive_avg_pool2d_backward(weft__bctx* c, T g, T self) {
   return g && self ? keep(c, weft_op__adaptive_avg_pool2d_backward(g, self)) : NULL;
+}
+
+/* ---- double backward (issue 15): the backward ops' own formulas ---- */
+static T select_(weft__bctx* c, T g, int64_t dim, int64_t index) {
+  return g ? keep(c, weft_select(g, dim, index)) : NULL;
+}
+static T slice_(weft__bctx* c, T g, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  return g ? keep(c, weft_slice(g, dim, start, end, step)) : NULL;
+}
+static T diagonal_(weft__bctx* c, T g, int64_t offset, int64_t d1, int64_t d2) {
+  return g ? keep(c, weft_diagonal(g, offset, d1, d2)) : NULL;
+}
+
+/* max_pool2d_with_indices_backward is linear in grad_output: its derivative
+ * reads the input-shaped gradient at the saved argmax of each window
+ * (PyTorch's max_pool_double_backward), a gather over the flattened plane. */
+static T max_pool_double_backward(weft__bctx* c, T g, T indices) {
+  if (!g || !indices) return NULL;
+  int64_t nd = g->ndim, gs[4], is[4];
+  for (int64_t d = 0; d < nd - 2; d++) gs[d] = is[d] = g->sizes[d];
+  gs[nd - 2] = -1;
+  is[nd - 2] = -1;
+  T g2 = reshape(c, g, gs, nd - 1), i2 = reshape(c, indices, is, nd - 1);
+  T r = g2 && i2 ? keep(c, weft_gather(g2, nd - 2, i2, false)) : NULL;
+  return reshape(c, r, indices->sizes, indices->ndim);
+}
+
+/* avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+ * ceil_mode, count_include_pad, divisor_override): linear, its derivative is
+ * the pooling itself with the same arguments. */
+static T avg_pool2d_(weft__bctx* c, T g) {
+  return g ? keep(c, weft_avg_pool2d(g, IL(2), ILN(2), IL(3), ILN(3), IL(4), ILN(4), BOOLA(5), BOOLA(6), OPTINT(7)))
+           : NULL;
+}
+/* _adaptive_avg_pool2d_backward(grad_output, self): pooling to grad_output's plane */
+static T adaptive_avg_pool2d_(weft__bctx* c, T g) {
+  const int64_t* out = SIZES(0) + NDIM(0) - 2;
+  return g ? keep(c, weft_op__adaptive_avg_pool2d(g, out, 2)) : NULL;
 }
 
 /* ---- expansion ---- */

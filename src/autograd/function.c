@@ -98,7 +98,9 @@ static weft_status freed_error(void) {
 }
 
 /* The saved output, as PyTorch's SavedVariable::unpack: when the backward
- * pass is recorded it is an output of this very node again. */
+ * pass is recorded it is an output of this very node again, or (an
+ * in-place write to a view, n inside a CopySlices) the view of the base's
+ * history after the write. */
 static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
   weft_tensor* r = weft__alias(n->result);
   if (!r || !create_graph || !weft_dtype_is_floating(r->dtype)) return r; /* saved indices stay plain */
@@ -107,7 +109,11 @@ static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
     weft_tensor_release(r);
     return NULL;
   }
-  m->grad_fn = weft_node_retain(n);
+  m->grad_fn = n->wrapper ? weft__view_node_over(n->wrapper) : weft_node_retain(n);
+  if (!m->grad_fn) {
+    weft_tensor_release(r);
+    return NULL;
+  }
   r->requires_grad = true;
   return r;
 }
@@ -301,6 +307,25 @@ static bool is_input(const weft_ivalue* a, int nargs, const weft_tensor* r) {
   return false;
 }
 
+/* A (Tensor, Tensor, Tensor) op (convolution_backward) records one node for
+ * its one defined output (*r; NULL when the mask asked for none): a node with
+ * several outputs is not supported yet, so a recorded call that asks for
+ * more than one gradient is refused. */
+static weft_status defined_output(const weft_op* op, weft_stack* st, weft_tensor** r) {
+  *r = NULL;
+  for (int i = 0; i < 3; i++) {
+    weft_ivalue* v = weft_stack_peek(st, 2 - i);
+    if (v->tag != WEFT_IV_TENSOR) continue;
+    if (*r)
+      return weft__error(WEFT_NOT_IMPLEMENTED,
+                         "%s: with inputs that require grad, ask for one output at a time (an outputMask with one "
+                         "true): an autograd node with several outputs is not supported yet",
+                         weft_op_schema(op)->name);
+    *r = v->u.t;
+  }
+  return WEFT_OK;
+}
+
 static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack* st, void* ctx) {
   const weft__formula* f = ctx;
   int nargs = weft_op_schema(op)->nargs;
@@ -319,22 +344,35 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     return s;
   }
   /* (values, indices): only the values are differentiable; the indices are on top */
-  bool pair = weft_op_schema(op)->nreturns == 2;
-  const weft_ivalue* top = weft_stack_peek(st, pair ? 1 : 0);
-  if (top->tag == WEFT_IV_TENSOR_LIST) s = attach_outputs(n, top);
-  else if (!is_input(in, nargs, top->u.t)) s = attach_result(n, top->u.t, weft_stack_peek(st, 0)->u.t);
-  /* else `to` with nothing to do returned its input: no new node */
-  weft_node_release(n); /* the outputs hold it */
+  int nret = weft_op_schema(op)->nreturns;
+  const weft_ivalue* top = weft_stack_peek(st, nret == 2 ? 1 : 0);
+  weft_tensor* r = NULL;
+  if (nret == 3) { /* (grad_input, grad_weight, grad_bias): the one asked for */
+    if ((s = defined_output(op, st, &r)) || !r) { /* an error, or nothing asked for */
+      weft_node_release(n);
+      if (s) weft_stack_drop(st, 3);
+      return s;
+    }
+  } else if (top->tag == WEFT_IV_TENSOR_LIST) {
+    s = attach_outputs(n, top);
+    weft_node_release(n); /* the outputs hold it */
+    return s;
+  } else {
+    r = top->u.t;
+  }
+  /* `to` with nothing to do returns its input: no new node */
+  if (!is_input(in, nargs, r)) s = attach_result(n, r, nret == 3 ? r : weft_stack_peek(st, 0)->u.t);
+  weft_node_release(n); /* the output holds it */
   return s;
 }
 
 /* ---- in-place ops: the out-of-place form's formula, then the history rebased ---- */
-/* A formula that needs the pre-write self keeps a copy of it (PyTorch's original_self). */
+/* A formula that needs the pre-write self keeps a copy of it (PyTorch's
+ * original_self = self.clone(), recorded: under createGraph the saved value
+ * differentiates into self's history before the write). */
 static weft_status save_original_self(weft_node* n) {
   if (!(n->f->save_mask & 1u) || n->args[0].tag != WEFT_IV_TENSOR) return WEFT_OK;
-  bool was = weft_set_grad_enabled(false);
   weft_tensor* copy = weft_clone(n->args[0].u.t, (weft_memory_format)-1);
-  weft_set_grad_enabled(was);
   if (!copy) return weft_last_status();
   weft_tensor_release(n->args[0].u.t);
   n->args[0].u.t = copy;

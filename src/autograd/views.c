@@ -74,16 +74,88 @@ static weft_tensor* on(const weft_tensor* buf, const weft__geom* g, int64_t lo) 
                           buf->dtype);
 }
 
-/* Writes into a buffer are not recorded: a createGraph pass through them refuses. */
-static weft_status no_create_graph(const weft_node* n, bool create_graph) {
-  if (!create_graph) return WEFT_OK;
-  return weft__error(WEFT_INVALID_ARGUMENT, "the derivative of %s is not implemented for createGraph yet", n->name);
+/* ---- the same with recorded ops (createGraph): the storage range as a flat
+ * gradient, written and read through index_put / index at each element's
+ * storage position (PyTorch's as_strided_backward builds it from
+ * differentiable ops the same way), so the result differentiates again ---- */
+
+/* Each element's storage position minus lo, in g's shape (a constant int64 index). */
+static weft_tensor* positions(const weft__geom* g, int64_t lo) {
+  weft_tensor* p = weft_empty(g->sizes, g->ndim, WEFT_INT64, WEFT_DEVICE_CPU, WEFT_CONTIGUOUS_FORMAT);
+  if (!p) return NULL;
+  int64_t* d = weft_tensor_data_ptr(p);
+  int64_t idx[WEFT_MAX_DIMS] = {0}, numel = 1;
+  for (int32_t k = 0; k < g->ndim; k++) numel *= g->sizes[k];
+  for (int64_t i = 0; i < numel; i++) {
+    int64_t off = g->offset - lo;
+    for (int32_t k = 0; k < g->ndim; k++) off += idx[k] * g->strides[k];
+    d[i] = off;
+    for (int32_t k = g->ndim - 1; k >= 0 && ++idx[k] == g->sizes[k]; k--) idx[k] = 0;
+  }
+  return p;
+}
+
+/* put(flat, positions of g, values): values (g's shape) written at g's places of a flat buffer. */
+static weft_tensor* put_at(const weft_tensor* flat, const weft__geom* g, int64_t lo, const weft_tensor* values,
+                           bool accumulate) {
+  int64_t all = -1;
+  weft_tensor* p = positions(g, lo);
+  weft_tensor* p1 = p ? weft_reshape(p, &all, 1) : NULL;
+  weft_tensor* v1 = p1 ? weft_reshape(values, &all, 1) : NULL;
+  const weft_tensor* idx[1] = {p1};
+  weft_tensor* r = v1 ? weft_index_put(flat, idx, 1, v1, accumulate) : NULL;
+  weft_tensor_release(p);
+  weft_tensor_release(p1);
+  weft_tensor_release(v1);
+  return r;
+}
+
+/* flat[positions of g]: g's elements of a flat buffer, in g's shape. */
+static weft_tensor* take_at(const weft_tensor* flat, const weft__geom* g, int64_t lo) {
+  weft_tensor* p = positions(g, lo);
+  const weft_tensor* idx[1] = {p};
+  weft_tensor* r = p ? weft_index_tensor(flat, idx, 1) : NULL;
+  weft_tensor_release(p);
+  return r;
+}
+
+/* The base-shaped gradient with the view's part replaced: the view's
+ * gradient summed into zeros (AsStridedBackward0: replace NULL, so from
+ * zeros) or the base's gradient with that part overwritten (CopySlices). */
+static weft_tensor* recorded_base_grad(const weft_node* n, const weft_tensor* base_grad, const weft_tensor* view_grad) {
+  int64_t lo;
+  weft_tensor* flat = zero_storage(n, view_grad, &lo);
+  weft_tensor* b = flat && base_grad ? put_at(flat, &n->geom[0], lo, base_grad, false) : weft_tensor_retain(flat);
+  weft_tensor* w = b ? put_at(b, &n->geom[1], lo, view_grad, !base_grad) : NULL;
+  weft_tensor* r = w ? take_at(w, &n->geom[0], lo) : NULL;
+  weft_tensor_release(flat);
+  weft_tensor_release(b);
+  weft_tensor_release(w);
+  return r;
+}
+
+/* CopySlices recorded: the base's gradient at the view's place, through the write's node. */
+static weft_status copy_slices_recorded(weft_node* n, const weft_tensor* grad, weft_tensor** out) {
+  int64_t lo;
+  weft_tensor* flat = zero_storage(n, grad, &lo);
+  weft_tensor* b = flat ? put_at(flat, &n->geom[0], lo, grad, false) : NULL;
+  weft_tensor* slice = b ? take_at(b, &n->geom[1], lo) : NULL;
+  weft_status s = slice ? weft__apply_formula(n->fn, slice, true, out) : weft_last_status();
+  weft_tensor* part = s || out[0] ? NULL : weft_zeros_like(slice, (weft_dtype)-1, (weft_memory_format)-1);
+  weft_tensor* r = s ? NULL : recorded_base_grad(n, grad, out[0] ? out[0] : part);
+  if (!s && !r) s = weft_last_status();
+  weft_tensor_release(out[0]);
+  out[0] = r;
+  weft_tensor* tmp[] = {flat, b, slice, part};
+  for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) weft_tensor_release(tmp[i]);
+  return s;
 }
 
 /* AsStridedBackward0: the view's gradient placed where the view sits in the base. */
 static weft_status as_strided_apply(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
-  weft_status s = no_create_graph(n, create_graph);
-  if (s || !n->next[0].node) return s;
+  if (!n->next[0].node) return WEFT_OK;
+  if (create_graph) return (out[0] = recorded_base_grad(n, NULL, grad)) ? WEFT_OK : weft_last_status();
+  weft_status s;
   int64_t lo;
   weft_tensor* buf = zero_storage(n, grad, &lo);
   if (!buf) return weft_last_status();
@@ -100,8 +172,8 @@ static weft_status as_strided_apply(weft_node* n, const weft_tensor* grad, bool 
 /* CopySlices: the base's gradient with the view's part replaced by what the
  * in-place node gives for its self; its other inputs get their gradients. */
 static weft_status copy_slices_apply(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
-  weft_status s = no_create_graph(n, create_graph);
-  if (s) return s;
+  if (create_graph) return copy_slices_recorded(n, grad, out);
+  weft_status s;
   int64_t lo;
   weft_tensor* buf = zero_storage(n, grad, &lo);
   if (!buf) return weft_last_status();
@@ -133,6 +205,19 @@ static weft_node* geom_node(const char* name, const weft_tensor* base, const wef
   geom_of(base, &n->geom[0]);
   geom_of(view, &n->geom[1]);
   n->apply = apply;
+  return n;
+}
+
+weft_node* weft__view_node_over(weft_node* cs) {
+  weft_node* n = weft__node_new("AsStridedBackward0", 1, weft__next_seq());
+  if (!n) return NULL;
+  if (!(n->geom = malloc(2 * sizeof *n->geom))) {
+    weft_node_release(n);
+    return weft__error_null(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  }
+  memcpy(n->geom, cs->geom, 2 * sizeof *n->geom);
+  n->apply = as_strided_apply;
+  n->next[0] = (weft__edge){weft_node_retain(cs), 0};
   return n;
 }
 
@@ -228,6 +313,7 @@ static weft_status rebase_view(weft_tensor* self, weft__meta* m, weft_node* n) {
     weft_node_retain(cs->next[e].node);
   }
   cs->fn = n;
+  n->wrapper = cs;
   set_grad_fn(base, bm, cs);
   self->requires_grad = true; /* its grad_fn comes from the base at the next look (version changed) */
   return WEFT_OK;

@@ -233,6 +233,7 @@ static bool kind_matches(int kind, const weft_arg* a) {
     case WEFT__K_OPT_INT_LIST: return is_int && a->is_list && a->optional;
     case WEFT__K_DOUBLE: return (t == WEFT_TYPE_FLOAT || t == WEFT_TYPE_SCALAR) && plain;
     case WEFT__K_BOOL: return t == WEFT_TYPE_BOOL && plain;
+    case WEFT__K_BOOL_LIST: return t == WEFT_TYPE_BOOL && a->is_list && !a->optional;
     case WEFT__K_SCALAR: return t == WEFT_TYPE_SCALAR && plain;
     case WEFT__K_OPT_SCALAR: return t == WEFT_TYPE_SCALAR && !a->is_list && a->optional;
     case WEFT__K_DTYPE: return t == WEFT_TYPE_SCALAR_TYPE && !a->is_list;

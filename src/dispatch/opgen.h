@@ -12,6 +12,10 @@
  *            new references, t[0] the first return; both NULL on error (out=
  *            forms return new references to their out tensors). Boxed, the
  *            two are pushed in order (t[1] on top).
+ *   TENSOR3  `-> (Tensor, Tensor, Tensor)`: a weft_tensor3, each entry a new
+ *            reference or NULL (an undefined output, as an output_mask
+ *            leaves it); status set on error. Boxed, three values pushed
+ *            in order, None for an undefined one.
  *   TENSOR_LIST `-> Tensor[]`: a weft_tensor_list (a malloc'd array of n new
  *            references; t NULL on error, free with weft_tensor_list_release).
  *            Boxed, one Tensor[] value whose array the list hands over.
@@ -40,6 +44,8 @@
  *   OPT_INT_LIST const int64_t* n, int64_t n_len   int[]?, int[N]? (None: NULL, 0)
  *   DOUBLE      double                    float, or Scalar where the C API takes a double
  *   BOOL        bool                      bool
+ *   BOOL_LIST   const bool* n, int64_t n_len   bool[], bool[N] (boxed: an int[] of 0 and 1, the
+ *                                         form JS and the wasm ABI pass it in)
  *   SCALAR      weft_scalar               Scalar
  *   OPT_SCALAR  const weft_scalar* / NULL Scalar? (the pointed-to value lives for the call)
  *   DTYPE       weft_dtype                ScalarType (ScalarType?: None -> -1)
@@ -82,7 +88,7 @@
 enum {
   WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
   WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING,
-  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR, WEFT__K_TENSOR_LIST, WEFT__K_OPT_TENSOR_LIST
+  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR, WEFT__K_TENSOR_LIST, WEFT__K_OPT_TENSOR_LIST, WEFT__K_BOOL_LIST
 };
 
 #define WEFT__P(K, n) WEFT__P_##K(n)
@@ -193,6 +199,16 @@ static inline weft_keyset weft__tensor_list_keyset(const weft_tensor* const* t, 
 #define WEFT__KS_BOOL WEFT__KS_0
 #define WEFT__DK_BOOL WEFT__DK_0
 
+#define WEFT__P_BOOL_LIST(n) , const bool* n, int64_t n##_len
+#define WEFT__A_BOOL_LIST(n) , n, n##_len
+#define WEFT__U_BOOL_LIST(n)                              \
+  bool n##_b_[WEFT_MAX_DIMS];                             \
+  int64_t n##_len = 0;                                    \
+  const bool* n = weft__unbox_bool_list(&a_[i_++], n##_b_, WEFT_MAX_DIMS, &n##_len, &bad_);
+#define WEFT__B_BOOL_LIST(n) if (!s_) s_ = weft__stack_push_bool_list(&st_, n, n##_len);
+#define WEFT__KS_BOOL_LIST WEFT__KS_0
+#define WEFT__DK_BOOL_LIST WEFT__DK_0
+
 #define WEFT__P_SCALAR(n) , weft_scalar n
 #define WEFT__A_SCALAR WEFT__A_1
 #define WEFT__U_SCALAR(n) WEFT__SIMPLE_U(weft_scalar, weft__unbox_scalar, n)
@@ -251,6 +267,9 @@ const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad
 const int64_t* weft__unbox_opt_int_list(const weft_ivalue* v, int64_t* len, int* bad); /* None: NULL, 0 */
 double weft__unbox_double(const weft_ivalue* v, int* bad);
 bool weft__unbox_bool(const weft_ivalue* v, int* bad);
+/* A bool[] (an int[] of 0 and 1) into buf (at most cap entries). */
+const bool* weft__unbox_bool_list(const weft_ivalue* v, bool* buf, int64_t cap, int64_t* len, int* bad);
+weft_status weft__stack_push_bool_list(weft_stack* s, const bool* v, int64_t n);
 weft_scalar weft__unbox_scalar(const weft_ivalue* v, int* bad);
 const weft_scalar* weft__unbox_opt_scalar(const weft_ivalue* v, weft_scalar* storage, int* bad); /* None: NULL */
 weft_dtype weft__unbox_dtype(const weft_ivalue* v, int* bad);
@@ -261,6 +280,9 @@ const char* weft__unbox_string(const weft_ivalue* v, int* bad);
  * them on failure); pops both (t[1] is on top), or both NULL with an error. */
 weft_status weft__stack_push_tensor2(weft_stack* s, weft_tensor2 r);
 weft_tensor2 weft__stack_pop_tensor2(weft_stack* s);
+/* TENSOR3 returns: three values, None for a NULL entry (takes the references). */
+weft_status weft__stack_push_tensor3(weft_stack* s, weft_tensor3 r);
+weft_tensor3 weft__stack_pop_tensor3(weft_stack* s);
 /* TENSOR_LIST returns: pushes the list as one Tensor[] value (takes its
  * references and array, releases them on failure); pops one (t NULL + error
  * when the top is not a Tensor[]). */
@@ -274,6 +296,7 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
 #define WEFT__RT_STATUS weft_status
 #define WEFT__RT_TENSOR2 weft_tensor2
 #define WEFT__RT_TENSOR_LIST weft_tensor_list
+#define WEFT__RT_TENSOR3 weft_tensor3
 /* how many schema returns the C return carries (checked when the op is
  * defined); WEFT__RN_LIST: the one return is a Tensor[] */
 #define WEFT__RN_LIST (-1)
@@ -281,10 +304,12 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
 #define WEFT__RN_STATUS 1
 #define WEFT__RN_TENSOR2 2
 #define WEFT__RN_TENSOR_LIST WEFT__RN_LIST
+#define WEFT__RN_TENSOR3 3
 #define WEFT__RERR_TENSOR NULL
 #define WEFT__RERR_STATUS weft_last_status()
 #define WEFT__RERR_TENSOR2 ((weft_tensor2){{NULL, NULL}})
 #define WEFT__RERR_TENSOR_LIST ((weft_tensor_list){NULL, 0})
+#define WEFT__RERR_TENSOR3 ((weft_tensor3){{NULL, NULL, NULL}, weft_last_status()})
 /* unbox: push the result r_ after dropping the nargs arguments (a_ still valid until the drop) */
 #define WEFT__RPUSH_TENSOR                                        \
   weft_stack_drop(stack, n_);                                     \
@@ -302,6 +327,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   weft_stack_drop(stack, n_);                                     \
   if (!r_.t[0]) return weft_last_status();                        \
   return weft__stack_push_tensor2(stack, r_);
+#define WEFT__RPUSH_TENSOR3                                       \
+  weft_stack_drop(stack, n_);                                     \
+  if (r_.status) return r_.status;                                \
+  return weft__stack_push_tensor3(stack, r_);
 #define WEFT__RPUSH_TENSOR_LIST                                   \
   weft_stack_drop(stack, n_);                                     \
   if (!r_.t) return weft_last_status();                           \
@@ -316,6 +345,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   return s_;
 #define WEFT__RPOP_TENSOR2                                        \
   weft_tensor2 r_ = s_ ? WEFT__RERR_TENSOR2 : weft__stack_pop_tensor2(&st_); \
+  weft_stack_clear(&st_);                                         \
+  return r_;
+#define WEFT__RPOP_TENSOR3                                        \
+  weft_tensor3 r_ = s_ ? (weft_tensor3){{NULL, NULL, NULL}, s_} : weft__stack_pop_tensor3(&st_); \
   weft_stack_clear(&st_);                                         \
   return r_;
 

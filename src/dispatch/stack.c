@@ -246,6 +246,38 @@ weft_tensor2 weft__stack_pop_tensor2(weft_stack* s) {
   return r;
 }
 
+weft_status weft__stack_push_tensor3(weft_stack* s, weft_tensor3 r) {
+  weft_status st = WEFT_OK;
+  for (int i = 0; i < 3; i++) {
+    if (st == WEFT_OK) st = r.t[i] ? weft_stack_push_tensor_owned(s, r.t[i]) : weft_stack_push_none(s);
+    else weft_tensor_release(r.t[i]);
+  }
+  return st;
+}
+
+weft_tensor3 weft__stack_pop_tensor3(weft_stack* s) {
+  weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
+  for (int i = 1; i <= 3; i++) {
+    weft_iv_tag tag = s->size >= 3 ? s->v[s->size - i].tag : WEFT_IV_NONE;
+    if (s->size < 3 || (tag != WEFT_IV_TENSOR && tag != WEFT_IV_NONE)) {
+      r.status = weft__error(WEFT_INTERNAL, "boxed kernel did not return three Tensors");
+      return r;
+    }
+  }
+  for (int i = 2; i >= 0; i--) {
+    weft_ivalue v = weft_stack_pop(s);
+    r.t[i] = v.tag == WEFT_IV_TENSOR ? v.u.t : NULL;
+  }
+  return r;
+}
+
+weft_status weft__stack_push_bool_list(weft_stack* s, const bool* v, int64_t n) {
+  int64_t buf[WEFT_MAX_DIMS];
+  if (n > WEFT_MAX_DIMS) return weft__error(WEFT_INVALID_ARGUMENT, "a bool[] of more than %d values", WEFT_MAX_DIMS);
+  for (int64_t i = 0; i < n; i++) buf[i] = v[i];
+  return weft_stack_push_int_list(s, buf, n);
+}
+
 weft_status weft__stack_push_tensor_list_owned(weft_stack* s, weft_tensor_list r) {
   weft_ivalue v = {.tag = WEFT_IV_TENSOR_LIST};
   v.u.tlist.data = r.t; /* the list's array and references become the value's */
@@ -333,6 +365,23 @@ bool weft__unbox_bool(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_BOOL) return v->u.b;
   *bad = 1;
   return false;
+}
+
+const bool* weft__unbox_bool_list(const weft_ivalue* v, bool* buf, int64_t cap, int64_t* len, int* bad) {
+  *len = 0;
+  if (v->tag != WEFT_IV_INT_LIST || v->u.ilist.len > cap) {
+    *bad = 1;
+    return NULL;
+  }
+  for (int64_t i = 0; i < v->u.ilist.len; i++) {
+    if (v->u.ilist.data[i] != 0 && v->u.ilist.data[i] != 1) {
+      *bad = 1;
+      return NULL;
+    }
+    buf[i] = v->u.ilist.data[i] != 0;
+  }
+  *len = v->u.ilist.len;
+  return buf;
 }
 
 weft_scalar weft__unbox_scalar(const weft_ivalue* v, int* bad) {

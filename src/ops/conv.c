@@ -342,7 +342,6 @@ static weft_status check_grad_output(const weft_tensor* gy, const weft_conv2d_ge
 struct back_args {
   const weft_tensor* gy;
   struct list_args a;
-  const struct str_args* sa; /* conv2d.padding's arguments, or NULL */
   int which;
 };
 
@@ -384,7 +383,7 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
   const weft_tensor *w = b->a.w, *gy = b->gy;
   conv_params p;
   weft_conv2d_geom g;
-  if ((b->sa ? str_params(x, b->sa, &p) : list_params(&b->a, &p)) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
+  if (list_params(&b->a, &p) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
       shape_checks(x, w, NULL, &p, &g) != WEFT_OK || dtype_checks(x, w, NULL) != WEFT_OK)
     return NULL;
   weft_tensor* gy4 = gy->ndim == 3 && x->ndim == 4 && g.n == 1 ? weft_unsqueeze(gy, 0) : weft_tensor_retain((weft_tensor*)gy);
@@ -428,20 +427,94 @@ static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which) {
-  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, NULL, which};
+  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
   return backward(input, &b);
 }
 
-weft_tensor* weft__conv2d_padding_backward(const weft_tensor* grad_output, const weft_tensor* input,
-                                           const weft_tensor* weight, const int64_t* stride, int64_t ns,
-                                           const char* padding, const int64_t* dilation, int64_t nd, int64_t groups,
-                                           int which) {
-  struct str_args sa = {weight, NULL, stride, dilation, ns, nd, groups, padding};
-  struct back_args b = {grad_output, {weight, NULL, NULL, NULL, NULL, 0, 0, 0, groups}, &sa, which};
-  return backward(input, &b);
+/* ---- convolution_backward: the op ConvolutionBackward0 calls ---- */
+
+/* The drivers' "conv2d: ..." errors, named after the op called. */
+static void renamed_error(void) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", weft_last_error());
+  const char* tail = strncmp(msg, "conv2d: ", 8) == 0 ? msg + 8 : msg;
+  weft__error(weft_last_status(), "convolution_backward: %s", tail);
+}
+
+/* slow_conv2d's check of grad_output against the forward output, PyTorch's
+ * check_dim_size per dim (channels, height, width) */
+static weft_status check_grad_dims(const weft_tensor* gy, const weft_tensor* x, const weft_tensor* w,
+                                   const conv_params* p) {
+  weft_conv2d_geom g;
+  if (shape_checks(x, w, NULL, p, &g) != WEFT_OK) return weft_last_status();
+  const int64_t want[4] = {g.n, g.cout, g.ho, g.wo};
+  for (int d = 1; d < 4; d++)
+    if (gy->ndim != 4 || gy->sizes[d] != want[d])
+      return weft__error(WEFT_INVALID_ARGUMENT,
+                         "conv2d: Expected a tensor of dimension 4 and tensor.size[%d] == %lld but got: dimension %d "
+                         "and tensor.size[%d] = %lld",
+                         d, (long long)want[d], gy->ndim, d, (long long)(d < gy->ndim ? gy->sizes[d] : 0));
+  return WEFT_OK;
+}
+
+/* The checks before any gradient: 4-D input and weight, not transposed, a
+ * 3-entry mask, then conv2d's parameter, shape and type checks. */
+static weft_status backward_checks(const weft_tensor* gy, const weft_tensor* x, const struct list_args* a,
+                                   bool transposed, int64_t nm) {
+  if (nm != 3)
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected outputMask to be a list of 3 booleans, but got %lld",
+                       (long long)nm);
+  if (transposed)
+    return weft__error(WEFT_NOT_IMPLEMENTED, "conv2d: transposed convolutions are not supported");
+  if (a->w->ndim != 4) return weft__error(WEFT_NOT_IMPLEMENTED, "conv2d: only 2-D convolutions (a 4-D weight) are supported");
+  if (x->ndim != 4) {
+    char bw[160], bx[160];
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "conv2d: Expected 4-dimensional input for 4-dimensional weight %s, but got %d-dimensional "
+                       "input of size %s instead",
+                       sizes_str(bw, sizeof bw, a->w->sizes, 4), x->ndim, sizes_str(bx, sizeof bx, x->sizes, x->ndim));
+  }
+  conv_params p;
+  if (list_params(a, &p) != WEFT_OK) return weft_last_status();
+  if (check_grad_dims(gy, x, a->w, &p) != WEFT_OK || dtype_checks(x, a->w, NULL) != WEFT_OK) return weft_last_status();
+  if (gy->dtype != x->dtype)
+    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected grad_output of dtype %s but got %s",
+                       weft_dtype_name(x->dtype), weft_dtype_name(gy->dtype));
+  return WEFT_OK;
+}
+
+static weft_tensor3 convolution_backward_kernel(const weft_tensor* gy, const weft_tensor* x, const weft_tensor* w,
+                                                const int64_t* bias_sizes, int64_t nb, const int64_t* stride,
+                                                int64_t ns, const int64_t* padding, int64_t np,
+                                                const int64_t* dilation, int64_t nd, bool transposed,
+                                                const int64_t* output_padding, int64_t nop, int64_t groups,
+                                                const bool* mask, int64_t nm) {
+  (void)bias_sizes, (void)nb, (void)output_padding, (void)nop; /* checked by PyTorch only for other backends */
+  weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
+  struct list_args a = {w, NULL, stride, padding, dilation, ns, np, nd, groups};
+  if (backward_checks(gy, x, &a, transposed, nm) != WEFT_OK) {
+    renamed_error();
+    r.status = weft_last_status();
+    return r;
+  }
+  for (int i = 0; i < 3 && r.status == WEFT_OK; i++) {
+    if (!mask[i]) continue;
+    r.t[i] = weft__conv2d_backward(gy, x, w, stride, ns, padding, np, dilation, nd, groups, i);
+    if (!r.t[i]) {
+      renamed_error();
+      r.status = weft_last_status();
+    }
+  }
+  if (r.status != WEFT_OK) {
+    weft_tensor3_release(r);
+    r = (weft_tensor3){{NULL, NULL, NULL}, weft_last_status()};
+  }
+  return r;
 }
 
 weft_status weft__conv_register(void) {
+  WEFT_KERNEL(convolution_backward, CPU, convolution_backward_kernel);
+  WEFT_KERNEL(convolution_backward, META, convolution_backward_kernel);
   WEFT_KERNEL(conv2d, CPU, conv2d_kernel);
   WEFT_KERNEL(conv2d, META, conv2d_kernel);
   WEFT_KERNEL(conv2d_padding, CPU, conv2d_padding_kernel);

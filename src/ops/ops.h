@@ -25,7 +25,8 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
  * called once by weft_init after every schema is defined. */
 #define WEFT_OP_FILES(X) \
   X(factory) X(copy) X(view) X(view_dims) X(elementwise) X(reduce) X(softmax) X(var) X(linalg) \
-  X(reduce_tuple) X(scan) X(pool) X(conv) X(norm) X(loss) X(shape) X(join) X(sort) X(index) X(index_advanced)
+  X(reduce_tuple) X(scan) X(pool) X(conv) X(norm) X(loss) X(shape) X(join) X(sort) X(index) X(index_advanced) \
+  X(view_backward)
 #define WEFT__OP_FILE_DECL(f) weft_status weft__##f##_register(void);
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL
@@ -37,18 +38,13 @@ WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 weft_status weft__explain_kernel(const char* op, const char* kind, const char* path, weft_dtype dtype, int64_t rows,
                                  int64_t inner);
 /* One gradient of conv2d(input, weight, bias, stride, padding, dilation,
- * groups) (src/ops/conv.c; autograd's ConvolutionBackward0): which 0 the
+ * groups) (src/ops/conv.c; convolution_backward's kernel): which 0 the
  * input's, 1 the weight's (each with that tensor's strides when it is
  * dense, as PyTorch's AccumulateGrad keeps a .grad), 2 the bias's. A new
  * reference, or NULL with the error set. */
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which);
-/* The same for conv2d.padding ('same' / 'valid'). */
-weft_tensor* weft__conv2d_padding_backward(const weft_tensor* grad_output, const weft_tensor* input,
-                                           const weft_tensor* weight, const int64_t* stride, int64_t ns,
-                                           const char* padding, const int64_t* dilation, int64_t nd, int64_t groups,
-                                           int which);
 
 /* Dense strides in t's dim order (PyTorch's infer_dense_strides; src/ops/factory.c). */
 void weft__infer_dense_strides(const weft_tensor* t, int64_t* out);

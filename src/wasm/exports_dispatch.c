@@ -247,6 +247,14 @@ __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
 #define WJ_P_BOOL(n) , int n
 #define WJ_C_BOOL WJ_NOCONV
 #define WJ_A_BOOL(n) , (n != 0)
+/* bool[]: passed as an int list of 0 and 1 */
+#define WJ_P_BOOL_LIST(n) , const double* n
+#define WJ_C_BOOL_LIST(n)                                 \
+  int64_t n##_i[WEFT_MAX_DIMS];                           \
+  bool n##_buf[WEFT_MAX_DIMS];                            \
+  int64_t n##_len = wj_list(n, n##_i, WEFT_MAX_DIMS);     \
+  for (int64_t j_ = 0; j_ < n##_len; j_++) n##_buf[j_] = n##_i[j_] != 0;
+#define WJ_A_BOOL_LIST(n) , n##_buf, n##_len
 #define WJ_P_SCALAR(n) , const double* n
 #define WJ_C_SCALAR WJ_NOCONV
 #define WJ_A_SCALAR(n) , wj_scalar(n)
@@ -284,6 +292,31 @@ __attribute__((unused)) static weft_tensor* wj_first(weft_tensor2 r) {
   return r.t[0];
 }
 
+/* TENSOR3 returns the first handle and keeps the other two for
+ * weft_wasm_op_second() and weft_wasm_op_third(); any may be 0 (an
+ * undefined output), so the status of the call is weft_wasm_op_status(). */
+static weft_tensor* third_ret;
+static int ret_status;
+
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_op_third(void) {
+  weft_tensor* t = third_ret;
+  third_ret = NULL;
+  return t;
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_op_status(void) {
+  return ret_status;
+}
+
+__attribute__((unused)) static weft_tensor* wj_first3(weft_tensor3 r) {
+  weft_tensor_release(second_ret);
+  weft_tensor_release(third_ret);
+  second_ret = r.t[1];
+  third_ret = r.t[2];
+  ret_status = r.status;
+  return r.t[0];
+}
+
 /* TENSOR_LIST returns the list's malloc'd array of new references (0 on
  * error; JS reads the handles, then frees it) and keeps its length for
  * weft_wasm_op_list_len(), which JS calls right after. */
@@ -302,10 +335,12 @@ __attribute__((unused)) static weft_tensor** wj_list_array(weft_tensor_list r) {
 #define WJ_RT_STATUS int
 #define WJ_RT_TENSOR2 weft_tensor*
 #define WJ_RT_TENSOR_LIST weft_tensor**
+#define WJ_RT_TENSOR3 weft_tensor*
 #define WJ_RET_TENSOR(x) x
 #define WJ_RET_STATUS(x) (int)x
 #define WJ_RET_TENSOR2(x) wj_first(x)
 #define WJ_RET_TENSOR_LIST(x) wj_list_array(x)
+#define WJ_RET_TENSOR3(x) wj_first3(x)
 #define WJ_TYPED(c, schema, R, ...)                                                    \
   EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
     WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \

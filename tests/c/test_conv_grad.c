@@ -189,6 +189,52 @@ static void test_errors(void) {
   weft_tensor_release(gy);
 }
 
+/* convolution_backward, the op ConvolutionBackward0 calls: the outputs its
+ * mask asks for (NULL for the others), the same as the driver's, called
+ * directly and boxed (bool[3] as an int list, None for an undefined return). */
+static bool same_values(const weft_tensor* a, const weft_tensor* b) {
+  bool ok = a && b && weft_tensor_numel(a) == weft_tensor_numel(b);
+  for (int64_t i = 0; ok && i < weft_tensor_numel(a); i++)
+    ok = weft_tensor_get_double(a, i) == weft_tensor_get_double(b, i);
+  return ok;
+}
+
+static void test_convolution_backward_op(void) {
+  const int64_t sx[4] = {2, 4, 5, 5}, sw[4] = {6, 2, 3, 3}, sg[4] = {2, 6, 5, 5}, one[2] = {1, 1}, no_pad[2] = {0, 0};
+  weft_tensor* x = weft_randn(sx, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  weft_tensor* w = weft_randn(sw, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  weft_tensor* gy = weft_randn(sg, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  const bool mask[3] = {true, false, true};
+  weft_tensor3 r = weft_convolution_backward(gy, x, w, NULL, 0, one, 2, one, 2, one, 2, false, no_pad, 2, 2, mask, 3);
+  weft_tensor* gx = weft__conv2d_backward(gy, x, w, one, 2, one, 2, one, 2, 2, 0);
+  weft_tensor* gb = weft__conv2d_backward(gy, x, w, one, 2, one, 2, one, 2, 2, 2);
+  CHECK(r.status == WEFT_OK && r.t[1] == NULL && same_values(r.t[0], gx) && same_values(r.t[2], gb));
+  weft_tensor3_release(r);
+  weft_stack st;
+  weft_stack_init(&st);
+  const int64_t mask_list[3] = {1, 0, 1};
+  weft_stack_push_tensor(&st, gy);
+  weft_stack_push_tensor(&st, x);
+  weft_stack_push_tensor(&st, w);
+  weft_stack_push_none(&st);
+  weft_stack_push_int_list(&st, one, 2);
+  weft_stack_push_int_list(&st, one, 2);
+  weft_stack_push_int_list(&st, one, 2);
+  weft_stack_push_bool(&st, false);
+  weft_stack_push_int_list(&st, no_pad, 2);
+  weft_stack_push_int(&st, 2);
+  weft_stack_push_int_list(&st, mask_list, 3);
+  CHECK(weft_op_call_boxed(weft_op_find("aten::convolution_backward"), &st) == WEFT_OK && st.size == 3);
+  CHECK(st.size == 3 && st.v[1].tag == WEFT_IV_NONE && same_values(st.v[0].u.t, gx) && same_values(st.v[2].u.t, gb));
+  weft_stack_clear(&st);
+  /* a transposed convolution is refused, nothing returned */
+  r = weft_convolution_backward(gy, x, w, NULL, 0, one, 2, one, 2, one, 2, true, no_pad, 2, 2, mask, 3);
+  CHECK(r.status == WEFT_NOT_IMPLEMENTED && !r.t[0] && !r.t[1] && !r.t[2]);
+  CHECK_ERROR_HAS("convolution_backward: transposed convolutions are not supported");
+  weft_tensor* rel[] = {x, w, gy, gx, gb};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) weft_tensor_release(rel[i]);
+}
+
 /* Allocation failures (the fail-the-Nth allocator, as test_fault_injection.c):
  * every gradient op, both formats, ends in a clean OutOfMemory with nothing
  * left allocated, until it completes. */
@@ -197,7 +243,15 @@ static weft_tensor* grad_op(int which, weft_tensor* const* in) {
   switch (which) {
     case 0: case 1: case 2: return weft__conv2d_backward(in[2], in[0], in[1], one, 1, one, 1, one, 1, 1, which);
     case 3: return weft_avg_pool2d_backward(in[3], in[0], two, 1, two, 1, zero, 1, false, true, INT64_MIN);
-    default: return weft_op__adaptive_avg_pool2d_backward(in[3], in[0]);
+    case 4: return weft_op__adaptive_avg_pool2d_backward(in[3], in[0]);
+    default: { /* all three outputs of convolution_backward: the input's returned, the others released */
+      const bool all[3] = {true, true, true};
+      weft_tensor3 r = weft_convolution_backward(in[2], in[0], in[1], NULL, 0, one, 1, one, 1, one, 1, false, zero, 1,
+                                                 1, all, 3);
+      weft_tensor_release(r.t[1]);
+      weft_tensor_release(r.t[2]);
+      return r.t[0];
+    }
   }
 }
 
@@ -207,7 +261,7 @@ static void test_allocation_failures(void) {
   const int64_t sx[4] = {2, 3, 6, 6}, sw[4] = {4, 3, 3, 3}, sy[4] = {2, 4, 6, 6}, sp[4] = {2, 3, 3, 3};
   for (int cl = 0; cl < 2; cl++) {
     weft_tensor* in[4] = {input(sx, 4, cl), input(sw, 4, false), input(sy, 4, cl), input(sp, 4, cl)};
-    for (int which = 0; which < 5; which++) {
+    for (int which = 0; which < 6; which++) {
       weft_memory_stats base = weft_memory();
       int bad = 0, fails = 0;
       for (long n = 1; n < 1000; n++, fails++) {
@@ -235,6 +289,7 @@ int main(void) {
   weft_manual_seed(15);
   for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) gradcheck(&CASES[i]);
   test_errors();
+  test_convolution_backward_op();
   test_allocation_failures();
   CHECK_NO_LEAKS();
   TEST_REPORT();

@@ -276,7 +276,9 @@ test('gradcheck: every formula against central differences (float64)', async () 
   assert.deepEqual(counts(wt), before);
 });
 
-// Second derivatives: the gradient (made with createGraph) is itself gradchecked.
+// Second derivatives: the gradient (made with createGraph) is itself gradchecked,
+// on contiguous inputs and (layouts: CL) on channels_last ones too.
+const CL = ['contiguous', 'channels_last'];
 const GRADGRAD = [
   ['cross_entropy', (wt, a) => wt.crossEntropy(a, I(wt, [2, 0, 1])), [[3, 4]]],
   ['nll_loss with weight, sum', (wt, a) => wt.nllLoss(a.logSoftmax(1), I(wt, [1, 1, 3]), wt.tensor([1, 2, 0.5, 3],
@@ -294,6 +296,64 @@ const GRADGRAD = [
   ['split_with_sizes', (wt, a) => a.splitWithSizes([1, 3])[1].pow(3).sum(), [[4, 2]]],
   ['chunk', (wt, a) => { const [p, q] = a.chunk(2); return p.mul(q).sin().sum(); }, [[4, 2]]],
   ['unbind', (wt, a) => { const [p, , r] = a.unbind(1); return p.mul(r).exp().sum(); }, [[3, 3]]],
+  // the backward ops recorded in turn (select_backward, convolution_backward, the pools' backward, ...)
+  ['select', (wt, a) => a.select(1, 2).pow(3).sum(), [[3, 4]]],
+  ['slice', (wt, a) => a.slice(1, 1, null, 2).pow(3).sum(), [[3, 4]]],
+  ['narrow', (wt, a) => a.narrow(0, 1, 2).pow(3).sum(), [[3, 4]]],
+  ['diagonal', (wt, a) => a.diagonal(1, 0, 2).pow(3).sum(), [[3, 2, 4]]],
+  ['diag of a matrix', (wt, a) => a.diag(-1).pow(3).sum(), [[3, 4]]],
+  ['unbind of two', (wt, a) => { const [p, q] = a.unbind(1); return p.mul(q).pow(2).sum(); }, [[3, 2]]],
+  ['conv2d groups, stride, padding, dilation', (wt, x, w, b) => wt.conv2d(x, w, b, [2, 1], [1, 0], [1, 2], 2)
+    .pow(2).sum(), [[2, 4, 5, 6], [6, 2, 3, 2], [6]], { layouts: CL }],
+  ['conv2d unbatched', (wt, x, w) => wt.conv2d(x, w, null, 1, 1).pow(2).sum(), [[2, 4, 4], [3, 2, 3, 3]]],
+  ["conv2d padding 'same'", (wt, x, w) => wt.conv2d(x, w, null, 1, 'same').pow(2).sum(), [[1, 2, 4, 4], [2, 2, 3, 3]],
+    { layouts: CL }],
+  ["conv2d padding 'same', even kernel (one side padded more)", (wt, x, w, b) => wt.conv2d(x, w, b, 1, 'same', [2, 1])
+    .pow(2).sum(), [[1, 2, 5, 4], [3, 2, 2, 3], [3]], { layouts: CL }],
+  ['conv2d then conv2d', (wt, x, w1, w2) => wt.conv2d(wt.conv2d(x, w1).tanh(), w2).sum(),
+    [[1, 2, 5, 5], [3, 2, 2, 2], [1, 3, 2, 2]], { layouts: CL }],
+  ['max_pool2d', (wt, a) => wt.maxPool2d(a, 3, { stride: 2, padding: 1 }).pow(2).sum(), [[2, 3, 5, 5]], { layouts: CL }],
+  ['max_pool2d dilation, ceil_mode', (wt, a) => wt.maxPool2d(a, 2, { dilation: 2, ceilMode: true }).pow(3).sum(),
+    [[1, 2, 6, 5]], { layouts: CL }],
+  ['avg_pool2d', (wt, a) => wt.avgPool2d(a, 3, { stride: 2, padding: 1, countIncludePad: false }).pow(2).sum(),
+    [[2, 3, 5, 5]], { layouts: CL }],
+  ['avg_pool2d divisor_override', (wt, a) => wt.avgPool2d(a, 2, { divisorOverride: 3 }).pow(3).sum(), [[2, 4, 4]]],
+  ['adaptive_avg_pool2d', (wt, a) => wt.adaptiveAvgPool2d(a, [2, 3]).pow(2).sum(), [[2, 3, 5, 5]], { layouts: CL }],
+  // third order: f takes a gradient itself, which the check differentiates twice more
+  ['conv2d, third order', (wt, x, w) => {
+    const [gx] = wt.autograd.grad(wt.conv2d(x, w, null, 1, 1).pow(3).sum(), [x], { createGraph: true });
+    return gx.pow(2).sum();
+  }, [[1, 2, 3, 3], [2, 2, 2, 2]], { layouts: CL }],
+  ['max_pool2d, third order', (wt, a) => {
+    const [g] = wt.autograd.grad(wt.maxPool2d(a, 2).pow(3).sum(), [a], { createGraph: true });
+    return g.pow(2).sum();
+  }, [[1, 2, 4, 4]]],
+  ['select, third order', (wt, a) => {
+    const [g] = wt.autograd.grad(a.select(0, 1).pow(4).sum(), [a], { createGraph: true });
+    return g.pow(2).sum();
+  }, [[3, 4]]],
+  // in-place writes to views: CopySlices on the base, AsStridedBackward0 on a view read after the write
+  ['in-place on a view (CopySlices)', (wt, a, b) => {
+    const c = a.mul(1);
+    c.select(0, 1).mul_(b);
+    return c.pow(3).sum();
+  }, [[3, 4], [4]]],
+  ['in-place on a view of a view', (wt, a) => {
+    const c = a.mul(1);
+    c.narrow(1, 1, 3).select(0, 2).sin_();
+    return c.pow(2).sum();
+  }, [[3, 4]]],
+  ['in-place on a channel (CopySlices)', (wt, a) => {
+    const c = a.mul(1);
+    c.select(1, 1).tanh_();
+    return c.pow(2).sum();
+  }, [[2, 3, 2, 2]], { layouts: CL }],
+  ['view read after an in-place write (AsStridedBackward0)', (wt, a) => {
+    const c = a.mul(1);
+    const v = c.narrow(1, 1, 2);
+    c.sin_();
+    return v.pow(3).sum();
+  }, [[3, 4]]],
 ];
 
 test('gradgradcheck: first derivatives made with createGraph differentiate again', async () => {
@@ -310,11 +370,13 @@ test('gradgradcheck: first derivatives made with createGraph differentiate again
       return gs.map((t, i) => t.mul(wt.tensor(Float64Array.from(v[i]), { dtype: 'float64' }).reshape(shapes[i])).sum())
         .reduce((a, b) => a.add(b));
     };
-    try {
-      problems.push(...gradcheck(wt, [`${name} (second order)`, g, shapes, { ...opts, secondOrder: true }],
-        'contiguous', rand));
-    } catch (e) {
-      problems.push(`${name} (second order): ${e.message}`);
+    for (const layout of opts?.layouts ?? ['contiguous']) {
+      try {
+        problems.push(...gradcheck(wt, [`${name} (second order)`, g, shapes, { ...opts, secondOrder: true }],
+          layout, rand));
+      } catch (e) {
+        problems.push(`${name} (second order, ${layout}): ${e.message}`);
+      }
     }
   }
   assert.deepEqual(problems, []);
