@@ -140,7 +140,7 @@ static weft_status copy_slices_recorded(weft_node* n, const weft_tensor* grad, w
   weft_tensor* flat = zero_storage(n, grad, &lo);
   weft_tensor* b = flat ? put_at(flat, &n->geom[0], lo, grad, false) : NULL;
   weft_tensor* slice = b ? take_at(b, &n->geom[1], lo) : NULL;
-  weft_status s = slice ? weft__apply_formula(n->fn, slice, true, out) : weft_last_status();
+  weft_status s = slice ? weft__apply_formula(n->fn, &slice, true, out) : weft_last_status();
   weft_tensor* part = s || out[0] ? NULL : weft_zeros_like(slice, (weft_dtype)-1, (weft_memory_format)-1);
   weft_tensor* r = s ? NULL : recorded_base_grad(n, grad, out[0] ? out[0] : part);
   if (!s && !r) s = weft_last_status();
