@@ -8,7 +8,10 @@
 // A gradFn is a GradFn: name ('MulBackward0'), nextFunctions ([[GradFn | null, inputNr], ...]
 // as PyTorch's next_functions), variable (AccumulateGrad's leaf). It holds a
 // reference to its graph node, released by dispose() or when it is collected.
-const FACTORIES = ['empty', 'emptyStrided', 'emptyLike', 'zeros', 'ones', 'full', 'arange', 'tensor', 'rand', 'randn'];
+// Every factory PyTorch gives requires_grad= (the *Like ones and the integer
+// ones too: randint/randperm then refuse it as PyTorch does, by dtype).
+const FACTORIES = ['empty', 'emptyStrided', 'emptyLike', 'zeros', 'ones', 'full', 'arange', 'tensor', 'rand', 'randn',
+  'zerosLike', 'onesLike', 'fullLike', 'randLike', 'randnLike', 'linspace', 'logspace', 'eye', 'randint', 'randperm'];
 
 export function installAutograd(api, k) {
   const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer } = k;

@@ -306,6 +306,41 @@ test('version counters, views, noGrad, detach', async () => {
   assert.deepEqual(counts(wt), before);
 });
 
+// Issue 15: { requiresGrad: true } on every factory, the *Like ones and
+// linspace/logspace/eye included; the integer factories refuse it by dtype.
+test('every factory takes { requiresGrad }', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    const x = wt.ones(2, 3);
+    const made = {
+      zerosLike: wt.zerosLike(x, { requiresGrad: true }),
+      onesLike: wt.onesLike(x, { requiresGrad: true }),
+      fullLike: wt.fullLike(x, 3, { requiresGrad: true }),
+      randLike: wt.randLike(x, { requiresGrad: true }),
+      randnLike: wt.randnLike(x, { requiresGrad: true }),
+      emptyLike: wt.emptyLike(x, { requiresGrad: true }),
+      linspace: wt.linspace(0, 1, 3, { requiresGrad: true }),
+      logspace: wt.logspace(0, 1, 3, 10, { requiresGrad: true }),
+      eye: wt.eye(2, { requiresGrad: true }),
+      eyeM: wt.eye(2, 3, { requiresGrad: true }),
+      randintFloat: wt.randint(10, [3], { dtype: 'float32', requiresGrad: true }),
+    };
+    for (const [name, t] of Object.entries(made)) {
+      assert.ok(t.requiresGrad && t.isLeaf && t.gradFn === null, name);
+    }
+    assert.equal(wt.zerosLike(x, { requiresGrad: false }).requiresGrad, false);
+    made.fullLike.mul(2).sum().backward();
+    assert.deepEqual(made.fullLike.grad.toArray(), [[2, 2, 2], [2, 2, 2]]);
+    throwsWeft(() => wt.randint(10, [3], { requiresGrad: true }), 'InvalidArgument',
+      /^only Tensors of floating point dtype can require gradients \(got int64\)/);
+    throwsWeft(() => wt.randperm(3, { requiresGrad: true }), 'InvalidArgument', /floating point dtype/);
+    throwsWeft(() => wt.fullLike(wt.ones(2, { dtype: 'int32' }), 1, { requiresGrad: true }), 'InvalidArgument',
+      /floating point dtype/);
+  });
+  assert.deepEqual(counts(wt), before);
+});
+
 test('a training step frees its graph: no leak after backward', async () => {
   const wt = await init();
   wt.manualSeed(1);
