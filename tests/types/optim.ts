@@ -21,6 +21,8 @@ async function optim() {
   console.log(loss, lr, sgd.params.length);
   // @ts-expect-error betas is a pair
   new wt.optim.Adam([w], { betas: 0.9 });
+  // @ts-expect-error SGD's lr is required
+  new wt.optim.SGD([w], { momentum: 0.9 });
   // @ts-expect-error SGD takes no betas
   new wt.optim.SGD([w], { lr: 0.1, betas: [0.9, 0.99] });
   sgd.dispose();
