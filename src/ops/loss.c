@@ -392,13 +392,25 @@ static weft_tensor* ce_smooth(tmps* s, const weft_tensor* logp, const weft_tenso
   return keep(s, weft_add(a, b, one));
 }
 
+/* An error raised by an op this composite ran (nll_loss's target checks,
+ * log_softmax's dtype check) names the op the caller called, cross_entropy.
+ * The OOM message is left as it is (its path never reformats). */
+static void name_as_caller(const char* op, const char* inner) {
+  const char* m = weft_last_error();
+  size_t n = strlen(inner);
+  if (weft_last_status() == WEFT_OUT_OF_MEMORY || strncmp(m, inner, n) != 0 || m[n] != ':') return;
+  char rest[1024]; /* the size of the thread's message buffer (src/base/error.c) */
+  snprintf(rest, sizeof rest, "%s", m + n);
+  weft__error(weft_last_status(), "%s%s", op, rest);
+}
+
 static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_tensor* target, const weft_tensor* weight,
                                          const char* reduction_, int64_t ignore_index, double label_smoothing) {
   const char* op = "cross_entropy";
   reduction red;
   if (!parse_reduction(op, reduction_, &red)) return NULL;
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
-    weft__error(WEFT_INVALID_ARGUMENT, "%s: label_smoothing must be between 0.0 and 1.0. Got: %g", op, label_smoothing);
+    weft__error(WEFT_INVALID_ARGUMENT, "%s: labelSmoothing must be between 0.0 and 1.0. Got: %g", op, label_smoothing);
     return NULL;
   }
   if (self->ndim < 1) {
@@ -415,7 +427,7 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
       return NULL;
     }
     if (ignore_index >= 0) {
-      weft__error(WEFT_INVALID_ARGUMENT, "%s: ignore_index is not supported for floating point target", op);
+      weft__error(WEFT_INVALID_ARGUMENT, "%s: ignoreIndex is not supported for floating point target", op);
       return NULL;
     }
     if (weight && (weight->ndim != 1 || weight->numel != n_classes)) {
@@ -434,6 +446,10 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
   else if (logp && label_smoothing > 0)
     r = ce_smooth(&s, logp, target, weight, red, ignore_index, label_smoothing, class_dim, n_classes, reduction_);
   else if (logp) r = keep(&s, weft_nll_loss(logp, target, weight, reduction_, ignore_index));
+  if (!r) {
+    name_as_caller(op, "nll_loss");
+    name_as_caller(op, "log_softmax");
+  }
   return finish(&s, r);
 }
 
