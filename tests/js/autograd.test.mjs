@@ -264,7 +264,7 @@ test('engine rules: accumulation, retainGraph, retainGrad, errors', async () => 
     throwsWeft(() => wt.floorDivide(x, x), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
     throwsWeft(() => wt.tensor([1, 2], { dtype: 'int64' }).requiresGrad_(), 'InvalidArgument',
       /^only Tensors of floating point dtype can require gradients/);
-    throwsWeft(() => { y.requiresGrad = false; }, 'InvalidArgument', /^you can only change requires_grad flags of leaf/);
+    throwsWeft(() => { y.requiresGrad = false; }, 'InvalidArgument', /^you can only change requiresGrad flags of leaf/);
     const z = wt.tensor([1, 2, 3], { requiresGrad: true });
     throwsWeft(() => wt.autograd.grad(x.sum(), [z]), 'InvalidArgument', /appears to not have been used in the graph/);
     assert.deepEqual(wt.autograd.grad(x.mul(2).sum(), [x, z], { allowUnused: true }).map((t) => t && t.toArray()),
