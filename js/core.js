@@ -969,6 +969,30 @@ export function createApi(M, info) {
   }
   if (Symbol.dispose) Tensor.prototype[Symbol.dispose] = Tensor.prototype.dispose;
 
+  // PyTorch's to.device and to.other over the op table's to.dtype and
+  // to.dtype_layout: t.to('cpu'[, dtype][, { copy }]) and t.to(other[, { copy }])
+  // (other's dtype). weft keeps data on one device: naming another one throws.
+  function installToForms(api) {
+    const gen = api.to;
+    const toArgs = (self, args) => {
+      const [first, ...rest] = args;
+      if (!(self instanceof Tensor)) return args; // the generated function's own error
+      const dev = first instanceof Tensor ? first.device : typeof first === 'string' && DEVICES.includes(first) ? first : null;
+      if (dev === null) return args;
+      if (dev !== self.device) {
+        throw new WeftError('NotImplemented', `to(): cannot move a ${self.device} tensor to the '${dev}' device ` +
+          `(weft keeps a tensor's data where it was made)`);
+      }
+      if (first instanceof Tensor) return [first.dtype, ...rest];
+      return rest.length ? rest : [{}];
+    };
+    const to = function to(self, ...args) { return gen(self, ...toArgs(self, args)); };
+    api.to = to;
+    Object.defineProperty(Tensor.prototype, 'to', {
+      value: function to(...args) { return gen(this, ...toArgs(this, args)); }, writable: true, configurable: true,
+    });
+  }
+
   // ---- factories ----
 
   function shapeAndOptions(op, args, keys) {
@@ -1202,6 +1226,7 @@ export function createApi(M, info) {
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
+  installToForms(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)

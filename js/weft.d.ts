@@ -214,6 +214,11 @@ export interface TensorShortcuts<D extends DType = DType> {
   tolist<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
   /** The op table's to(dtype), typed by the dtype: a copy (the same data when the dtype is already D, unless copy). */
   to<N extends DTypeName>(dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+  /** PyTorch's to.device: the tensor's own device (no copy unless copy), else a WeftError; a dtype may follow. */
+  to(device: Device, options?: { copy?: boolean }): Tensor<D>;
+  to<N extends DTypeName>(device: Device, dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+  /** PyTorch's to.other: other's dtype (other must be on this tensor's device). */
+  to<E extends DType>(other: Tensor<E>, options?: { copy?: boolean }): Tensor<E>;
 }
 
 /** The methods js/core.js writes by hand. */

@@ -122,6 +122,15 @@ for (const variant of VARIANTS) {
       assert.notEqual(copied.dataPtr(), y.dataPtr());
       throwsWeft(() => track(wt.zeros(2, 3)).to({ memoryFormat: 'channels_last' }), 'InvalidArgument',
         /^to: required rank 4 tensor to use channels_last format/);
+      // PyTorch's to.device and to.other: to('cpu') is self's storage, to(other) takes other's dtype
+      assert.equal(track(y.to('cpu')).dataPtr(), y.dataPtr());
+      assert.notEqual(track(y.to('cpu', { copy: true })).dataPtr(), y.dataPtr());
+      assert.equal(track(y.to('cpu', 'float64')).dtype, 'float64');
+      const asLong = track(wt.to(y, track(wt.tensor([1n]))));
+      assert.deepEqual([asLong.dtype, asLong.shape], ['int64', [2, 3, 4, 5]]);
+      assert.equal(track(y.to(track(wt.zeros(1)))).dataPtr(), y.dataPtr());
+      throwsWeft(() => y.to('meta'), 'NotImplemented', /^to\(\): cannot move a cpu tensor to the 'meta' device/);
+      throwsWeft(() => y.to(track(wt.empty(1, { device: 'meta' }))), 'NotImplemented', /'meta' device/);
       track.disposeAll();
     });
   });
