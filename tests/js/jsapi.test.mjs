@@ -27,6 +27,13 @@ for (const variant of VARIANTS) {
       // arange keeps PyTorch's integer rule
       assert.equal(dt(wt.arange(5)), 'int64');
       assert.equal(dt(wt.arange(0, 1, 0.25)), 'float32');
+      // where(cond, 1, 0): two numbers and no tensor are JS numbers too (PyTorch's int64 for where(c, 1, 0)
+      // would give BigInts for where(c, 1.0, 0.0)); bigints stay int64, a tensor operand sets the dtype
+      const c = track(wt.tensor([true, false]));
+      const w = track(wt.where(c, 1.0, 0.0));
+      assert.deepEqual([w.dtype, w.toArray()], ['float32', [1, 0]]);
+      assert.equal(dt(wt.where(c, 1n, 0n)), 'int64');
+      assert.equal(dt(wt.where(c, 1, track(wt.tensor([5, 6], { dtype: 'int32' })))), 'int32');
       // the trap of the issue: mul_(0.5) on a tensor made from JS numbers
       const x = track(wt.tensor([1.0, 2.0]));
       x.mul_(0.5);
@@ -49,6 +56,7 @@ for (const variant of VARIANTS) {
       // an integer tensor and a float number promote to the default dtype (PyTorch)
       assert.equal(track(track(wt.tensor([1, 2], { dtype: 'int32' })).add(0.5)).dtype, 'float64');
       assert.equal(track(wt.arange(3)).dtype, 'int64');
+      assert.equal(track(wt.where(track(wt.tensor([true])), 1, 0)).dtype, 'float64');
       throwsWeft(() => wt.setDefaultDtype('float16'), 'TypeError', /only float32 and float64/);
       throwsWeft(() => wt.setDefaultDtype('flaot32'), 'TypeError', /unknown dtype 'flaot32'/);
       throwsWeft(() => wt.setDefaultDtype(32), 'TypeError', /got a number/);
