@@ -392,18 +392,6 @@ static weft_tensor* ce_smooth(tmps* s, const weft_tensor* logp, const weft_tenso
   return keep(s, weft_add(a, b, one));
 }
 
-/* An error raised by an op this composite ran (nll_loss's target checks,
- * log_softmax's dtype check) names the op the caller called, cross_entropy.
- * The OOM message is left as it is (its path never reformats). */
-static void name_as_caller(const char* op, const char* inner) {
-  const char* m = weft_last_error();
-  size_t n = strlen(inner);
-  if (weft_last_status() == WEFT_OUT_OF_MEMORY || strncmp(m, inner, n) != 0 || m[n] != ':') return;
-  char rest[1024]; /* the size of the thread's message buffer (src/base/error.c) */
-  snprintf(rest, sizeof rest, "%s", m + n);
-  weft__error(weft_last_status(), "%s%s", op, rest);
-}
-
 static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_tensor* target, const weft_tensor* weight,
                                          const char* reduction_, int64_t ignore_index, double label_smoothing) {
   const char* op = "cross_entropy";
@@ -447,8 +435,9 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
     r = ce_smooth(&s, logp, target, weight, red, ignore_index, label_smoothing, class_dim, n_classes, reduction_);
   else if (logp) r = keep(&s, weft_nll_loss(logp, target, weight, reduction_, ignore_index));
   if (!r) {
-    name_as_caller(op, "nll_loss");
-    name_as_caller(op, "log_softmax");
+    /* the nll_loss / log_softmax it ran name cross_entropy */
+    weft__error_rename("nll_loss", op);
+    weft__error_rename("log_softmax", op);
   }
   return finish(&s, r);
 }

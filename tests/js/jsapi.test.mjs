@@ -160,6 +160,17 @@ for (const variant of VARIANTS) {
       throwsWeft(() => x.contiguous({ memoryFormat: 'channels_last' }), 'InvalidArgument',
         /^contiguous: required rank 4 tensor to use channels_last format/);
       throwsWeft(() => x.clone({ memoryFormat: 'channels_last' }), 'InvalidArgument', /^clone: required rank 4/);
+      // the *Like factories name themselves, not the empty they allocate with
+      for (const [fn, name] of [['emptyLike', 'empty_like'], ['zerosLike', 'zeros_like'], ['onesLike', 'ones_like'],
+        ['randLike', 'rand_like'], ['randnLike', 'randn_like']]) {
+        throwsWeft(() => wt[fn](x, { memoryFormat: 'channels_last' }), 'InvalidArgument',
+          new RegExp(`^${name}: required rank 4 tensor to use channels_last format$`));
+      }
+      throwsWeft(() => wt.fullLike(x, 1, { memoryFormat: 'channels_last' }), 'InvalidArgument', /^full_like: required rank 4/);
+      // and a fill value the dtype cannot hold names full / full_like, not the fill_ inside
+      throwsWeft(() => wt.full([2], 300, { dtype: 'uint8' }), 'OverflowError',
+        /^full: value cannot be converted to type uint8 without overflow$/);
+      throwsWeft(() => wt.fullLike(track(wt.zeros(2, { dtype: 'int8' })), 300), 'OverflowError', /^full_like: value cannot/);
       throwsWeft(() => x.view('a'), 'TypeError',
         /argument 'size' must be an array of integers, but found an element of type string at pos 0/);
       throwsWeft(() => x.view(null), 'TypeError', /must be an array of integers, but found an element of type null/);
