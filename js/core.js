@@ -993,6 +993,68 @@ export function createApi(M, info) {
     });
   }
 
+  // div's roundingMode (PyTorch's div.Tensor_mode / div.Scalar_mode) over
+  // the op table's div and floor_divide: 'floor' is floor_divide; 'trunc'
+  // rounds toward zero (floating: trunc(a / b); integer: the floor quotient
+  // plus one where a remainder is left and the signs differ, exact for every
+  // int64); null is true division. out= and div_ follow the out= cast rule.
+  function installDivModes(api) {
+    const P = Tensor.prototype;
+    const gen = { div: api.div, method: P.div, div_: P.div_, floorDivide: api.floorDivide };
+    const FLOATING = ['float16', 'bfloat16', 'float32', 'float64'];
+    // [mode, options without it], or null: no roundingMode, div as generated
+    const modeOf = (args) => {
+      const last = args[args.length - 1];
+      if (args.length < 3 || !isOptions(last) || last instanceof Tensor) return null;
+      if ('rounding_mode' in last) {
+        throw new WeftError('TypeError', "div() got an unexpected option 'rounding_mode' (did you mean roundingMode?)");
+      }
+      if (!('roundingMode' in last)) return null;
+      const { roundingMode: mode = null, ...rest } = last;
+      if (![null, 'trunc', 'floor'].includes(mode)) {
+        throw new WeftError('InvalidArgument',
+          `div expected roundingMode to be one of null, 'trunc', or 'floor' but found ${JSON.stringify(mode)}`);
+      }
+      return [mode, rest];
+    };
+    const below0 = (v) => (v instanceof Tensor ? v.lt(0) : api.tensor(v < 0));
+    function divMode(a, b, mode, out) {
+      const kw = out ? { out } : {};
+      if (mode === null) return gen.div(a, b, kw);
+      if (mode === 'floor') return gen.floorDivide(a, b, kw);
+      return api.tidy(() => {
+        const q = gen.floorDivide(a, b);
+        if (out && !canCast(q.dtype, out.dtype)) {
+          throw new WeftError('TypeError', `div: result type ${q.dtype} can't be cast to the desired output type ${out.dtype}`);
+        }
+        if (FLOATING.includes(q.dtype)) return api.trunc(gen.div(a, b), kw);
+        const inexact = api.remainder(a, b).ne(0).logicalAnd(below0(a).ne(below0(b)));
+        return api.add(q, inexact, kw);
+      });
+    }
+    api.div = function div(...args) {
+      const m = modeOf(args);
+      return m ? divMode(args[0], args[1], m[0], m[1].out) : gen.div(...args);
+    };
+    Object.defineProperty(P, 'div', {
+      value: function div(...args) {
+        const m = args.length > 1 ? modeOf([this, ...args]) : null;
+        return m ? divMode(this, args[0], m[0], m[1].out) : gen.method.apply(this, args);
+      },
+      writable: true, configurable: true,
+    });
+    Object.defineProperty(P, 'div_', {
+      value: function div_(...args) {
+        const m = modeOf([this, ...args]);
+        if (!m) return gen.div_.apply(this, args);
+        if (m[0] === 'floor') return this.floorDivide_(args[0]);
+        divMode(this, args[0], m[0], this);
+        return this;
+      },
+      writable: true, configurable: true,
+    });
+  }
+
   // ---- factories ----
 
   function shapeAndOptions(op, args, keys) {
@@ -1227,6 +1289,7 @@ export function createApi(M, info) {
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
   installToForms(api);
+  installDivModes(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)

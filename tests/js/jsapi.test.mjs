@@ -283,6 +283,43 @@ for (const variant of VARIANTS) {
   });
 }
 
+// div's roundingMode (PyTorch's div.Tensor_mode / div.Scalar_mode); values from PyTorch 1.13
+test('div(a, b, { roundingMode }): trunc and floor as PyTorch, exact for int64, out= and div_', async () => {
+  const wt = await init({ variant: 'simd' });
+  const track = tracker();
+  await noLeaks(wt, () => {
+    const a = track(wt.tensor([7n, -7n, 7n, -7n, 6n, -6n, 0n]));
+    const b = track(wt.tensor([2n, 2n, -2n, -2n, 3n, 4n, 5n]));
+    const trunc = track(wt.div(a, b, { roundingMode: 'trunc' }));
+    assert.deepEqual([trunc.dtype, trunc.toArray()], ['int64', [3, -3, -3, 3, 2, -1, 0]]);
+    assert.deepEqual(track(a.div(b, { roundingMode: 'floor' })).toArray(), [3, -4, -4, 3, 2, -2, 0]);
+    assert.deepEqual(track(a.div(-3, { roundingMode: 'trunc' })).toArray(), [-2, 2, -2, 2, -2, 2, 0]);
+    const f = track(wt.tensor([7.5, -7.5, 1, -0.5]));
+    assert.deepEqual(track(f.div(2, { roundingMode: 'trunc' })).toArray(), [3, -3, 0, -0]);
+    assert.deepEqual(track(f.div(2, { roundingMode: 'floor' })).toArray(), [3, -4, 0, -1]);
+    assert.deepEqual(track(f.div(2, { roundingMode: null })).toArray(), [3.75, -3.75, 0.5, -0.25]);
+    const big = track(wt.tensor([2n ** 62n + 1n, -(2n ** 62n) - 3n]));
+    assert.deepEqual(track(big.div(3, { roundingMode: 'trunc' })).toArray({ bigint: true }),
+      [1537228672809129301n, -1537228672809129302n]);
+    const i32 = track(wt.tensor([7, -7], { dtype: 'int32' }));
+    const r = track(wt.div(i32, 2.5, { roundingMode: 'trunc' }));
+    assert.deepEqual([r.dtype, r.toArray()], ['float32', [2, -2]]);
+    const out = track(wt.empty([2], { dtype: 'int32' }));
+    assert.equal(wt.div(i32, 2, { roundingMode: 'trunc', out }), out);
+    assert.deepEqual(out.toArray(), [3, -3]);
+    throwsWeft(() => wt.div(i32, 2.5, { roundingMode: 'trunc', out }), 'TypeError',
+      /^div: result type float32 can't be cast to the desired output type int32$/);
+    assert.equal(i32.div_(2, { roundingMode: 'trunc' }), i32);
+    assert.deepEqual(i32.toArray(), [3, -3]);
+    i32.div_(-2, { roundingMode: 'floor' });
+    assert.deepEqual(i32.toArray(), [-2, 1]);
+    throwsWeft(() => a.div(b, { roundingMode: 'x' }), 'InvalidArgument',
+      /^div expected roundingMode to be one of null, 'trunc', or 'floor' but found "x"$/);
+    throwsWeft(() => a.div(b, { rounding_mode: 'floor' }), 'TypeError', /did you mean roundingMode\?/);
+    track.disposeAll();
+  });
+});
+
 test('worker mode: the default dtype, shortcuts and getters that make tensors', async () => {
   const { initWorker } = await import('weft');
   const ww = await initWorker({ variant: 'simd' });

@@ -97,6 +97,15 @@ async function tour(): Promise<void> {
   const likeLong = x.to(toLong);
   expectType<Equal<typeof likeLong, Tensor<'int64'>>>();
   console.log(onCpu, cpuF64, likeLong);
+  // div's roundingMode
+  const q = wt.div(x, 2, { roundingMode: 'trunc' });
+  const q2 = x.div(q, { roundingMode: 'floor', out: q });
+  x.div_(2, { roundingMode: null });
+  // @ts-expect-error: PyTorch's spelling of the option
+  x.div(2, { rounding_mode: 'floor' });
+  // @ts-expect-error: not a rounding mode
+  wt.div(x, 2, { roundingMode: 'round' });
+  console.log(q2);
   // @ts-expect-error: t.Tt is no property of a tensor
   x.Tt;
   console.log(xt, xmt, nd, casts);
