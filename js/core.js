@@ -1055,6 +1055,24 @@ export function createApi(M, info) {
     });
   }
 
+  // PyTorch's max.other / min.other: max(a, b) with a tensor b is maximum(a, b)
+  // (out= too); every other form stays the op table's max / min.
+  function installMinMaxOther(api) {
+    for (const [name, elementwise] of [['max', 'maximum'], ['min', 'minimum']]) {
+      const gen = { fn: api[name], method: Tensor.prototype[name] };
+      if (!gen.fn || !api[elementwise]) continue;
+      api[name] = function minMax(...args) {
+        return args[1] instanceof Tensor ? api[elementwise](...args) : gen.fn(...args);
+      };
+      Object.defineProperty(Tensor.prototype, name, {
+        value: function minMax(...args) {
+          return args[0] instanceof Tensor ? api[elementwise](this, ...args) : gen.method.apply(this, args);
+        },
+        writable: true, configurable: true,
+      });
+    }
+  }
+
   // ---- factories ----
 
   function shapeAndOptions(op, args, keys) {
@@ -1290,6 +1308,7 @@ export function createApi(M, info) {
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
   installToForms(api);
   installDivModes(api);
+  installMinMaxOther(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)

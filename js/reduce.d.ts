@@ -85,6 +85,9 @@ export interface ReduceFunctions extends NormFunctions {
    */
   max(self: Tensor, dim: number, options?: MinMaxDimOptions): ValuesIndices;
   min(self: Tensor, dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  /** PyTorch's max.other / min.other: the elementwise maximum (minimum) of two tensors, as wt.maximum. */
+  max(self: Tensor, other: Tensor, options?: { out?: Tensor }): Tensor;
+  min(self: Tensor, other: Tensor, options?: { out?: Tensor }): Tensor;
   /** [var, mean] in one call, var's overloads and options; floating inputs. */
   varMean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor];
   varMean(self: Tensor, dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
@@ -117,6 +120,8 @@ export interface ReduceTensorOps extends NormTensorOps {
   std(dim: Dims | null, options?: VarOptions): Tensor;
   max(dim: number, options?: MinMaxDimOptions): ValuesIndices;
   min(dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  max(other: Tensor, options?: { out?: Tensor }): Tensor;
+  min(other: Tensor, options?: { out?: Tensor }): Tensor;
   varMean(options?: { unbiased?: boolean }): [Tensor, Tensor];
   varMean(dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
   stdMean(options?: { unbiased?: boolean }): [Tensor, Tensor];

@@ -320,6 +320,27 @@ test('div(a, b, { roundingMode }): trunc and floor as PyTorch, exact for int64, 
   });
 });
 
+// PyTorch's max.other / min.other: max(a, b) of two tensors is maximum(a, b)
+test('max(a, b) / min(a, b) of two tensors: the elementwise maximum / minimum, out= too', async () => {
+  const wt = await init({ variant: 'simd' });
+  const track = tracker();
+  await noLeaks(wt, () => {
+    const a = track(wt.tensor([1, 5, NaN])), b = track(wt.tensor([3, 2, 0]));
+    assert.deepEqual(track(wt.max(a, b)).toArray(), [3, 5, NaN]);
+    assert.deepEqual(track(a.min(b)).toArray(), [1, 2, NaN]);
+    const out = track(wt.empty([0]));
+    assert.equal(wt.min(a, b, { out }), out);
+    assert.deepEqual(out.toArray(), [1, 2, NaN]);
+    const p = track(wt.max(track(wt.tensor([1, 5], { dtype: 'int32' })), track(wt.tensor([[2.5], [0]]))));
+    assert.deepEqual([p.dtype, p.toArray()], ['float32', [[2.5, 5], [1, 5]]]);
+    // the reduction forms stay
+    assert.equal(track(b.max()).item(), 3);
+    const { values, indices } = b.min(0);
+    assert.deepEqual([track(values).item(), track(indices).item()], [0, 2]);
+    track.disposeAll();
+  });
+});
+
 test('worker mode: the default dtype, shortcuts and getters that make tensors', async () => {
   const { initWorker } = await import('weft');
   const ww = await initWorker({ variant: 'simd' });

@@ -15,6 +15,9 @@ async function reductions() {
   const i: Tensor = wt.argmax(x, 1, { keepdim: true });
   const j: Tensor = x.argmin();
   const m: Tensor = wt.max(x);
+  const mo: Tensor = wt.max(x, m, { out: m });
+  const mn: Tensor = x.min(m);
+  console.log(mo, mn);
   const sm: Tensor = wt.softmax(x, -1);
   const lsm: Tensor = x.logSoftmax(1, { dtype: 'float64' });
   console.log(i, j, m, x.min(), sm, lsm);
