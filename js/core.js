@@ -1015,12 +1015,14 @@ export function createApi(M, info) {
         throw new WeftError('InvalidArgument',
           `div expected roundingMode to be one of null, 'trunc', or 'floor' but found ${JSON.stringify(mode)}`);
       }
+      for (const k of Object.keys(rest)) {
+        if (k !== 'out') throw new WeftError('TypeError', `div() got an unexpected option '${k}' (options: roundingMode, out)`);
+      }
       return [mode, rest];
     };
     const below0 = (v) => (v instanceof Tensor ? v.lt(0) : api.tensor(v < 0));
-    function divMode(a, b, mode, out) {
+    function rounded(a, b, mode, out) {
       const kw = out ? { out } : {};
-      if (mode === null) return gen.div(a, b, kw);
       if (mode === 'floor') return gen.floorDivide(a, b, kw);
       return api.tidy(() => {
         const q = gen.floorDivide(a, b);
@@ -1031,6 +1033,14 @@ export function createApi(M, info) {
         const inexact = api.remainder(a, b).ne(0).logicalAnd(below0(a).ne(below0(b)));
         return api.add(q, inexact, kw);
       });
+    }
+    // A rounded quotient is piecewise constant: its gradient is zero, as
+    // PyTorch's div.Tensor_mode formula gives (floor_divide has no formula to
+    // run), so a new result is made outside the graph; out= and div_ keep
+    // autograd's checks (a leaf that requires grad written in place).
+    function divMode(a, b, mode, out) {
+      if (mode === null) return gen.div(a, b, out ? { out } : {});
+      return out ? rounded(a, b, mode, out) : api.noGrad(() => rounded(a, b, mode, null));
     }
     api.div = function div(...args) {
       const m = modeOf(args);

@@ -316,6 +316,14 @@ test('div(a, b, { roundingMode }): trunc and floor as PyTorch, exact for int64, 
     throwsWeft(() => a.div(b, { roundingMode: 'x' }), 'InvalidArgument',
       /^div expected roundingMode to be one of null, 'trunc', or 'floor' but found "x"$/);
     throwsWeft(() => a.div(b, { rounding_mode: 'floor' }), 'TypeError', /did you mean roundingMode\?/);
+    throwsWeft(() => a.div(b, { roundingMode: 'floor', alpha: 2 }), 'TypeError', /unexpected option 'alpha'/);
+    // the rounded quotient's gradient is zero (PyTorch's div.Tensor_mode formula), not a refusal
+    const g = track(wt.tensor([3, -3], { requiresGrad: true }));
+    for (const roundingMode of ['trunc', 'floor']) {
+      wt.tidy(() => g.div(2, { roundingMode }).add(g).sum().backward());
+      assert.deepEqual(track(g.grad).toArray(), [1, 1], roundingMode);
+      g.grad = null;
+    }
     track.disposeAll();
   });
 });
