@@ -16,6 +16,8 @@ export interface VarOptions {
   /** Subtracted from the count (default 1, Bessel's correction). */
   correction?: number | null;
   unbiased?: boolean;
+  /** var.correction_out / std.correction_out (with a dim; not with unbiased): resized, the result copied in. */
+  out?: Tensor;
 }
 export interface MinMaxOptions {
   keepdim?: boolean;
@@ -45,7 +47,7 @@ export interface MinMaxDimOptions {
   out?: readonly [Tensor, Tensor];
 }
 /** varMean / stdMean: var's options, and [var, mean] out tensors. */
-export interface VarMeanOptions extends VarOptions {
+export interface VarMeanOptions extends Omit<VarOptions, 'out'> {
   out?: readonly [Tensor, Tensor];
 }
 

@@ -233,6 +233,25 @@ static weft_tensor* k_std_correction(const weft_tensor* self, const int64_t* dim
                                      bool keepdim) {
   return var_impl(true, self, dim, n, correction, keepdim);
 }
+/* var.correction_out / std.correction_out: the result copied into out
+ * (resized; its dtype may differ, as PyTorch 1.13's copy into out does) */
+static weft_tensor* var_out(bool is_std, const weft_tensor* self, const int64_t* dim, int64_t n, int64_t correction,
+                            bool keepdim, weft_tensor* out) {
+  weft_tensor* v = is_std ? weft_std_correction(self, dim, n, correction, keepdim)
+                          : weft_var_correction(self, dim, n, correction, keepdim);
+  if (!v) return NULL;
+  weft_status s = copy_into(out, v, is_std ? "std" : "var");
+  weft_tensor_release(v);
+  return s == WEFT_OK ? weft_tensor_retain(out) : NULL;
+}
+static weft_tensor* k_var_correction_out(const weft_tensor* self, const int64_t* dim, int64_t n, int64_t correction,
+                                         bool keepdim, weft_tensor* out) {
+  return var_out(false, self, dim, n, correction, keepdim, out);
+}
+static weft_tensor* k_std_correction_out(const weft_tensor* self, const int64_t* dim, int64_t n, int64_t correction,
+                                         bool keepdim, weft_tensor* out) {
+  return var_out(true, self, dim, n, correction, keepdim, out);
+}
 static weft_tensor* k_var(const weft_tensor* self, bool unbiased) {
   return weft_var_correction(self, NULL, 0, unbiased ? 1 : 0, false);
 }
@@ -251,10 +270,12 @@ weft_status weft__var_register(void) {
   WEFT_KERNEL(var_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_dim);
   WEFT_KERNEL(var_correction, CPU, k_var_correction);
   WEFT_KERNEL(var_correction, META, k_var_correction);
+  WEFT_KERNEL(var_correction_out, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_correction_out);
   WEFT_KERNEL(std, COMPOSITE_IMPLICIT_AUTOGRAD, k_std);
   WEFT_KERNEL(std_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_std_dim);
   WEFT_KERNEL(std_correction, CPU, k_std_correction);
   WEFT_KERNEL(std_correction, META, k_std_correction);
+  WEFT_KERNEL(std_correction_out, COMPOSITE_IMPLICIT_AUTOGRAD, k_std_correction_out);
   WEFT_KERNEL(var_mean, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_mean);
   WEFT_KERNEL(var_mean_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_mean_dim);
   WEFT_KERNEL(var_mean_correction, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_mean_correction);

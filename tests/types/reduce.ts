@@ -23,6 +23,8 @@ async function reductions() {
   console.log(i, j, m, x.min(), sm, lsm);
   const v: Tensor = wt.var(x, [0, 1], { keepdim: true, correction: 0 });
   const sd: Tensor = x.std(1, { unbiased: false });
+  const vo: Tensor = wt.var(x, 1, { correction: 0, out: v });
+  console.log(vo);
   console.log(v, sd, x.var());
   // @ts-expect-error softmax needs a dim
   wt.softmax(x);
