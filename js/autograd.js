@@ -2,7 +2,7 @@
 //   factories take { requiresGrad: true }
 //   t.requiresGrad (get/set), t.requiresGrad_(flag = true), t.isLeaf, t.grad (get/set),
 //   t.retainGrad(), t.retainsGrad, t.gradFn (null for leaves), t.detach(), t.detach_(),
-//   t.backward(gradient?, { retainGraph, createGraph })
+//   t.backward(gradient?, { retainGraph, createGraph, inputs })
 //   wt.noGrad(fn), wt.enableGrad(fn), wt.isGradEnabled(), wt.setGradEnabled(on)
 //   wt.autograd.grad(outputs, inputs, { gradOutputs, retainGraph, createGraph, allowUnused })
 // A gradFn is a GradFn: name ('MulBackward0'), nextFunctions ([[GradFn | null, inputNr], ...]
@@ -126,9 +126,10 @@ export function installAutograd(api, k) {
     return this;
   };
   P.backward = function backward(gradient, opts) {
-    const o = checkOptions('backward', opts, ['retainGraph', 'createGraph']);
+    const o = checkOptions('backward', opts, ['retainGraph', 'createGraph', 'inputs']);
     const create = boolOpt('backward', o, 'createGraph', false);
     const retain = boolOpt('backward', o, 'retainGraph', create);
+    if (o.inputs !== undefined) return backwardInto(this, gradient, o.inputs, retain, create);
     const r = handles([this.handle('backward')]);
     const g = handles([gradient === undefined || gradient === null ? 0 : tensorArg('backward', 'gradient', gradient)]);
     try {
@@ -161,6 +162,33 @@ export function installAutograd(api, k) {
     } finally {
       for (const p of [po, pg, pi, pr]) M._free(p);
     }
+  }
+
+  // backward(gradient, { inputs }): PyTorch's inputs=, the gradient accumulated
+  // into those tensors' .grad only (leaves or not): autograd.grad's, added
+  // into an existing .grad in place (out of place under createGraph, so the
+  // sum stays differentiable, as AccumulateGrad does).
+  function backwardInto(out, gradient, inputs, retain, create) {
+    const list = inputs instanceof Tensor ? [inputs] : inputs;
+    if (!Array.isArray(list)) {
+      throw new WeftError('TypeError', `backward(): option 'inputs' must be a Tensor or an array of Tensors, not ${typeName(inputs)}`);
+    }
+    if (!list.length) throw new WeftError('InvalidArgument', "'inputs' argument to backward() cannot be empty.");
+    list.forEach((t, i) => {
+      tensorArg('backward', `inputs[${i}]`, t);
+      if (!t.requiresGrad) throw new WeftError('InvalidArgument', "can't retainGrad on Tensor that has requiresGrad=false");
+    });
+    const gs = grad([out], list, { gradOutputs: [gradient ?? null], retainGraph: retain, createGraph: create,
+      allowUnused: true });
+    list.forEach((t, i) => {
+      const g = gs[i];
+      if (!g) return;
+      const cur = t.grad;
+      const sum = cur && create ? withGradMode('backward', true, () => cur.add(g)) : null;
+      if (!cur || sum) t.grad = sum ?? g;
+      else withGradMode('backward', false, () => cur.add_(g));
+      for (const w of [g, cur, sum]) w?.dispose();
+    });
   }
 
   function withGradMode(op, on, fn) {

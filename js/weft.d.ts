@@ -7,7 +7,9 @@ export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
-export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions, WorkerGradFn, WorkerGradOptions } from './autograd.js';
+export type {
+  AutogradNamespace, BackwardOptions, GradFn, GradOptions, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
+} from './autograd.js';
 import type { OptimNamespace, WorkerOptimNamespace } from './optim.js';
 export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions, WorkerOptimizer, WorkerOptimNamespace } from './optim.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';

@@ -341,6 +341,37 @@ test('every factory takes { requiresGrad }', async () => {
   assert.deepEqual(counts(wt), before);
 });
 
+// PyTorch's backward(inputs=): only those tensors' .grad (values from PyTorch 1.13)
+test('backward(gradient, { inputs }) accumulates into those tensors only', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    const a = wt.tensor([1, 2], { requiresGrad: true }), b = wt.tensor([3, 4], { requiresGrad: true });
+    const c = wt.tensor([5], { requiresGrad: true });
+    a.mul(b).sum().backward(null, { inputs: [a] });
+    assert.deepEqual([a.grad.toArray(), b.grad], [[3, 4], null]);
+    a.mul(b).sum().backward(null, { inputs: [a, c] }); // accumulates; c unused keeps null
+    assert.deepEqual([a.grad.toArray(), c.grad], [[6, 8], null]);
+    const m = a.mul(2);
+    m.mul(b).sum().backward(null, { inputs: m }); // a non-leaf gets a .grad; a is untouched
+    assert.deepEqual([m.grad.toArray(), a.grad.toArray()], [[3, 4], [6, 8]]);
+    a.grad = null;
+    a.pow(2).sum().backward(null, { inputs: [a], createGraph: true });
+    a.pow(2).sum().backward(null, { inputs: [a], createGraph: true });
+    assert.deepEqual(a.grad.toArray(), [4, 8]);
+    const fn = a.grad.gradFn;
+    assert.equal(fn.name, 'AddBackward0'); // the sum stays differentiable
+    fn.dispose(); // a GradFn holds its node until disposed
+    a.grad = null;
+    throwsWeft(() => a.mul(b).sum().backward(null, { inputs: [] }), 'InvalidArgument',
+      /^'inputs' argument to backward\(\) cannot be empty\.$/);
+    throwsWeft(() => a.mul(b).sum().backward(null, { inputs: [wt.ones(1)] }), 'InvalidArgument',
+      /^can't retainGrad on Tensor that has requiresGrad=false$/);
+    throwsWeft(() => a.mul(b).sum().backward(null, { inputs: 3 }), 'TypeError', /option 'inputs' must be a Tensor/);
+  });
+  assert.deepEqual(counts(wt), before);
+});
+
 test('a training step frees its graph: no leak after backward', async () => {
   const wt = await init();
   wt.manualSeed(1);

@@ -10,6 +10,9 @@ async function optim() {
   const leaves: Tensor[] = [wt.zerosLike(w, { requiresGrad: true }), wt.fullLike(w, 1, { requiresGrad: true }),
     wt.linspace(0, 1, 3, { requiresGrad: true }), wt.eye(2, { requiresGrad: true }), wt.randLike(w, { requiresGrad: true })];
   leaves.forEach((t) => t.dispose());
+  // backward's inputs=
+  w.sum().backward(null, { inputs: [w], retainGraph: false });
+  w.sum().backward(undefined, { inputs: b });
   const sgd = new wt.optim.SGD([w, b], { lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 1e-4 });
   const opts: AdamOptions = { lr: 1e-3, betas: [0.9, 0.999], amsgrad: true };
   const adam: Optimizer<AdamOptions> = new wt.optim.AdamW([w, b], opts);
