@@ -138,7 +138,14 @@ for (const variant of VARIANTS) {
     assert.equal(o.item(), 8);
     const n = wt.tensor([1, 2], { dtype: 'int32' });
     throwsWeft(() => wt.var(n, 0, { out: o }), undefined, /std and var only support floating point/);
-    n.dispose();
+    // the out= cast rule of every other op (issue 14): a float result into an integer out is refused,
+    // before anything is written (1.13's var/var_mean outs would copy into any dtype)
+    const oi = wt.empty([0], { dtype: 'int32' });
+    throwsWeft(() => wt.std(x, 1, { out: oi }), 'TypeError', /^std: result type float32 can't be cast to the desired output type int32$/);
+    throwsWeft(() => wt.varMean(x, 1, { correction: 0, out: [o, oi] }), 'TypeError',
+      /^var_mean: result type float32 can't be cast to the desired output type int32$/);
+    assert.deepEqual([oi.shape, o.item()], [[0], 8]);
+    for (const t of [n, oi]) t.dispose();
     o.dispose();
     d.dispose();
     assert.deepEqual(counts(wt), before);
