@@ -21,6 +21,11 @@ export interface BackwardOptions {
   createGraph?: boolean;
 }
 
+/** t.backward()'s options: also PyTorch's inputs= (accumulate into these tensors' .grad only). */
+export interface TensorBackwardOptions extends BackwardOptions {
+  inputs?: Tensor | readonly Tensor[];
+}
+
 export interface GradOptions extends BackwardOptions {
   /** The gradient of each output (null: ones, for one-element outputs). */
   gradOutputs?: Tensor | ReadonlyArray<Tensor | null>;
@@ -63,7 +68,7 @@ export interface AutogradTensorOps {
   detach(): Tensor;
   detach_(): this;
   /** Accumulates d this / d leaves into the leaves' .grad (gradient: required unless one element). */
-  backward(gradient?: Tensor | null, options?: BackwardOptions): void;
+  backward(gradient?: Tensor | null, options?: TensorBackwardOptions): void;
 }
 
 // ---- worker mode: the graph, .grad and grad mode live in the worker; reads are promises ----
@@ -121,5 +126,6 @@ export interface WorkerAutogradTensorOps {
   detach(): WorkerTensor;
   detach_(): WorkerTensor;
   /** Resolves once the worker ran the backward pass; rejects with its WeftError. */
-  backward(gradient?: WorkerTensor | null, options?: BackwardOptions): Promise<void>;
+  backward(gradient?: WorkerTensor | null,
+    options?: BackwardOptions & { inputs?: WorkerTensor | readonly WorkerTensor[] }): Promise<void>;
 }

@@ -3,13 +3,16 @@
 //   t.requiresGrad (get/set), t.requiresGrad_(flag = true), t.isLeaf, t.grad (get/set),
 //   t.retainGrad(), t.retainsGrad, t.gradFn (null for leaves), t.outputNr (which output of its
 //   gradFn t is: the pieces of split/chunk/unbind share one node), t.detach(), t.detach_(),
-//   t.backward(gradient?, { retainGraph, createGraph })
+//   t.backward(gradient?, { retainGraph, createGraph, inputs })
 //   wt.noGrad(fn), wt.enableGrad(fn), wt.isGradEnabled(), wt.setGradEnabled(on)
 //   wt.autograd.grad(outputs, inputs, { gradOutputs, retainGraph, createGraph, allowUnused })
 // A gradFn is a GradFn: name ('MulBackward0'), nextFunctions ([[GradFn | null, inputNr], ...]
 // as PyTorch's next_functions), variable (AccumulateGrad's leaf). It holds a
 // reference to its graph node, released by dispose() or when it is collected.
-const FACTORIES = ['empty', 'emptyStrided', 'emptyLike', 'zeros', 'ones', 'full', 'arange', 'tensor', 'rand', 'randn'];
+// Every factory PyTorch gives requires_grad= (the *Like ones and the integer
+// ones too: randint/randperm then refuse it as PyTorch does, by dtype).
+const FACTORIES = ['empty', 'emptyStrided', 'emptyLike', 'zeros', 'ones', 'full', 'arange', 'tensor', 'rand', 'randn',
+  'zerosLike', 'onesLike', 'fullLike', 'randLike', 'randnLike', 'linspace', 'logspace', 'eye', 'randint', 'randperm'];
 
 export function installAutograd(api, k) {
   const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer } = k;
@@ -125,9 +128,10 @@ export function installAutograd(api, k) {
     return this;
   };
   P.backward = function backward(gradient, opts) {
-    const o = checkOptions('backward', opts, ['retainGraph', 'createGraph']);
+    const o = checkOptions('backward', opts, ['retainGraph', 'createGraph', 'inputs']);
     const create = boolOpt('backward', o, 'createGraph', false);
     const retain = boolOpt('backward', o, 'retainGraph', create);
+    if (o.inputs !== undefined) return backwardInto(this, gradient, o.inputs, retain, create);
     const r = handles([this.handle('backward')]);
     const g = handles([gradient === undefined || gradient === null ? 0 : tensorArg('backward', 'gradient', gradient)]);
     try {
@@ -160,6 +164,33 @@ export function installAutograd(api, k) {
     } finally {
       for (const p of [po, pg, pi, pr]) M._free(p);
     }
+  }
+
+  // backward(gradient, { inputs }): PyTorch's inputs=, the gradient accumulated
+  // into those tensors' .grad only (leaves or not): autograd.grad's, added
+  // into an existing .grad in place (out of place under createGraph, so the
+  // sum stays differentiable, as AccumulateGrad does).
+  function backwardInto(out, gradient, inputs, retain, create) {
+    const list = inputs instanceof Tensor ? [inputs] : inputs;
+    if (!Array.isArray(list)) {
+      throw new WeftError('TypeError', `backward(): option 'inputs' must be a Tensor or an array of Tensors, not ${typeName(inputs)}`);
+    }
+    if (!list.length) throw new WeftError('InvalidArgument', "'inputs' argument to backward() cannot be empty.");
+    list.forEach((t, i) => {
+      tensorArg('backward', `inputs[${i}]`, t);
+      if (!t.requiresGrad) throw new WeftError('InvalidArgument', "can't retainGrad on Tensor that has requiresGrad=false");
+    });
+    const gs = grad([out], list, { gradOutputs: [gradient ?? null], retainGraph: retain, createGraph: create,
+      allowUnused: true });
+    list.forEach((t, i) => {
+      const g = gs[i];
+      if (!g) return;
+      const cur = t.grad;
+      const sum = cur && create ? withGradMode('backward', true, () => cur.add(g)) : null;
+      if (!cur || sum) t.grad = sum ?? g;
+      else withGradMode('backward', false, () => cur.add_(g));
+      for (const w of [g, cur, sum]) w?.dispose();
+    });
   }
 
   function withGradMode(op, on, fn) {

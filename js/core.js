@@ -969,6 +969,120 @@ export function createApi(M, info) {
   }
   if (Symbol.dispose) Tensor.prototype[Symbol.dispose] = Tensor.prototype.dispose;
 
+  // PyTorch's to.device and to.other over the op table's to.dtype and
+  // to.dtype_layout: t.to('cpu'[, dtype][, { copy }]) and t.to(other[, { copy }])
+  // (other's dtype). weft keeps data on one device: naming another one throws.
+  function installToForms(api) {
+    const gen = api.to;
+    const toArgs = (self, args) => {
+      const [first, ...rest] = args;
+      if (!(self instanceof Tensor)) return args; // the generated function's own error
+      const dev = first instanceof Tensor ? first.device : typeof first === 'string' && DEVICES.includes(first) ? first : null;
+      if (dev === null) return args;
+      if (dev !== self.device) {
+        throw new WeftError('NotImplemented', `to(): cannot move a ${self.device} tensor to the '${dev}' device ` +
+          `(weft keeps a tensor's data where it was made)`);
+      }
+      if (first instanceof Tensor) return [first.dtype, ...rest];
+      return rest.length ? rest : [{}];
+    };
+    const to = function to(self, ...args) { return gen(self, ...toArgs(self, args)); };
+    api.to = to;
+    Object.defineProperty(Tensor.prototype, 'to', {
+      value: function to(...args) { return gen(this, ...toArgs(this, args)); }, writable: true, configurable: true,
+    });
+  }
+
+  // div's roundingMode (PyTorch's div.Tensor_mode / div.Scalar_mode) over
+  // the op table's div and floor_divide: 'floor' is floor_divide; 'trunc'
+  // rounds toward zero (floating: trunc(a / b); integer: the floor quotient
+  // plus one where a remainder is left and the signs differ, exact for every
+  // int64); null is true division. out= and div_ follow the out= cast rule.
+  function installDivModes(api) {
+    const P = Tensor.prototype;
+    const gen = { div: api.div, method: P.div, div_: P.div_, floorDivide: api.floorDivide };
+    const FLOATING = ['float16', 'bfloat16', 'float32', 'float64'];
+    // [mode, options without it], or null: no roundingMode, div as generated
+    const modeOf = (args) => {
+      const last = args[args.length - 1];
+      if (args.length < 3 || !isOptions(last) || last instanceof Tensor) return null;
+      if ('rounding_mode' in last) {
+        throw new WeftError('TypeError', "div() got an unexpected option 'rounding_mode' (did you mean roundingMode?)");
+      }
+      if (!('roundingMode' in last)) return null;
+      const { roundingMode: mode = null, ...rest } = last;
+      if (![null, 'trunc', 'floor'].includes(mode)) {
+        throw new WeftError('InvalidArgument',
+          `div expected roundingMode to be one of null, 'trunc', or 'floor' but found ${JSON.stringify(mode)}`);
+      }
+      for (const k of Object.keys(rest)) {
+        if (k !== 'out') throw new WeftError('TypeError', `div() got an unexpected option '${k}' (options: roundingMode, out)`);
+      }
+      return [mode, rest];
+    };
+    const below0 = (v) => (v instanceof Tensor ? v.lt(0) : api.tensor(v < 0));
+    function rounded(a, b, mode, out) {
+      const kw = out ? { out } : {};
+      if (mode === 'floor') return gen.floorDivide(a, b, kw);
+      return api.tidy(() => {
+        const q = gen.floorDivide(a, b);
+        if (out && !canCast(q.dtype, out.dtype)) {
+          throw new WeftError('TypeError', `div: result type ${q.dtype} can't be cast to the desired output type ${out.dtype}`);
+        }
+        if (FLOATING.includes(q.dtype)) return api.trunc(gen.div(a, b), kw);
+        const inexact = api.remainder(a, b).ne(0).logicalAnd(below0(a).ne(below0(b)));
+        return api.add(q, inexact, kw);
+      });
+    }
+    // A rounded quotient is piecewise constant: its gradient is zero, as
+    // PyTorch's div.Tensor_mode formula gives (floor_divide has no formula to
+    // run), so a new result is made outside the graph; out= and div_ keep
+    // autograd's checks (a leaf that requires grad written in place).
+    function divMode(a, b, mode, out) {
+      if (mode === null) return gen.div(a, b, out ? { out } : {});
+      return out ? rounded(a, b, mode, out) : api.noGrad(() => rounded(a, b, mode, null));
+    }
+    api.div = function div(...args) {
+      const m = modeOf(args);
+      return m ? divMode(args[0], args[1], m[0], m[1].out) : gen.div(...args);
+    };
+    Object.defineProperty(P, 'div', {
+      value: function div(...args) {
+        const m = args.length > 1 ? modeOf([this, ...args]) : null;
+        return m ? divMode(this, args[0], m[0], m[1].out) : gen.method.apply(this, args);
+      },
+      writable: true, configurable: true,
+    });
+    Object.defineProperty(P, 'div_', {
+      value: function div_(...args) {
+        const m = modeOf([this, ...args]);
+        if (!m) return gen.div_.apply(this, args);
+        if (m[0] === 'floor') return this.floorDivide_(args[0]);
+        divMode(this, args[0], m[0], this);
+        return this;
+      },
+      writable: true, configurable: true,
+    });
+  }
+
+  // PyTorch's max.other / min.other: max(a, b) with a tensor b is maximum(a, b)
+  // (out= too); every other form stays the op table's max / min.
+  function installMinMaxOther(api) {
+    for (const [name, elementwise] of [['max', 'maximum'], ['min', 'minimum']]) {
+      const gen = { fn: api[name], method: Tensor.prototype[name] };
+      if (!gen.fn || !api[elementwise]) continue;
+      api[name] = function minMax(...args) {
+        return args[1] instanceof Tensor ? api[elementwise](...args) : gen.fn(...args);
+      };
+      Object.defineProperty(Tensor.prototype, name, {
+        value: function minMax(...args) {
+          return args[0] instanceof Tensor ? api[elementwise](this, ...args) : gen.method.apply(this, args);
+        },
+        writable: true, configurable: true,
+      });
+    }
+  }
+
   // ---- factories ----
 
   function shapeAndOptions(op, args, keys) {
@@ -1202,6 +1316,9 @@ export function createApi(M, info) {
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
     registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
+  installToForms(api);
+  installDivModes(api);
+  installMinMaxOther(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)

@@ -3,6 +3,7 @@
 // generated functions js/ops.js installed:
 //   wt.nonzero(x, { asTuple: true })  one int64 1-D tensor per dim (views of nonzero's columns)
 //   wt.where(cond)                    the same as nonzero(cond, { asTuple: true })
+//   wt.where(cond, 1, 0)              two numbers: the default dtype (float32)
 //   x.index(...items)                 PyTorch's x[items]
 //   x.indexPut_(items, values, { accumulate })   PyTorch's x[items] = values (index_put_)
 // Items are PyTorch's __getitem__ forms: an integer (select; negative counts
@@ -56,6 +57,14 @@ export function installIndexing(api, k) {
 
   function where(...args) {
     if (args.length === 1 && args[0] instanceof Tensor) return nonzero(args[0], { asTuple: true });
+    // where(cond, 1, 0): two JS numbers and no tensor to take a dtype from make
+    // the default dtype, as wt.tensor's numbers do (JS cannot tell 1.0 from 1,
+    // so where.Scalar would make int64 and data() BigInts)
+    if (typeof args[1] === 'number' && typeof args[2] === 'number') {
+      const dtype = api.getDefaultDtype();
+      const a = api.tensor(args[1], { dtype }), b = api.tensor(args[2], { dtype });
+      try { return gen.where(args[0], a, b, ...args.slice(3)); } finally { a.dispose(); b.dispose(); }
+    }
     return gen.where(...args);
   }
 

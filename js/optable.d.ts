@@ -179,14 +179,14 @@ export interface OpFunctions {
   softmax(self: Operand, dim: number, dtype?: DTypeName | null): Tensor;
   /** log_softmax.int */
   logSoftmax(self: Operand, dim: number, dtype?: DTypeName | null): Tensor;
-  /** var, var.dim, var.correction */
+  /** var, var.dim, var.correction, var.correction_out */
   var(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   var(self: Operand, unbiased?: boolean): Tensor;
-  var(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
-  /** std, std.dim, std.correction */
+  var(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: Tensor }): Tensor;
+  /** std, std.dim, std.correction, std.correction_out */
   std(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(self: Operand, unbiased?: boolean): Tensor;
-  std(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  std(self: Operand, dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: Tensor }): Tensor;
   /** var_mean, var_mean.dim, var_mean.correction, var_mean.correction_out */
   varMean(self: Operand, dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
   varMean(self: Operand, unbiased?: boolean): [Tensor, Tensor];
@@ -631,14 +631,14 @@ export interface OpMethods {
   softmax(dim: number, dtype?: DTypeName | null): Tensor;
   /** log_softmax.int */
   logSoftmax(dim: number, dtype?: DTypeName | null): Tensor;
-  /** var, var.dim, var.correction */
+  /** var, var.dim, var.correction, var.correction_out */
   var(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   var(unbiased?: boolean): Tensor;
-  var(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
-  /** std, std.dim, std.correction */
+  var(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: Tensor }): Tensor;
+  /** std, std.dim, std.correction, std.correction_out */
   std(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): Tensor;
   std(unbiased?: boolean): Tensor;
-  std(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean }): Tensor;
+  std(dim?: number | Shape | null, options?: { correction?: number | null; keepdim?: boolean; out?: Tensor }): Tensor;
   /** var_mean, var_mean.dim, var_mean.correction, var_mean.correction_out */
   varMean(dim?: number | Shape | null, unbiased?: boolean, keepdim?: boolean): [Tensor, Tensor];
   varMean(unbiased?: boolean): [Tensor, Tensor];
@@ -847,29 +847,29 @@ type Name =
   | 'sum' | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int'
   | 'prod.int_out' | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax'
   | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var'
-  | 'var.dim' | 'var.correction' | 'std' | 'std.dim' | 'std.correction' | 'max.dim' | 'max.dim_max' | 'min.dim'
-  | 'min.dim_min' | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction'
-  | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'norm'
-  | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype' | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out' | 'all' | 'all.dim'
-  | 'all.out' | 'all.all_out' | 'any' | 'any.dim' | 'any.out' | 'any.all_out' | 'logsumexp' | 'logsumexp.out'
-  | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out'
-  | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out'
-  | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d'
-  | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d' | 'conv2d.padding' | 'convolution_backward'
-  | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'flip' | 'roll' | 'repeat'
-  | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril' | 'tril_' | 'tril.out'
-  | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal' | 'clamp' | 'clamp.Tensor'
-  | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out'
-  | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace' | 'eye' | 'eye.m'
-  | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint' | 'randint.low' | 'randperm'
-  | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float' | 'multinomial' | 'multinomial.out'
-  | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out' | 'vstack' | 'vstack.out'
-  | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes' | 'chunk' | 'unbind'
-  | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort' | 'sort.stable' | 'sort.values'
-  | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue'
-  | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out' | 'scatter'
-  | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce'
-  | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor'
-  | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out' | 'index'
-  | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward';
+  | 'var.dim' | 'var.correction' | 'var.correction_out' | 'std' | 'std.dim' | 'std.correction' | 'std.correction_out' | 'max.dim'
+  | 'max.dim_max' | 'min.dim' | 'min.dim_min' | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean'
+  | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_'
+  | 'cumprod.out' | 'norm' | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype' | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out'
+  | 'all' | 'all.dim' | 'all.out' | 'all.all_out' | 'any' | 'any.dim' | 'any.out' | 'any.all_out'
+  | 'logsumexp' | 'logsumexp.out' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out'
+  | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out'
+  | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d'
+  | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d'
+  | 'conv2d.padding' | 'convolution_backward' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'flip'
+  | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril'
+  | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal'
+  | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor'
+  | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace'
+  | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint'
+  | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float'
+  | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out'
+  | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes'
+  | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort'
+  | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk'
+  | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather'
+  | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce'
+  | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill'
+  | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero'
+  | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward';
 export type OpName = Name | `aten::${Name}`;

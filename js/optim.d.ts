@@ -2,7 +2,8 @@
 import type { Tensor, WorkerTensor } from './weft.js';
 
 export interface SGDOptions {
-  lr?: number;
+  /** Required: torch.optim.SGD has no default learning rate. */
+  lr: number;
   momentum?: number;
   dampening?: number;
   weightDecay?: number;
@@ -32,7 +33,7 @@ export interface Optimizer<O> {
 }
 
 export interface OptimNamespace {
-  readonly SGD: new (params: readonly Tensor[], options?: SGDOptions) => Optimizer<SGDOptions>;
+  readonly SGD: new (params: readonly Tensor[], options: SGDOptions) => Optimizer<SGDOptions>;
   readonly Adam: new (params: readonly Tensor[], options?: AdamOptions) => Optimizer<AdamOptions>;
   readonly AdamW: new (params: readonly Tensor[], options?: AdamOptions) => Optimizer<AdamOptions>;
 }
@@ -53,7 +54,7 @@ export interface WorkerOptimizer {
 }
 
 export interface WorkerOptimNamespace {
-  readonly SGD: new (params: readonly WorkerTensor[], options?: SGDOptions) => WorkerOptimizer;
+  readonly SGD: new (params: readonly WorkerTensor[], options: SGDOptions) => WorkerOptimizer;
   readonly Adam: new (params: readonly WorkerTensor[], options?: AdamOptions) => WorkerOptimizer;
   readonly AdamW: new (params: readonly WorkerTensor[], options?: AdamOptions) => WorkerOptimizer;
 }

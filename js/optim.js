@@ -4,9 +4,9 @@
 // parameter stays the same leaf (same handle, same .grad slot); optimizer
 // state (momentum buffers, moment estimates) is weft tensors owned by the
 // optimizer until dispose(). A parameter whose .grad is null is skipped, as
-// in PyTorch.
+// in PyTorch. SGD's lr has no default (torch.optim's `required`).
 export function installOptim(api, { Tensor, WeftError, isOptions }) {
-  const fail = (op, msg) => { throw new WeftError('InvalidArgument', `${op}: ${msg}`); };
+  const fail = (op, msg, code = 'InvalidArgument') => { throw new WeftError(code, `${op}: ${msg}`); };
 
   function paramList(op, params) {
     if (params instanceof Tensor) fail(op, 'params argument given to the optimizer should be an array of Tensors, but got a Tensor');
@@ -20,6 +20,13 @@ export function installOptim(api, { Tensor, WeftError, isOptions }) {
     return list;
   }
 
+  // PyTorch's names for the values its constructors check, camelCased
+  const CHECKED = { lr: 'learning rate', momentum: 'momentum value', weightDecay: 'weightDecay value',
+    eps: 'epsilon value', dampening: 'dampening value' };
+  const BOOLEANS = ['nesterov', 'amsgrad', 'maximize'];
+  const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
+
+  // defaults[k] === undefined marks a required option (SGD's lr, as torch.optim's `required`)
   function readOptions(op, opts, defaults) {
     if (opts !== undefined && !isOptions(opts)) fail(op, 'expected an options object');
     const o = { ...defaults };
@@ -27,12 +34,21 @@ export function installOptim(api, { Tensor, WeftError, isOptions }) {
       if (!(k in defaults)) fail(op, `unknown option '${k}' (expected ${Object.keys(defaults).join(', ')})`);
       o[k] = v;
     }
-    const nonneg = (k, v) => { if (!(typeof v === 'number' && v >= 0)) fail(op, `Invalid ${k}: ${v}`); };
-    for (const k of ['lr', 'momentum', 'weightDecay', 'eps', 'dampening']) if (k in o) nonneg(k === 'lr' ? 'learning rate' : k, o[k]);
+    for (const [k, v] of Object.entries(o)) {
+      if (v === undefined) fail(op, `parameter group didn't specify a value of required optimization parameter ${k} (pass { ${k} })`);
+      if (k in CHECKED) {
+        if (typeof v !== 'number') fail(op, `option '${k}' must be a number, not ${typeOf(v)}`, 'TypeError');
+        if (!(v >= 0)) fail(op, `Invalid ${CHECKED[k]}: ${v}`);
+      }
+      if (BOOLEANS.includes(k) && typeof v !== 'boolean') fail(op, `option '${k}' must be a boolean, not ${typeOf(v)}`, 'TypeError');
+    }
     if ('betas' in o) {
-      const [b1, b2] = o.betas;
-      if (!(b1 >= 0 && b1 < 1)) fail(op, `Invalid beta parameter at index 0: ${b1}`);
-      if (!(b2 >= 0 && b2 < 1)) fail(op, `Invalid beta parameter at index 1: ${b2}`);
+      const b = o.betas;
+      if (!Array.isArray(b) || b.length !== 2 || b.some((x) => typeof x !== 'number')) {
+        fail(op, `option 'betas' must be an array of two numbers, not ${typeOf(b)}`, 'TypeError');
+      }
+      if (!(b[0] >= 0 && b[0] < 1)) fail(op, `Invalid beta parameter at index 0: ${b[0]}`);
+      if (!(b[1] >= 0 && b[1] < 1)) fail(op, `Invalid beta parameter at index 1: ${b[1]}`);
     }
     return o;
   }
@@ -102,7 +118,7 @@ export function installOptim(api, { Tensor, WeftError, isOptions }) {
 
   class SGD extends Optimizer {
     constructor(params, options) {
-      super('SGD', params, options, { lr: 1e-3, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, maximize: false });
+      super('SGD', params, options, { lr: undefined, momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, maximize: false });
       const d = this.defaults;
       if (d.nesterov && (d.momentum <= 0 || d.dampening !== 0)) fail('SGD', 'Nesterov momentum requires a momentum and zero dampening');
     }

@@ -16,6 +16,8 @@ export interface VarOptions {
   /** Subtracted from the count (default 1, Bessel's correction). */
   correction?: number | null;
   unbiased?: boolean;
+  /** var.correction_out / std.correction_out (with a dim; not with unbiased): resized, the result copied in. */
+  out?: Tensor;
 }
 export interface MinMaxOptions {
   keepdim?: boolean;
@@ -45,7 +47,7 @@ export interface MinMaxDimOptions {
   out?: readonly [Tensor, Tensor];
 }
 /** varMean / stdMean: var's options, and [var, mean] out tensors. */
-export interface VarMeanOptions extends VarOptions {
+export interface VarMeanOptions extends Omit<VarOptions, 'out'> {
   out?: readonly [Tensor, Tensor];
 }
 
@@ -85,6 +87,9 @@ export interface ReduceFunctions extends NormFunctions {
    */
   max(self: Tensor, dim: number, options?: MinMaxDimOptions): ValuesIndices;
   min(self: Tensor, dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  /** PyTorch's max.other / min.other: the elementwise maximum (minimum) of two tensors, as wt.maximum. */
+  max(self: Tensor, other: Tensor, options?: { out?: Tensor }): Tensor;
+  min(self: Tensor, other: Tensor, options?: { out?: Tensor }): Tensor;
   /** [var, mean] in one call, var's overloads and options; floating inputs. */
   varMean(self: Tensor, options?: { unbiased?: boolean }): [Tensor, Tensor];
   varMean(self: Tensor, dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
@@ -117,6 +122,8 @@ export interface ReduceTensorOps extends NormTensorOps {
   std(dim: Dims | null, options?: VarOptions): Tensor;
   max(dim: number, options?: MinMaxDimOptions): ValuesIndices;
   min(dim: number, options?: MinMaxDimOptions): ValuesIndices;
+  max(other: Tensor, options?: { out?: Tensor }): Tensor;
+  min(other: Tensor, options?: { out?: Tensor }): Tensor;
   varMean(options?: { unbiased?: boolean }): [Tensor, Tensor];
   varMean(dim?: Dims | null, options?: VarMeanOptions): [Tensor, Tensor];
   stdMean(options?: { unbiased?: boolean }): [Tensor, Tensor];

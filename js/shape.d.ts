@@ -16,8 +16,15 @@ export interface LikeOptions<N extends DTypeName = DTypeName> {
   dtype?: N | null;
   /** 'preserve_format' (default) keeps the strides of a dense input, like PyTorch. */
   memoryFormat?: MemoryFormat | null;
+  /** The result is a leaf that requires grad (floating dtypes). */
+  requiresGrad?: boolean;
 }
-export interface FactoryOptions<N extends DTypeName = DTypeName> { dtype?: N | null; device?: Device | null }
+export interface FactoryOptions<N extends DTypeName = DTypeName> {
+  dtype?: N | null;
+  device?: Device | null;
+  /** The result is a leaf that requires grad (floating dtypes; randint/randperm refuse it, as PyTorch). */
+  requiresGrad?: boolean;
+}
 
 export interface ShapeTensorOps {
   /** The dims listed (varargs or an array) reversed: a copy in the input's layout. */

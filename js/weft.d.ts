@@ -1,13 +1,15 @@
 // weft: PyTorch's tensor machinery in WebAssembly. Typings for the package
 // API (checked by tsc --noEmit over tests/types/example.ts).
-import type { OpFunctions, OpMethods, OpsApi, Returns } from './ops.js';
+import type { OpFunctions, OpMethods, Operand, OpsApi, Returns } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 import type { ConvFunctions } from './conv.js';
 export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
-export type { AutogradNamespace, BackwardOptions, GradFn, GradOptions, WorkerGradFn, WorkerGradOptions } from './autograd.js';
+export type {
+  AutogradNamespace, BackwardOptions, GradFn, GradOptions, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
+} from './autograd.js';
 import type { OptimNamespace, WorkerOptimNamespace } from './optim.js';
 export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions, WorkerOptimizer, WorkerOptimNamespace } from './optim.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
@@ -214,7 +216,18 @@ export interface TensorShortcuts<D extends DType = DType> {
   tolist<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
   /** The op table's to(dtype), typed by the dtype: a copy (the same data when the dtype is already D, unless copy). */
   to<N extends DTypeName>(dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+  /** PyTorch's to.device: the tensor's own device (no copy unless copy), else a WeftError; a dtype may follow. */
+  to(device: Device, options?: { copy?: boolean }): Tensor<D>;
+  to<N extends DTypeName>(device: Device, dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+  /** PyTorch's to.other: other's dtype (other must be on this tensor's device). */
+  to<E extends DType>(other: Tensor<E>, options?: { copy?: boolean }): Tensor<E>;
+  /** True division, or PyTorch's rounding_mode: 'trunc' (toward zero; integers stay integers) or 'floor'. */
+  div(other: Operand, options?: DivOptions): Tensor;
+  div_(other: Operand, options?: { roundingMode?: RoundingMode }): Tensor;
 }
+
+export type RoundingMode = 'trunc' | 'floor' | null;
+export interface DivOptions { roundingMode?: RoundingMode; out?: Tensor }
 
 /** The methods js/core.js writes by hand. */
 export interface TensorCore<D extends DType = DType> {
@@ -274,6 +287,8 @@ export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunc
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {
+  /** True division (div.Tensor / div.Scalar), or div.Tensor_mode's roundingMode: 'trunc' or 'floor'. */
+  div(self: Operand, other: Operand, options?: DivOptions): Tensor;
   readonly variant: Variant;
   /** torch.optim's SGD, Adam and AdamW over arrays of leaf tensors (js/optim.js). */
   readonly optim: OptimNamespace;

@@ -72,7 +72,7 @@ weft_status weft_set_requires_grad(weft_tensor* t, bool on) {
   if (pm && pm->grad_fn) {
     if (on) return WEFT_OK;
     return weft__error(WEFT_INVALID_ARGUMENT,
-                       "you can only change requires_grad flags of leaf variables. If you want to use a "
+                       "you can only change requiresGrad flags of leaf variables. If you want to use a "
                        "computed variable in a subgraph that doesn't require differentiation use "
                        "varNoGrad = var.detach().");
   }

@@ -2,6 +2,7 @@
  * out-of-memory path never allocates. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "base/tls.h"
@@ -56,6 +57,14 @@ void* weft__error_null(weft_status s, const char* fmt, ...) {
   set_error_v(s, fmt, ap);
   va_end(ap);
   return NULL;
+}
+
+void weft__error_rename(const char* inner, const char* op) {
+  size_t n = strlen(inner);
+  if (tls_status == WEFT_OUT_OF_MEMORY || strncmp(tls_message, inner, n) != 0 || tls_message[n] != ':') return;
+  char rest[WEFT__ERROR_BUF];
+  snprintf(rest, sizeof rest, "%s", tls_message + n);
+  snprintf(tls_message, sizeof tls_message, "%s%s", op, rest);
 }
 
 size_t weft__format_int_list(char* buf, size_t cap, const int64_t* v, int64_t n) {

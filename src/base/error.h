@@ -20,6 +20,10 @@ weft_status weft__error(weft_status s, const char* fmt, ...) WEFT__PRINTF(2, 3);
 /* Same, returning NULL, for handle-returning calls. */
 void* weft__error_null(weft_status s, const char* fmt, ...) WEFT__PRINTF(2, 3);
 
+/* A message "inner: ..." set by an op a composite ran becomes "op: ...", so
+ * it names the op the caller called; other messages and OOM's stay as they are. */
+void weft__error_rename(const char* inner, const char* op);
+
 /* "[2, 3]" into buf (always terminated); returns the length written. */
 size_t weft__format_int_list(char* buf, size_t cap, const int64_t* v, int64_t n);
 /* A temporary "[..]" string for error messages: WEFT__LIST(sizes, n). */

@@ -74,6 +74,8 @@ void weft__infer_dense_strides(const weft_tensor* t, int64_t* out) {
 }
 
 static weft_tensor* empty_like_impl(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  /* checked here so the error names empty_like, not the empty it calls */
+  if (weft__check_format_rank("empty_like", f, self->ndim) != WEFT_OK) return NULL;
   if (f != WEFT_PRESERVE_FORMAT) return weft_empty(self->sizes, self->ndim, dtype, self->device, f);
   if (self->is_non_overlapping_and_dense)
     return weft_empty_strided(self->sizes, self->strides, self->ndim, dtype, self->device);
@@ -108,6 +110,7 @@ static weft_tensor* full_impl(const int64_t* sizes, int64_t ndim, double value, 
                        weft_device device) {
   weft_tensor* t = weft_empty(sizes, ndim, dtype, device, WEFT_CONTIGUOUS_FORMAT);
   if (t && weft_fill_(t, value) != WEFT_OK) { /* a value the dtype cannot hold: PyTorch's overflow error */
+    weft__error_rename("fill_", "full");
     weft_tensor_release(t);
     return NULL;
   }
@@ -424,25 +427,33 @@ static weft_tensor* eye_m_kernel(int64_t n, int64_t m, weft_dtype dtype, weft_de
 
 /* ---- the *_like factories: empty_like (preserve keeps dense strides), then values ---- */
 
-static weft_tensor* like(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+/* op: the *_like factory called, which a bad memory format's error names */
+static weft_tensor* like(const char* op, const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
+  if (weft__check_format_rank(op, f, self->ndim) != WEFT_OK) return NULL;
   return weft_empty_like(self, weft__dtype_or(dtype, self->dtype), weft__format_or(f, WEFT_PRESERVE_FORMAT));
 }
 
-static weft_tensor* full_like_kernel(const weft_tensor* self, double v, weft_dtype dtype, weft_memory_format f) {
-  weft_tensor* t = like(self, dtype, f);
+static weft_tensor* fill_like(const char* op, const weft_tensor* self, double v, weft_dtype dtype,
+                              weft_memory_format f) {
+  weft_tensor* t = like(op, self, dtype, f);
   if (t && weft_fill_(t, v) != WEFT_OK) {
+    weft__error_rename("fill_", op);
     weft_tensor_release(t);
     return NULL;
   }
   return t;
 }
 
+static weft_tensor* full_like_kernel(const weft_tensor* self, double v, weft_dtype dtype, weft_memory_format f) {
+  return fill_like("full_like", self, v, dtype, f);
+}
+
 static weft_tensor* zeros_like_kernel(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
-  return full_like_kernel(self, 0, dtype, f);
+  return fill_like("zeros_like", self, 0, dtype, f);
 }
 
 static weft_tensor* ones_like_kernel(const weft_tensor* self, weft_dtype dtype, weft_memory_format f) {
-  return full_like_kernel(self, 1, dtype, f);
+  return fill_like("ones_like", self, 1, dtype, f);
 }
 
 /* ---- random fills: one draw per element in memory order, as PyTorch's
@@ -478,7 +489,7 @@ static weft_tensor* random_like(const char* op, const weft_tensor* self, weft_dt
   if (!weft_dtype_is_floating(dt))
     return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", op,
                             normal ? "normal_kernel_cpu" : "check_uniform_bounds", weft_dtype_name(dt));
-  weft_tensor* t = like(self, dt, f);
+  weft_tensor* t = like(op, self, dt, f);
   if (!t || t->device == WEFT_DEVICE_META || t->numel == 0) return t;
   pthread_mutex_lock(&gen_lock);
   ensure_seeded();

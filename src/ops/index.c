@@ -101,7 +101,7 @@ static weft_tensor* gather_impl(const char* op, const weft_tensor* self, int64_t
   if (!weft__wrap_dim(op, dim, self->ndim, &d)) return NULL;
   if (index->dtype != WEFT_INT64) return weft__error(WEFT_TYPE_ERROR, "gather(): Expected dtype int64 for index"), NULL;
   if (out && out->dtype != self->dtype)
-    return weft__error(WEFT_INVALID_ARGUMENT, "Expected out tensor to have dtype %s, but got %s instead",
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
                        weft_dtype_name(self->dtype), weft_dtype_name(out->dtype)),
            NULL;
   if (index->numel && gather_shape_check(self, (int)d, index) != WEFT_OK) return NULL;

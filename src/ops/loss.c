@@ -398,7 +398,7 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
   reduction red;
   if (!parse_reduction(op, reduction_, &red)) return NULL;
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
-    weft__error(WEFT_INVALID_ARGUMENT, "%s: label_smoothing must be between 0.0 and 1.0. Got: %g", op, label_smoothing);
+    weft__error(WEFT_INVALID_ARGUMENT, "%s: labelSmoothing must be between 0.0 and 1.0. Got: %g", op, label_smoothing);
     return NULL;
   }
   if (self->ndim < 1) {
@@ -415,7 +415,7 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
       return NULL;
     }
     if (ignore_index >= 0) {
-      weft__error(WEFT_INVALID_ARGUMENT, "%s: ignore_index is not supported for floating point target", op);
+      weft__error(WEFT_INVALID_ARGUMENT, "%s: ignoreIndex is not supported for floating point target", op);
       return NULL;
     }
     if (weight && (weight->ndim != 1 || weight->numel != n_classes)) {
@@ -434,6 +434,11 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
   else if (logp && label_smoothing > 0)
     r = ce_smooth(&s, logp, target, weight, red, ignore_index, label_smoothing, class_dim, n_classes, reduction_);
   else if (logp) r = keep(&s, weft_nll_loss(logp, target, weight, reduction_, ignore_index));
+  if (!r) {
+    /* the nll_loss / log_softmax it ran name cross_entropy */
+    weft__error_rename("nll_loss", op);
+    weft__error_rename("log_softmax", op);
+  }
   return finish(&s, r);
 }
 

@@ -569,7 +569,7 @@ static weft_tensor* scalar_bound(const weft_tensor* self, const weft_scalar* s) 
 static weft_tensor* clamp_impl(const char* op, const weft_tensor* self, const weft_tensor* lo, const weft_tensor* hi,
                                weft_tensor* out) {
   if (!lo && !hi)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: torch.clamp: At least one of 'min' or 'max' must not be None",
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: At least one of 'min' or 'max' must not be null",
                             op);
   weft_tensor* a = NULL;
   if (lo) a = out && !hi ? weft_maximum_out(self, lo, out) : weft_maximum(self, lo);
@@ -589,7 +589,7 @@ static weft_tensor* clamp_impl(const char* op, const weft_tensor* self, const we
 static weft_tensor* clamp_scalars(const char* op, const weft_tensor* self, const weft_scalar* lo,
                                   const weft_scalar* hi, weft_tensor* out) {
   if (!lo && !hi)
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: torch.clamp: At least one of 'min' or 'max' must not be None",
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "%s: At least one of 'min' or 'max' must not be null",
                             op);
   if (self->dtype == WEFT_FLOAT16) /* 1.13's scalar kernels have no Half */
     return weft__error_null(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for 'float16'", op,

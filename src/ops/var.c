@@ -142,8 +142,16 @@ static weft_tensor* var_impl(bool is_std, const weft_tensor* self, const int64_t
 }
 
 /* var_mean / std_mean: {var (std), mean}, both in self's dtype; with outs,
- * each result is copied into its out tensor (resized; its dtype may differ,
- * as PyTorch's copy into out0/out1) and the outs are returned. */
+ * each result is copied into its out tensor (resized; its dtype may differ
+ * within the out= cast rule) and the outs are returned. */
+/* The out= cast rule of every other op (1.13's var/var_mean outs copy into
+ * any dtype; weft refuses a float result into an integer out, as add's). */
+static weft_status castable(const weft_tensor* out, weft_dtype result, const char* name) {
+  if (weft_can_cast(result, out->dtype)) return WEFT_OK;
+  return weft__error(WEFT_TYPE_ERROR, "%s: result type %s can't be cast to the desired output type %s", name,
+                     weft_dtype_name(result), weft_dtype_name(out->dtype));
+}
+
 static weft_status copy_into(weft_tensor* out, const weft_tensor* r, const char* name) {
   if (out->ndim != r->ndim || memcmp(out->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim) != 0) {
     int64_t strides[WEFT_MAX_DIMS];
@@ -177,7 +185,9 @@ static weft_tensor2 var_mean_impl(bool is_std, const weft_tensor* self, const in
     return r;
   }
   if (out0) {
-    weft_status s = copy_into(out0, v, name);
+    weft_status s = castable(out0, v->dtype, name);
+    if (s == WEFT_OK) s = castable(out1, mean->dtype, name);
+    if (s == WEFT_OK) s = copy_into(out0, v, name);
     if (s == WEFT_OK) s = copy_into(out1, mean, name);
     weft_tensor_release(v);
     weft_tensor_release(mean);
@@ -233,6 +243,27 @@ static weft_tensor* k_std_correction(const weft_tensor* self, const int64_t* dim
                                      bool keepdim) {
   return var_impl(true, self, dim, n, correction, keepdim);
 }
+/* var.correction_out / std.correction_out: the result copied into out
+ * (resized; its dtype may differ within the out= cast rule) */
+static weft_tensor* var_out(bool is_std, const weft_tensor* self, const int64_t* dim, int64_t n, int64_t correction,
+                            bool keepdim, weft_tensor* out) {
+  weft_tensor* v = is_std ? weft_std_correction(self, dim, n, correction, keepdim)
+                          : weft_var_correction(self, dim, n, correction, keepdim);
+  if (!v) return NULL;
+  const char* name = is_std ? "std" : "var";
+  weft_status s = castable(out, v->dtype, name);
+  if (s == WEFT_OK) s = copy_into(out, v, name);
+  weft_tensor_release(v);
+  return s == WEFT_OK ? weft_tensor_retain(out) : NULL;
+}
+static weft_tensor* k_var_correction_out(const weft_tensor* self, const int64_t* dim, int64_t n, int64_t correction,
+                                         bool keepdim, weft_tensor* out) {
+  return var_out(false, self, dim, n, correction, keepdim, out);
+}
+static weft_tensor* k_std_correction_out(const weft_tensor* self, const int64_t* dim, int64_t n, int64_t correction,
+                                         bool keepdim, weft_tensor* out) {
+  return var_out(true, self, dim, n, correction, keepdim, out);
+}
 static weft_tensor* k_var(const weft_tensor* self, bool unbiased) {
   return weft_var_correction(self, NULL, 0, unbiased ? 1 : 0, false);
 }
@@ -251,10 +282,12 @@ weft_status weft__var_register(void) {
   WEFT_KERNEL(var_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_dim);
   WEFT_KERNEL(var_correction, CPU, k_var_correction);
   WEFT_KERNEL(var_correction, META, k_var_correction);
+  WEFT_KERNEL(var_correction_out, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_correction_out);
   WEFT_KERNEL(std, COMPOSITE_IMPLICIT_AUTOGRAD, k_std);
   WEFT_KERNEL(std_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_std_dim);
   WEFT_KERNEL(std_correction, CPU, k_std_correction);
   WEFT_KERNEL(std_correction, META, k_std_correction);
+  WEFT_KERNEL(std_correction_out, COMPOSITE_IMPLICIT_AUTOGRAD, k_std_correction_out);
   WEFT_KERNEL(var_mean, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_mean);
   WEFT_KERNEL(var_mean_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_mean_dim);
   WEFT_KERNEL(var_mean_correction, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_mean_correction);

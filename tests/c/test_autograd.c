@@ -141,7 +141,7 @@ static void test_versions_and_modes(void) {
   CHECK(weft_set_requires_grad(idx, true) != WEFT_OK);
   CHECK_ERROR_HAS("only Tensors of floating point dtype can require gradients");
   CHECK(weft_set_requires_grad(y2, false) != WEFT_OK);
-  CHECK_ERROR_HAS("you can only change requires_grad flags of leaf variables.");
+  CHECK_ERROR_HAS("you can only change requiresGrad flags of leaf variables.");
   weft_tensor* det = weft_detach(y2);
   CHECK(det && !weft_requires_grad(det) && weft_is_leaf(det));
   CHECK(weft_detach_(y2) == WEFT_OK && weft_is_leaf(y2) && !weft_requires_grad(y2));

@@ -142,7 +142,7 @@ static void test_errors(void) {
   CHECK(!weft_diagonal(x, 0, 1, -1));
   CHECK_ERROR_HAS("diagonal dimensions cannot be identical 1, -1");
   CHECK(!weft_clamp(x, NULL, NULL));
-  CHECK_ERROR_HAS("At least one of 'min' or 'max' must not be None");
+  CHECK_ERROR_HAS("clamp: At least one of 'min' or 'max' must not be null");
   CHECK(!weft_multinomial(x, 4, false));
   CHECK_ERROR_HAS("cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   CHECK(!weft_randint_low(3, 3, big, 1, WEFT_INT64, WEFT_DEVICE_CPU));

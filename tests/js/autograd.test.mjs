@@ -263,7 +263,7 @@ test('engine rules: accumulation, retainGraph, retainGrad, errors', async () => 
     throwsWeft(() => wt.floorDivide(x, x), 'InvalidArgument', /^the derivative for 'floor_divide' is not implemented\.$/);
     throwsWeft(() => wt.tensor([1, 2], { dtype: 'int64' }).requiresGrad_(), 'InvalidArgument',
       /^only Tensors of floating point dtype can require gradients/);
-    throwsWeft(() => { y.requiresGrad = false; }, 'InvalidArgument', /^you can only change requires_grad flags of leaf/);
+    throwsWeft(() => { y.requiresGrad = false; }, 'InvalidArgument', /^you can only change requiresGrad flags of leaf/);
     const z = wt.tensor([1, 2, 3], { requiresGrad: true });
     throwsWeft(() => wt.autograd.grad(x.sum(), [z]), 'InvalidArgument', /appears to not have been used in the graph/);
     assert.deepEqual(wt.autograd.grad(x.mul(2).sum(), [x, z], { allowUnused: true }).map((t) => t && t.toArray()),
@@ -301,6 +301,72 @@ test('version counters, views, noGrad, detach', async () => {
     const e = x.mul(3);
     assert.equal(e.detach_(), e);
     assert.ok(e.isLeaf && !e.requiresGrad && e.gradFn === null);
+  });
+  assert.deepEqual(counts(wt), before);
+});
+
+// Issue 15: { requiresGrad: true } on every factory, the *Like ones and
+// linspace/logspace/eye included; the integer factories refuse it by dtype.
+test('every factory takes { requiresGrad }', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    const x = wt.ones(2, 3);
+    const made = {
+      zerosLike: wt.zerosLike(x, { requiresGrad: true }),
+      onesLike: wt.onesLike(x, { requiresGrad: true }),
+      fullLike: wt.fullLike(x, 3, { requiresGrad: true }),
+      randLike: wt.randLike(x, { requiresGrad: true }),
+      randnLike: wt.randnLike(x, { requiresGrad: true }),
+      emptyLike: wt.emptyLike(x, { requiresGrad: true }),
+      linspace: wt.linspace(0, 1, 3, { requiresGrad: true }),
+      logspace: wt.logspace(0, 1, 3, 10, { requiresGrad: true }),
+      eye: wt.eye(2, { requiresGrad: true }),
+      eyeM: wt.eye(2, 3, { requiresGrad: true }),
+      randintFloat: wt.randint(10, [3], { dtype: 'float32', requiresGrad: true }),
+    };
+    for (const [name, t] of Object.entries(made)) {
+      assert.ok(t.requiresGrad && t.isLeaf && t.gradFn === null, name);
+    }
+    assert.equal(wt.zerosLike(x, { requiresGrad: false }).requiresGrad, false);
+    made.fullLike.mul(2).sum().backward();
+    assert.deepEqual(made.fullLike.grad.toArray(), [[2, 2, 2], [2, 2, 2]]);
+    throwsWeft(() => wt.randint(10, [3], { requiresGrad: true }), 'InvalidArgument',
+      /^only Tensors of floating point dtype can require gradients \(got int64\)/);
+    throwsWeft(() => wt.randperm(3, { requiresGrad: true }), 'InvalidArgument', /floating point dtype/);
+    throwsWeft(() => wt.fullLike(wt.ones(2, { dtype: 'int32' }), 1, { requiresGrad: true }), 'InvalidArgument',
+      /floating point dtype/);
+  });
+  assert.deepEqual(counts(wt), before);
+});
+
+// PyTorch's backward(inputs=): only those tensors' .grad (values from PyTorch 1.13)
+test('backward(gradient, { inputs }) accumulates into those tensors only', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    const a = wt.tensor([1, 2], { requiresGrad: true }), b = wt.tensor([3, 4], { requiresGrad: true });
+    const c = wt.tensor([5], { requiresGrad: true });
+    a.mul(b).sum().backward(null, { inputs: [a] });
+    assert.deepEqual([a.grad.toArray(), b.grad], [[3, 4], null]);
+    a.mul(b).sum().backward(null, { inputs: [a, c] }); // accumulates; c unused keeps null
+    assert.deepEqual([a.grad.toArray(), c.grad], [[6, 8], null]);
+    const m = a.mul(2);
+    m.mul(b).sum().backward(null, { inputs: m }); // a non-leaf gets a .grad; a is untouched
+    assert.deepEqual([m.grad.toArray(), a.grad.toArray()], [[3, 4], [6, 8]]);
+    a.grad = null;
+    a.pow(2).sum().backward(null, { inputs: [a], createGraph: true });
+    a.pow(2).sum().backward(null, { inputs: [a], createGraph: true });
+    assert.deepEqual(a.grad.toArray(), [4, 8]);
+    const fn = a.grad.gradFn;
+    assert.equal(fn.name, 'AddBackward0'); // the sum stays differentiable
+    fn.dispose(); // a GradFn holds its node until disposed
+    a.grad = null;
+    throwsWeft(() => a.mul(b).sum().backward(null, { inputs: [] }), 'InvalidArgument',
+      /^'inputs' argument to backward\(\) cannot be empty\.$/);
+    throwsWeft(() => a.mul(b).sum().backward(null, { inputs: [wt.ones(1)] }), 'InvalidArgument',
+      /^can't retainGrad on Tensor that has requiresGrad=false$/);
+    throwsWeft(() => a.mul(b).sum().backward(null, { inputs: 3 }), 'TypeError', /option 'inputs' must be a Tensor/);
   });
   assert.deepEqual(counts(wt), before);
 });

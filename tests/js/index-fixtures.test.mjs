@@ -68,6 +68,10 @@ test('JS spellings: functions, methods, in-place forms, asTuple, where(cond)', a
     const out = track(wt.empty([0], { dtype: 'float32' }));
     assert.equal(wt.gather(x, 1, gi, { out }), out);
     assert.deepEqual(out.toArray(), [[1, 1], [5, 4]]);
+    // the out dtype check names the op, as every other out= check does
+    const outI = track(wt.empty([0], { dtype: 'int32' }));
+    throwsWeft(() => wt.gather(x, 1, gi, { out: outI }), undefined,
+      /^gather: Expected out tensor to have dtype float32, but got int32 instead$/);
     // scatter: src, value, reduce, in place
     const z = track(wt.zeros([2, 3], { dtype: 'float32' }));
     assert.deepEqual(track(z.scatter(1, track(gi.narrow(1, 1, 1)), 7)).toArray(), [[7, 0, 0], [7, 0, 0]]);

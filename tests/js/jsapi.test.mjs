@@ -27,6 +27,13 @@ for (const variant of VARIANTS) {
       // arange keeps PyTorch's integer rule
       assert.equal(dt(wt.arange(5)), 'int64');
       assert.equal(dt(wt.arange(0, 1, 0.25)), 'float32');
+      // where(cond, 1, 0): two numbers and no tensor are JS numbers too (PyTorch's int64 for where(c, 1, 0)
+      // would give BigInts for where(c, 1.0, 0.0)); bigints stay int64, a tensor operand sets the dtype
+      const c = track(wt.tensor([true, false]));
+      const w = track(wt.where(c, 1.0, 0.0));
+      assert.deepEqual([w.dtype, w.toArray()], ['float32', [1, 0]]);
+      assert.equal(dt(wt.where(c, 1n, 0n)), 'int64');
+      assert.equal(dt(wt.where(c, 1, track(wt.tensor([5, 6], { dtype: 'int32' })))), 'int32');
       // the trap of the issue: mul_(0.5) on a tensor made from JS numbers
       const x = track(wt.tensor([1.0, 2.0]));
       x.mul_(0.5);
@@ -49,6 +56,7 @@ for (const variant of VARIANTS) {
       // an integer tensor and a float number promote to the default dtype (PyTorch)
       assert.equal(track(track(wt.tensor([1, 2], { dtype: 'int32' })).add(0.5)).dtype, 'float64');
       assert.equal(track(wt.arange(3)).dtype, 'int64');
+      assert.equal(track(wt.where(track(wt.tensor([true])), 1, 0)).dtype, 'float64');
       throwsWeft(() => wt.setDefaultDtype('float16'), 'TypeError', /only float32 and float64/);
       throwsWeft(() => wt.setDefaultDtype('flaot32'), 'TypeError', /unknown dtype 'flaot32'/);
       throwsWeft(() => wt.setDefaultDtype(32), 'TypeError', /got a number/);
@@ -122,6 +130,15 @@ for (const variant of VARIANTS) {
       assert.notEqual(copied.dataPtr(), y.dataPtr());
       throwsWeft(() => track(wt.zeros(2, 3)).to({ memoryFormat: 'channels_last' }), 'InvalidArgument',
         /^to: required rank 4 tensor to use channels_last format/);
+      // PyTorch's to.device and to.other: to('cpu') is self's storage, to(other) takes other's dtype
+      assert.equal(track(y.to('cpu')).dataPtr(), y.dataPtr());
+      assert.notEqual(track(y.to('cpu', { copy: true })).dataPtr(), y.dataPtr());
+      assert.equal(track(y.to('cpu', 'float64')).dtype, 'float64');
+      const asLong = track(wt.to(y, track(wt.tensor([1n]))));
+      assert.deepEqual([asLong.dtype, asLong.shape], ['int64', [2, 3, 4, 5]]);
+      assert.equal(track(y.to(track(wt.zeros(1)))).dataPtr(), y.dataPtr());
+      throwsWeft(() => y.to('meta'), 'NotImplemented', /^to\(\): cannot move a cpu tensor to the 'meta' device/);
+      throwsWeft(() => y.to(track(wt.empty(1, { device: 'meta' }))), 'NotImplemented', /'meta' device/);
       track.disposeAll();
     });
   });
@@ -143,6 +160,17 @@ for (const variant of VARIANTS) {
       throwsWeft(() => x.contiguous({ memoryFormat: 'channels_last' }), 'InvalidArgument',
         /^contiguous: required rank 4 tensor to use channels_last format/);
       throwsWeft(() => x.clone({ memoryFormat: 'channels_last' }), 'InvalidArgument', /^clone: required rank 4/);
+      // the *Like factories name themselves, not the empty they allocate with
+      for (const [fn, name] of [['emptyLike', 'empty_like'], ['zerosLike', 'zeros_like'], ['onesLike', 'ones_like'],
+        ['randLike', 'rand_like'], ['randnLike', 'randn_like']]) {
+        throwsWeft(() => wt[fn](x, { memoryFormat: 'channels_last' }), 'InvalidArgument',
+          new RegExp(`^${name}: required rank 4 tensor to use channels_last format$`));
+      }
+      throwsWeft(() => wt.fullLike(x, 1, { memoryFormat: 'channels_last' }), 'InvalidArgument', /^full_like: required rank 4/);
+      // and a fill value the dtype cannot hold names full / full_like, not the fill_ inside
+      throwsWeft(() => wt.full([2], 300, { dtype: 'uint8' }), 'OverflowError',
+        /^full: value cannot be converted to type uint8 without overflow$/);
+      throwsWeft(() => wt.fullLike(track(wt.zeros(2, { dtype: 'int8' })), 300), 'OverflowError', /^full_like: value cannot/);
       throwsWeft(() => x.view('a'), 'TypeError',
         /argument 'size' must be an array of integers, but found an element of type string at pos 0/);
       throwsWeft(() => x.view(null), 'TypeError', /must be an array of integers, but found an element of type null/);
@@ -261,6 +289,72 @@ for (const variant of VARIANTS) {
     });
   });
 }
+
+// div's roundingMode (PyTorch's div.Tensor_mode / div.Scalar_mode); values from PyTorch 1.13
+test('div(a, b, { roundingMode }): trunc and floor as PyTorch, exact for int64, out= and div_', async () => {
+  const wt = await init({ variant: 'simd' });
+  const track = tracker();
+  await noLeaks(wt, () => {
+    const a = track(wt.tensor([7n, -7n, 7n, -7n, 6n, -6n, 0n]));
+    const b = track(wt.tensor([2n, 2n, -2n, -2n, 3n, 4n, 5n]));
+    const trunc = track(wt.div(a, b, { roundingMode: 'trunc' }));
+    assert.deepEqual([trunc.dtype, trunc.toArray()], ['int64', [3, -3, -3, 3, 2, -1, 0]]);
+    assert.deepEqual(track(a.div(b, { roundingMode: 'floor' })).toArray(), [3, -4, -4, 3, 2, -2, 0]);
+    assert.deepEqual(track(a.div(-3, { roundingMode: 'trunc' })).toArray(), [-2, 2, -2, 2, -2, 2, 0]);
+    const f = track(wt.tensor([7.5, -7.5, 1, -0.5]));
+    assert.deepEqual(track(f.div(2, { roundingMode: 'trunc' })).toArray(), [3, -3, 0, -0]);
+    assert.deepEqual(track(f.div(2, { roundingMode: 'floor' })).toArray(), [3, -4, 0, -1]);
+    assert.deepEqual(track(f.div(2, { roundingMode: null })).toArray(), [3.75, -3.75, 0.5, -0.25]);
+    const big = track(wt.tensor([2n ** 62n + 1n, -(2n ** 62n) - 3n]));
+    assert.deepEqual(track(big.div(3, { roundingMode: 'trunc' })).toArray({ bigint: true }),
+      [1537228672809129301n, -1537228672809129302n]);
+    const i32 = track(wt.tensor([7, -7], { dtype: 'int32' }));
+    const r = track(wt.div(i32, 2.5, { roundingMode: 'trunc' }));
+    assert.deepEqual([r.dtype, r.toArray()], ['float32', [2, -2]]);
+    const out = track(wt.empty([2], { dtype: 'int32' }));
+    assert.equal(wt.div(i32, 2, { roundingMode: 'trunc', out }), out);
+    assert.deepEqual(out.toArray(), [3, -3]);
+    throwsWeft(() => wt.div(i32, 2.5, { roundingMode: 'trunc', out }), 'TypeError',
+      /^div: result type float32 can't be cast to the desired output type int32$/);
+    assert.equal(i32.div_(2, { roundingMode: 'trunc' }), i32);
+    assert.deepEqual(i32.toArray(), [3, -3]);
+    i32.div_(-2, { roundingMode: 'floor' });
+    assert.deepEqual(i32.toArray(), [-2, 1]);
+    throwsWeft(() => a.div(b, { roundingMode: 'x' }), 'InvalidArgument',
+      /^div expected roundingMode to be one of null, 'trunc', or 'floor' but found "x"$/);
+    throwsWeft(() => a.div(b, { rounding_mode: 'floor' }), 'TypeError', /did you mean roundingMode\?/);
+    throwsWeft(() => a.div(b, { roundingMode: 'floor', alpha: 2 }), 'TypeError', /unexpected option 'alpha'/);
+    // the rounded quotient's gradient is zero (PyTorch's div.Tensor_mode formula), not a refusal
+    const g = track(wt.tensor([3, -3], { requiresGrad: true }));
+    for (const roundingMode of ['trunc', 'floor']) {
+      wt.tidy(() => g.div(2, { roundingMode }).add(g).sum().backward());
+      assert.deepEqual(track(g.grad).toArray(), [1, 1], roundingMode);
+      g.grad = null;
+    }
+    track.disposeAll();
+  });
+});
+
+// PyTorch's max.other / min.other: max(a, b) of two tensors is maximum(a, b)
+test('max(a, b) / min(a, b) of two tensors: the elementwise maximum / minimum, out= too', async () => {
+  const wt = await init({ variant: 'simd' });
+  const track = tracker();
+  await noLeaks(wt, () => {
+    const a = track(wt.tensor([1, 5, NaN])), b = track(wt.tensor([3, 2, 0]));
+    assert.deepEqual(track(wt.max(a, b)).toArray(), [3, 5, NaN]);
+    assert.deepEqual(track(a.min(b)).toArray(), [1, 2, NaN]);
+    const out = track(wt.empty([0]));
+    assert.equal(wt.min(a, b, { out }), out);
+    assert.deepEqual(out.toArray(), [1, 2, NaN]);
+    const p = track(wt.max(track(wt.tensor([1, 5], { dtype: 'int32' })), track(wt.tensor([[2.5], [0]]))));
+    assert.deepEqual([p.dtype, p.toArray()], ['float32', [[2.5, 5], [1, 5]]]);
+    // the reduction forms stay
+    assert.equal(track(b.max()).item(), 3);
+    const { values, indices } = b.min(0);
+    assert.deepEqual([track(values).item(), track(indices).item()], [0, 2]);
+    track.disposeAll();
+  });
+});
 
 test('worker mode: the default dtype, shortcuts and getters that make tensors', async () => {
   const { initWorker } = await import('weft');

@@ -83,6 +83,14 @@ test('losses: methods, defaults, a bad reduction', async () => {
   const m = x.mseLoss(wt.zerosLike ? wt.zerosLike(x) : wt.zeros([2, 3]), { reduction: 'sum' });
   assert.equal(m.item(), 31);
   throwsWeft(() => wt.mseLoss(x, x, { reduction: 'average' }), undefined, /average is not a valid value for reduction/);
+  // errors of the ops crossEntropy runs name crossEntropy's op, and options as JS spells them
+  throwsWeft(() => wt.crossEntropy(x, wt.tensor([2n, 3n])), 'IndexError', /^cross_entropy: Target 3 is out of bounds\.$/);
+  throwsWeft(() => wt.crossEntropy(x, wt.tensor([2, 0], { dtype: 'int32' })), 'TypeError',
+    /^cross_entropy: expected scalar type int64 but found int32$/);
+  throwsWeft(() => wt.crossEntropy(x, t, { labelSmoothing: 2 }), 'InvalidArgument', /^cross_entropy: labelSmoothing must be/);
+  throwsWeft(() => wt.crossEntropy(x, x.softmax(1), { ignoreIndex: 0 }), 'InvalidArgument',
+    /^cross_entropy: ignoreIndex is not supported for floating point target$/);
+  throwsWeft(() => wt.crossEntropy(x.int(), t), 'TypeError', /^cross_entropy: /);
   for (const r of [a, b, m, x, t]) r.dispose();
 });
 

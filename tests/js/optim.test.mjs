@@ -71,6 +71,19 @@ test('optimizers: zeroGrad keeps zeroed grads by default, bad input', async () =
   throwsWeft(() => new wt.optim.SGD([p], { learningRate: 1 }), 'InvalidArgument', /unknown option 'learningRate'/);
   const q = p.mul(2);
   throwsWeft(() => new wt.optim.SGD([q]), 'InvalidArgument', /non-leaf/);
+  // PyTorch's checks and wording (camelCase names), and option types
+  throwsWeft(() => new wt.optim.SGD([p]), 'InvalidArgument',
+    /^SGD: parameter group didn't specify a value of required optimization parameter lr/);
+  throwsWeft(() => new wt.optim.SGD([p], { lr: 0.1, momentum: -1 }), 'InvalidArgument', /^SGD: Invalid momentum value: -1$/);
+  throwsWeft(() => new wt.optim.SGD([p], { lr: 0.1, weightDecay: -1 }), 'InvalidArgument',
+    /^SGD: Invalid weightDecay value: -1$/);
+  throwsWeft(() => new wt.optim.Adam([p], { eps: -1 }), 'InvalidArgument', /^Adam: Invalid epsilon value: -1$/);
+  throwsWeft(() => new wt.optim.SGD([p], { lr: '0.1' }), 'TypeError', /^SGD: option 'lr' must be a number, not string$/);
+  throwsWeft(() => new wt.optim.Adam([p], { betas: 0.9 }), 'TypeError', /option 'betas' must be an array of two numbers/);
+  throwsWeft(() => new wt.optim.Adam([p], { betas: [0.9] }), 'TypeError', /option 'betas' must be an array of two numbers/);
+  throwsWeft(() => new wt.optim.SGD([p], { lr: 0.1, momentum: 0.9, nesterov: 1 }), 'TypeError',
+    /^SGD: option 'nesterov' must be a boolean, not number$/);
+  throwsWeft(() => new wt.optim.AdamW([p], { amsgrad: 'yes' }), 'TypeError', /option 'amsgrad' must be a boolean/);
   opt.zeroGrad({ setToNone: true });
   assert.equal(p.grad, null);
   for (const t of [p, q]) t.dispose();

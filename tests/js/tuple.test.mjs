@@ -121,6 +121,37 @@ for (const variant of VARIANTS) {
     x.dispose();
   });
 
+  // var.correction_out / std.correction_out (values from PyTorch 1.13)
+  test(`${variant}: var and std with out=`, async () => {
+    const wt = await init({ variant });
+    const x = wt.tensor([[1, 2, 4], [3, 5, 9]]);
+    const before = counts(wt);
+    const o = wt.empty([0]);
+    assert.equal(wt.var(x, 1, { correction: 0, out: o }), o);
+    assert.deepEqual(o.shape, [2]);
+    assert.ok(o.toArray().every((v, i) => Math.abs(v - [1.5555555820465088, 6.222222328186035][i]) < 1e-6));
+    const d = wt.empty([5], { dtype: 'float64' });
+    x.std(0, { keepdim: true, out: d });
+    assert.deepEqual([d.dtype, d.shape], ['float64', [1, 3]]);
+    assert.ok(d.toArray()[0].every((v, i) => Math.abs(v - [1.4142135623730951, 2.1213203435596424, 3.5355339059327378][i]) < 1e-6));
+    assert.equal(wt.var(x, null, { out: o }), o);
+    assert.equal(o.item(), 8);
+    const n = wt.tensor([1, 2], { dtype: 'int32' });
+    throwsWeft(() => wt.var(n, 0, { out: o }), undefined, /std and var only support floating point/);
+    // the out= cast rule of every other op (issue 14): a float result into an integer out is refused,
+    // before anything is written (1.13's var/var_mean outs would copy into any dtype)
+    const oi = wt.empty([0], { dtype: 'int32' });
+    throwsWeft(() => wt.std(x, 1, { out: oi }), 'TypeError', /^std: result type float32 can't be cast to the desired output type int32$/);
+    throwsWeft(() => wt.varMean(x, 1, { correction: 0, out: [o, oi] }), 'TypeError',
+      /^var_mean: result type float32 can't be cast to the desired output type int32$/);
+    assert.deepEqual([oi.shape, o.item()], [[0], 8]);
+    for (const t of [n, oi]) t.dispose();
+    o.dispose();
+    d.dispose();
+    assert.deepEqual(counts(wt), before);
+    x.dispose();
+  });
+
   test(`${variant}: tidy keeps a returned tuple, disposes the rest; errors leave nothing`, async () => {
     const wt = await init({ variant });
     const before = counts(wt);

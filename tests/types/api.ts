@@ -90,6 +90,22 @@ async function tour(): Promise<void> {
   const casts = [x.double(), x.half(), x.bfloat16(), x.int(), x.long(), x.byte(), x.short(), x.char(), x.float(), x.bool()];
   const toLong = x.to('torch.long', { copy: true });
   expectType<Equal<typeof toLong, Tensor<'int64'>>>();
+  // to.device and to.other
+  const onCpu = x.to('cpu');
+  const cpuF64 = x.to('cpu', 'float64', { copy: true });
+  expectType<Equal<typeof cpuF64, Tensor<'float64'>>>();
+  const likeLong = x.to(toLong);
+  expectType<Equal<typeof likeLong, Tensor<'int64'>>>();
+  console.log(onCpu, cpuF64, likeLong);
+  // div's roundingMode
+  const q = wt.div(x, 2, { roundingMode: 'trunc' });
+  const q2 = x.div(q, { roundingMode: 'floor', out: q });
+  x.div_(2, { roundingMode: null });
+  // @ts-expect-error: PyTorch's spelling of the option
+  x.div(2, { rounding_mode: 'floor' });
+  // @ts-expect-error: not a rounding mode
+  wt.div(x, 2, { roundingMode: 'round' });
+  console.log(q2);
   // @ts-expect-error: t.Tt is no property of a tensor
   x.Tt;
   console.log(xt, xmt, nd, casts);

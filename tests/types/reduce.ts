@@ -15,11 +15,16 @@ async function reductions() {
   const i: Tensor = wt.argmax(x, 1, { keepdim: true });
   const j: Tensor = x.argmin();
   const m: Tensor = wt.max(x);
+  const mo: Tensor = wt.max(x, m, { out: m });
+  const mn: Tensor = x.min(m);
+  console.log(mo, mn);
   const sm: Tensor = wt.softmax(x, -1);
   const lsm: Tensor = x.logSoftmax(1, { dtype: 'float64' });
   console.log(i, j, m, x.min(), sm, lsm);
   const v: Tensor = wt.var(x, [0, 1], { keepdim: true, correction: 0 });
   const sd: Tensor = x.std(1, { unbiased: false });
+  const vo: Tensor = wt.var(x, 1, { correction: 0, out: v });
+  console.log(vo);
   console.log(v, sd, x.var());
   // @ts-expect-error softmax needs a dim
   wt.softmax(x);
