@@ -74,6 +74,21 @@ static weft_tensor* on(const weft_tensor* buf, const weft__geom* g, int64_t lo) 
                           buf->dtype);
 }
 
+/* The base (geom[0]) and the view (geom[1]) over one zeroed buffer covering
+ * the base's storage range; both hold the buffer's storage. NULLs on failure. */
+static weft_status zeroed_base_and_view(const weft_node* n, const weft_tensor* like, weft_tensor** base,
+                                        weft_tensor** view) {
+  int64_t lo;
+  weft_tensor* buf = zero_storage(n, like, &lo);
+  *base = buf ? on(buf, &n->geom[0], lo) : NULL;
+  *view = *base ? on(buf, &n->geom[1], lo) : NULL;
+  weft_tensor_release(buf);
+  if (*view) return WEFT_OK;
+  weft_tensor_release(*base);
+  *base = NULL;
+  return weft_last_status();
+}
+
 /* ---- the same with recorded ops (createGraph): the storage range as a flat
  * gradient, written and read through index_put / index at each element's
  * storage position (PyTorch's as_strided_backward builds it from
@@ -155,15 +170,10 @@ static weft_status copy_slices_recorded(weft_node* n, const weft_tensor* grad, w
 static weft_status as_strided_apply(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
   if (!n->next[0].node) return WEFT_OK;
   if (create_graph) return (out[0] = recorded_base_grad(n, NULL, grad)) ? WEFT_OK : weft_last_status();
-  weft_status s;
-  int64_t lo;
-  weft_tensor* buf = zero_storage(n, grad, &lo);
-  if (!buf) return weft_last_status();
-  weft_tensor* v = on(buf, &n->geom[1], lo);
-  weft_tensor* b = v ? on(buf, &n->geom[0], lo) : NULL;
-  s = b ? weft_copy_(v, grad) : weft_last_status();
+  weft_tensor *b, *v;
+  weft_status s = zeroed_base_and_view(n, grad, &b, &v);
+  if (!s) s = weft_copy_(v, grad);
   weft_tensor_release(v);
-  weft_tensor_release(buf);
   if (s) weft_tensor_release(b);
   else out[0] = b;
   return s;
@@ -173,14 +183,9 @@ static weft_status as_strided_apply(weft_node* n, const weft_tensor* grad, bool 
  * in-place node gives for its self; its other inputs get their gradients. */
 static weft_status copy_slices_apply(weft_node* n, const weft_tensor* grad, bool create_graph, weft_tensor** out) {
   if (create_graph) return copy_slices_recorded(n, grad, out);
-  weft_status s;
-  int64_t lo;
-  weft_tensor* buf = zero_storage(n, grad, &lo);
-  if (!buf) return weft_last_status();
-  weft_tensor* b = on(buf, &n->geom[0], lo);
-  weft_tensor* v = b ? on(buf, &n->geom[1], lo) : NULL;
-  weft_tensor* slice = NULL;
-  s = v ? weft_copy_(b, grad) : weft_last_status();
+  weft_tensor *b, *v, *slice = NULL;
+  weft_status s = zeroed_base_and_view(n, grad, &b, &v);
+  if (!s) s = weft_copy_(b, grad);
   if (!s && !(slice = weft_clone(v, (weft_memory_format)-1))) s = weft_last_status();
   if (!s) s = weft__apply_formula(n->fn, &slice, create_graph, out);
   /* the write replaced the view's elements: their gradient is the write's gradient for self */
@@ -190,7 +195,6 @@ static weft_status copy_slices_apply(weft_node* n, const weft_tensor* grad, bool
   weft_tensor_release(slice);
   weft_tensor_release(v);
   weft_tensor_release(b);
-  weft_tensor_release(buf);
   return s;
 }
 
