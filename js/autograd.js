@@ -6,6 +6,7 @@
 //   t.backward(gradient?, { retainGraph, createGraph, inputs })
 //   wt.noGrad(fn), wt.enableGrad(fn), wt.isGradEnabled(), wt.setGradEnabled(on)
 //   wt.autograd.grad(outputs, inputs, { gradOutputs, retainGraph, createGraph, allowUnused })
+//   t.registerHook(fn) -> { id, remove() } (Tensor.register_hook; see installHooks)
 // A gradFn is a GradFn: name ('MulBackward0'), nextFunctions ([[GradFn | null, inputNr], ...]
 // as PyTorch's next_functions), variable (AccumulateGrad's leaf). It holds a
 // reference to its graph node, released by dispose() or when it is collected.
@@ -17,6 +18,7 @@ const FACTORIES = ['empty', 'emptyStrided', 'emptyLike', 'zeros', 'ones', 'full'
 export function installAutograd(api, k) {
   const { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer } = k;
   const check = (status, op) => { if (status !== 0) fail(op); };
+  const { engineCheck } = installHooks(api, k);
   const nodeRegistry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((h) => M._weft_wasm_node_release(h)) : null;
 
@@ -135,7 +137,7 @@ export function installAutograd(api, k) {
     const r = handles([this.handle('backward')]);
     const g = handles([gradient === undefined || gradient === null ? 0 : tensorArg('backward', 'gradient', gradient)]);
     try {
-      check(M._weft_wasm_backward(r, g, 1, retain ? 1 : 0, create ? 1 : 0), 'backward');
+      engineCheck(M._weft_wasm_backward(r, g, 1, retain ? 1 : 0, create ? 1 : 0), 'backward');
     } finally {
       M._free(r);
       M._free(g);
@@ -157,7 +159,7 @@ export function installAutograd(api, k) {
     const allowUnused = boolOpt('autograd.grad', o, 'allowUnused', false);
     const po = handles(outs); const pg = handles(gh); const pi = handles(ins); const pr = handles(ins.map(() => 0));
     try {
-      check(M._weft_wasm_autograd_grad(po, pg, outs.length, pi, ins.length, retain ? 1 : 0, create ? 1 : 0,
+      engineCheck(M._weft_wasm_autograd_grad(po, pg, outs.length, pi, ins.length, retain ? 1 : 0, create ? 1 : 0,
         allowUnused ? 1 : 0, pr), 'autograd.grad');
       const res = new Uint32Array(buffer(), pr, ins.length);
       return Array.from(res, (h) => (h ? new Tensor(h) : null));
@@ -229,4 +231,89 @@ export function installAutograd(api, k) {
     if (typeof on !== 'boolean') throw new WeftError('TypeError', `setGradEnabled(): expected a boolean, got ${typeName(on)}`);
     M._weft_wasm_set_grad_enabled(on ? 1 : 0);
   };
+}
+
+// Tensor hooks (t.registerHook(fn), PyTorch's Tensor.register_hook). The C
+// engine keeps each hook as an id (src/autograd/hooks.c) and calls back into
+// Module.weftHooks.call on the thread that runs backward, which is this one.
+// fn(grad) runs inside a tidy scope: grad and what fn makes are disposed when
+// it returns, except the gradient it returns (wt.keep(t) keeps anything else).
+// A hook that throws stops the backward; backward() then throws that error.
+function installHooks(api, { M, Tensor, WeftError, fail, typeName, buffer }) {
+  const hooks = new Map(); // id -> { fn, name }
+  let nextId = 1;
+  let hookError = null;
+
+  function replacement(entry, g, r) {
+    if (!(r instanceof Tensor)) {
+      throw new WeftError('TypeError', `hook '${entry.name}' must return a Tensor, null or undefined, not ${typeName(r)}`);
+    }
+    if (r.dtype !== g.dtype) {
+      throw new WeftError('InvalidArgument', `hook '${entry.name}' has changed the type of value (was ${g.dtype} got ${r.dtype})`);
+    }
+    const a = r.shape, b = g.shape;
+    if (a.length !== b.length || a.some((n, i) => n !== b[i])) {
+      throw new WeftError('InvalidArgument', `hook '${entry.name}' has changed the size of value`);
+    }
+    return M._weft_wasm_tensor_retain(r.handle('registerHook'));
+  }
+
+  M.weftHooks = {
+    call(id, gradPtr, outPtr) {
+      const entry = hooks.get(id);
+      if (!entry) return 0;
+      try {
+        api.tidy(() => {
+          const g = new Tensor(M._weft_wasm_tensor_retain(gradPtr));
+          const r = entry.fn(g);
+          if (r !== undefined && r !== null) new Uint32Array(buffer(), outPtr >>> 0, 1)[0] = replacement(entry, g, r);
+        });
+        return 0;
+      } catch (e) {
+        hookError = e;
+        return 1;
+      }
+    },
+    free(id) { hooks.delete(id); },
+  };
+
+  // a failed backward / grad: the hook's own error if one threw, else weft's
+  function engineCheck(status, op) {
+    const e = hookError;
+    hookError = null;
+    if (status === 0) return;
+    if (e) {
+      M._weft_clear_error();
+      throw e;
+    }
+    fail(op);
+  }
+
+  class RemovableHandle {
+    #tensor;
+    constructor(id, tensor) {
+      this.id = id;
+      this.#tensor = tensor;
+    }
+    // the hook stops running at once; C forgets it now if the tensor's handle
+    // is still open, else when its tensor or node is freed
+    remove() {
+      hooks.delete(this.id);
+      const t = this.#tensor;
+      this.#tensor = null;
+      if (t && !t.isDisposed) M._weft_wasm_remove_hook(t.handle('remove'), this.id);
+    }
+  }
+
+  Tensor.prototype.registerHook = function registerHook(fn) {
+    if (typeof fn !== 'function') throw new WeftError('TypeError', `registerHook(): argument 'hook' must be a function, not ${typeName(fn)}`);
+    const id = nextId++;
+    hooks.set(id, { fn, name: fn.name || '<anonymous>' });
+    if (M._weft_wasm_register_hook(this.handle('registerHook'), id) !== 0) {
+      hooks.delete(id);
+      fail('registerHook');
+    }
+    return new RemovableHandle(id, this);
+  };
+  return { engineCheck };
 }

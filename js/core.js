@@ -5,6 +5,7 @@ import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
+import { installNnUtils } from './nn_utils.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
 
@@ -1325,6 +1326,8 @@ export function createApi(M, info) {
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)
   installOptim(api, { Tensor, WeftError, isOptions });
+  // wt.nn.utils.clipGradNorm_ / clipGradValue_ (js/nn_utils.js)
+  installNnUtils(api, { Tensor, WeftError, isOptions });
   // unique's options and its tensor-or-tuple result (js/unique.js)
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)

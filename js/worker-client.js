@@ -63,6 +63,13 @@ function isPlainOptions(v) {
 
 class WorkerTensorBase {}
 
+// A hook is a function of this thread that backward, running in the worker,
+// would have to call in the middle of its pass: worker mode cannot.
+function registerHookInWorker() {
+  throw new WeftError('NotImplemented', 'registerHook: tensor hooks are not available in worker mode (backward runs in ' +
+    'the worker and cannot call a function of this thread); use weft on this thread (init()) for hooks');
+}
+
 export async function createWorkerApi(endpoint, options) {
   let nextId = 1;
   let nextTensor = 1;
@@ -161,6 +168,7 @@ export async function createWorkerApi(endpoint, options) {
           return () => send({ kind: 'get', target: id, prop: 'grad' }).then((m) => adopt(m.value));
         }
         if (prop === 'isDisposed' && target.disposed) return Promise.resolve(true);
+        if (prop === 'registerHook') return registerHookInWorker;
         if (typeof prop === 'symbol') return target[prop];
         if (TENSOR_PROPS.has(prop)) return send({ kind: 'get', target: id, prop }).then((m) => m.value);
         if (TENSOR_GETTERS.has(prop)) return tensorFrom({ kind: 'get', target: id, prop }, []);

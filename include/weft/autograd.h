@@ -45,6 +45,20 @@ weft_tensor* weft_detach(const weft_tensor* t);
 /* Cuts t out of the graph in place (a leaf that does not require grad). */
 weft_status weft_detach_(weft_tensor* t);
 
+/* ---- tensor hooks (Tensor.register_hook) ----
+ * fn(ctx, grad, &replacement) runs when the gradient of t is computed: on a
+ * leaf before it is accumulated into .grad, on a non-leaf before it flows on
+ * into t's grad_fn. A replacement (a new reference, same shape and dtype)
+ * takes grad's place; NULL keeps grad. A failing status stops the backward
+ * with it. Hooks run in registration order on the thread running the
+ * backward. free_ctx (may be NULL) is called once the hook is gone: removed,
+ * or its tensor (leaf) or node (non-leaf) freed. */
+typedef weft_status (*weft_grad_hook)(void* ctx, const weft_tensor* grad, weft_tensor** replacement);
+typedef void (*weft_hook_free)(void* ctx);
+weft_status weft_register_hook(weft_tensor* t, weft_grad_hook fn, void* ctx, weft_hook_free free_ctx);
+/* Removes t's hook registered with ctx; false when there is none. */
+bool weft_remove_hook(weft_tensor* t, const void* ctx);
+
 /* ---- graph nodes ---- */
 weft_node* weft_node_retain(weft_node* n);
 void weft_node_release(weft_node* n); /* NULL is a no-op */

@@ -11,6 +11,21 @@
 #include "weft/autograd.h"
 #include "weft/dispatch.h"
 
+/* Tensor hooks (hooks.c): one list per leaf (on its meta) and per node (for
+ * its outputs, by output_nr). While the engine runs a list (busy), a removed
+ * hook is only marked dead and swept after. */
+typedef struct {
+  weft_grad_hook fn; /* NULL: removed while busy */
+  void* ctx;
+  weft_hook_free free_ctx;
+  int32_t output_nr;
+} weft__hook;
+
+typedef struct {
+  weft__hook* items;
+  int32_t n, cap, busy;
+} weft__hooks;
+
 /* AutogradMeta: hung on weft_tensor.autograd_meta by weft__meta_get. */
 typedef struct weft__meta {
   weft_tensor* grad;     /* owned */
@@ -18,6 +33,11 @@ typedef struct weft__meta {
   int32_t output_nr;
   bool leaf_requires_grad;
   bool retains_grad;
+  /* 1.13 runs a tensor's hooks and its retain_grad in the order each was
+   * first set up: retain_grad() before any register_hook() retains the
+   * gradient as it arrives, later hooks' changes aside */
+  bool hooked, retain_first;
+  weft__hooks hooks;     /* a leaf's hooks (a non-leaf's live on its grad_fn) */
   weft_node* grad_acc;   /* weak: the leaf's AccumulateGrad while it lives */
   weft_tensor* owner;    /* weak back-pointer */
   /* Views (DifferentiableViewMeta): the root base (owned) whose history an
@@ -86,6 +106,7 @@ struct weft_node {
   weft__geom* geom;              /* [0] base, [1] view; owned */
   weft_node* fn;                 /* owned */
   weft_node* wrapper;            /* weak: the CopySlices around this in-place node, while it lives */
+  weft__hooks hooks;             /* hooks of the node's outputs (register_hook on a non-leaf) */
 };
 
 /* Sequence number of AccumulateGrad: run as soon as ready, as in PyTorch. */
@@ -159,6 +180,11 @@ weft_status weft__check_inplace(weft_tensor* self);
 weft_node* weft__view_node_over(weft_node* cs);
 /* rebase_history: self's history continues at n (CopySlices on the base for a view). Takes n. */
 weft_status weft__rebase_history(weft_tensor* self, weft_node* n);
+
+/* hooks.c */
+/* Runs the hooks of output nr on *g (owned; may be replaced). */
+weft_status weft__hooks_run(weft__hooks* h, int32_t nr, weft_tensor** g);
+void weft__hooks_free(weft__hooks* h);
 
 /* engine.c */
 /* A formula node's gradients, one per next edge (fit to each input), from

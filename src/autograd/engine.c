@@ -287,14 +287,29 @@ static weft_status retain_nonleaf_grad(weft_tensor* t, const weft_tensor* g) {
   return WEFT_OK;
 }
 
+/* The gradient of output i before the node uses it: its tensor's hooks and
+ * retain_grad (not under grad(), as PyTorch's capture), in the order 1.13's
+ * pre-hooks run (autograd_internal.h, retain_first). */
+static weft_status pre_hooks(graph_task* g, weft_node* n, int32_t i, weft_tensor** grad) {
+  weft_tensor* kept = g->capturing ? NULL : *weft__retained_slot(n, i);
+  bool first = kept && weft__meta_peek(kept)->retain_first;
+  weft_status st = first ? retain_nonleaf_grad(kept, *grad) : WEFT_OK;
+  if (!st) st = weft__hooks_run(&n->hooks, i, grad);
+  if (!st && !first) st = retain_nonleaf_grad(kept, *grad);
+  return st;
+}
+
 /* The node's gradients into out (one per next edge), then its saved state
  * freed unless the graph is retained. */
 static weft_status apply_node(graph_task* g, weft_node* n, slot* s, weft_tensor** out) {
-  if (n->variable) return weft__accumulate_into_grad(n->variable, s->buffer, g->create_graph);
-  weft_tensor* const* grads = nout(n) > 1 ? s->outs : &s->buffer;
+  if (n->variable) {
+    /* a leaf's hooks see the incoming gradient, before accumulation */
+    weft_status st = weft__hooks_run(&weft__meta_peek(n->variable)->hooks, 0, &s->buffer);
+    return st ? st : weft__accumulate_into_grad(n->variable, s->buffer, g->create_graph);
+  }
+  weft_tensor** grads = nout(n) > 1 ? s->outs : &s->buffer;
   weft_status st = WEFT_OK;
-  for (int32_t i = 0; i < nout(n) && !st && !g->capturing; i++)
-    st = retain_nonleaf_grad(*weft__retained_slot(n, i), grads[i]);
+  for (int32_t i = 0; i < nout(n) && !st; i++) st = pre_hooks(g, n, i, &grads[i]);
   if (!st && n->nnext > 64) st = weft__error(WEFT_INTERNAL, "autograd: too many inputs on %s", n->name);
   if (!st && n->apply) st = n->apply(n, s->buffer, g->create_graph, out);
   else if (!st) st = weft__apply_formula(n, grads, g->create_graph, out);

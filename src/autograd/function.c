@@ -60,6 +60,7 @@ void weft_node_release(weft_node* n) {
   free(n->in);
   free(n->geom);
   free(n->retained_outs);
+  weft__hooks_free(&n->hooks);
   weft_node_release(n->fn);
   free(n);
 }

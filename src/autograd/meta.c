@@ -22,6 +22,7 @@ static void forget_retained(const weft__meta* m, const weft_tensor* t) {
 static void meta_free(void* p) {
   weft__meta* m = p;
   weft_tensor_release(m->grad);
+  weft__hooks_free(&m->hooks);
   forget_retained(m, m->owner);
   weft_node_release(m->grad_fn);
   weft_tensor_release(m->base);
@@ -138,6 +139,7 @@ weft_status weft_retain_grad(weft_tensor* t) {
   weft__meta* m = weft__meta_get(t);
   if (!m) return weft_last_status();
   if (!m->grad_fn) return WEFT_OK; /* leaves keep their grad anyway */
+  if (!m->retains_grad) m->retain_first = !m->hooked;
   m->retains_grad = true;
   *weft__retained_slot(m->grad_fn, m->output_nr) = t;
   return WEFT_OK;

@@ -5,6 +5,9 @@
  * of handles in memory JS allocated. */
 #include <emscripten/emscripten.h>
 
+#include <stdint.h>
+
+#include "base/error.h"
 #include "weft/weft.h"
 
 EMSCRIPTEN_KEEPALIVE int weft_wasm_set_requires_grad(weft_tensor* t, int on) { return weft_set_requires_grad(t, on); }
@@ -47,3 +50,30 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_autograd_grad(weft_tensor** outs, weft_tensor
                                                  weft_tensor** results) {
   return weft_autograd_grad(outs, gouts, nout, ins, nin, retain, create, allow_unused, results);
 }
+
+/* ---- tensor hooks: t.registerHook(fn) ----
+ * JS keeps the functions (Module.weftHooks, js/autograd.js) by id; the engine
+ * calls them through this trampoline on the thread running backward, which
+ * is the thread whose JS called it (the engine never runs on the pool). The
+ * hook's exception stays on the JS side (rethrown by backward); here it is a
+ * failing status that stops the pass. */
+EM_JS(int, weft_wasm_js_hook_call, (int id, const weft_tensor* grad, weft_tensor** out), {
+  return Module['weftHooks'] ? Module['weftHooks'].call(id, grad, out) : 0;
+});
+EM_JS(void, weft_wasm_js_hook_free, (int id), {
+  if (Module['weftHooks']) Module['weftHooks'].free(id);
+});
+
+static weft_status js_hook(void* ctx, const weft_tensor* grad, weft_tensor** out) {
+  if (!weft_wasm_js_hook_call((int)(uintptr_t)ctx, grad, out)) return WEFT_OK;
+  return weft__error(WEFT_INVALID_ARGUMENT, "a tensor hook threw during backward");
+}
+static void js_hook_free(void* ctx) { weft_wasm_js_hook_free((int)(uintptr_t)ctx); }
+
+EMSCRIPTEN_KEEPALIVE int weft_wasm_register_hook(weft_tensor* t, int id) {
+  return weft_register_hook(t, js_hook, (void*)(uintptr_t)id, js_hook_free);
+}
+EMSCRIPTEN_KEEPALIVE int weft_wasm_remove_hook(weft_tensor* t, int id) {
+  return weft_remove_hook(t, (const void*)(uintptr_t)id);
+}
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_tensor_retain(weft_tensor* t) { return weft_tensor_retain(t); }
