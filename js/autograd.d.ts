@@ -49,7 +49,20 @@ export interface AutogradFunctions {
   setGradEnabled(on: boolean): void;
 }
 
+/** What registerHook returns: remove() stops the hook (torch.utils.hooks.RemovableHandle). */
+export interface RemovableHandle {
+  readonly id: number;
+  remove(): void;
+}
+
 export interface AutogradTensorOps {
+  /**
+   * fn(grad) runs when this tensor's gradient is computed (a leaf: before it is accumulated into .grad;
+   * a non-leaf: before it flows on), in registration order; a returned tensor (same shape and dtype)
+   * replaces the gradient. grad and what fn makes are disposed when it returns (wt.keep to keep one);
+   * an error fn throws is backward's. Not in worker mode.
+   */
+  registerHook(fn: (grad: Tensor) => Tensor | null | undefined | void): RemovableHandle;
   /** Floating dtypes only; only leaves can change it. */
   requiresGrad: boolean;
   requiresGrad_(requiresGrad?: boolean): this;
@@ -123,6 +136,8 @@ export interface WorkerAutogradTensorOps {
   /** The gradient, or null. */
   gradOrNull(): Promise<WorkerTensor | null>;
   retainGrad(): Promise<void>;
+  /** Not in worker mode (backward runs in the worker and cannot call this thread): throws a NotImplemented WeftError. */
+  registerHook(fn: (grad: never) => unknown): never;
   detach(): WorkerTensor;
   detach_(): WorkerTensor;
   /** Resolves once the worker ran the backward pass; rejects with its WeftError. */

@@ -8,10 +8,15 @@ export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } fr
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
 export type {
-  AutogradNamespace, BackwardOptions, GradFn, GradOptions, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
+  AutogradNamespace, BackwardOptions, GradFn, GradOptions, RemovableHandle, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
 } from './autograd.js';
 import type { OptimNamespace, WorkerOptimNamespace } from './optim.js';
-export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions, WorkerOptimizer, WorkerOptimNamespace } from './optim.js';
+export type {
+  AdamOptions, LRScheduler, LrSchedulerNamespace, LrSchedulerOptions, OptimNamespace, Optimizer, OptimizerStateDict, ParamGroup,
+  ParamGroupInput, Params, SGDOptions, WorkerOptimizer, WorkerOptimNamespace,
+} from './optim.js';
+import type { NnUtils } from './nn_utils.js';
+export type { ClipGradNormOptions, NnUtils } from './nn_utils.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
@@ -290,8 +295,10 @@ export interface WeftCore extends OpsApi {
   /** True division (div.Tensor / div.Scalar), or div.Tensor_mode's roundingMode: 'trunc' or 'floor'. */
   div(self: Operand, other: Operand, options?: DivOptions): Tensor;
   readonly variant: Variant;
-  /** torch.optim's SGD, Adam and AdamW over arrays of leaf tensors (js/optim.js). */
+  /** torch.optim's SGD, Adam and AdamW over tensors or parameter groups, and lrScheduler (js/optim.js). */
   readonly optim: OptimNamespace;
+  /** torch.nn; here its utils (gradient clipping, js/nn_utils.js). */
+  readonly nn: { readonly utils: NnUtils };
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;
@@ -412,7 +419,7 @@ export type WorkerTensor = {
 } & WorkerAutogradTensorOps;
 
 type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
-  'loadSafetensors' | 'optim' | keyof AutogradFunctions>;
+  'loadSafetensors' | 'optim' | 'nn' | keyof AutogradFunctions>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {

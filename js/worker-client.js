@@ -283,7 +283,8 @@ export async function createWorkerApi(endpoint, options) {
     #disposed = false;
     constructor(kind, params, options) {
       this.#id = nextTensor++;
-      this.params = params;
+      // every parameter, group after group (parameter groups are plain objects)
+      this.params = Array.isArray(params) ? params.flatMap((g) => (isPlainOptions(g) ? [].concat(g.params ?? []) : [g])) : params;
       this.ready = send({ kind: 'new', ctor: `optim.${kind}`, args: encodeArgs([params, options ?? {}]).args, out: this.#id })
         .then(() => undefined);
       this.ready.catch(() => {}); // surfaced by step() and zeroGrad() too

@@ -32,6 +32,16 @@ function disposeAll(wt, v) {
   if (v instanceof wt.Tensor) v.dispose();
   else if (v !== null && typeof v === 'object') Object.values(v).forEach((x) => disposeAll(wt, x));
 }
+// a state dict checked against the fixture's, then disposed
+function checkStateDict(wt, sd, want, e, what) {
+  assert.deepEqual(wt.tidy(() => diff(encode(wt, sd), want, e)), [], what);
+  disposeAll(wt, sd);
+}
+// the optimizer's state, the parameters and their grads
+function release(opt, ps) {
+  opt.dispose();
+  for (const p of ps) { p.grad = null; p.dispose(); }
+}
 // differences between two encoded values (floats in tensors within e relative; the rest exact)
 function diff(got, want, e, at = '') {
   if (isEncoded(want)) {
@@ -89,6 +99,7 @@ for (const variant of VARIANTS) {
       const first = s.train(opt, ps, 3);
       const sd = opt.stateDict();
       assert.deepEqual(wt.tidy(() => diff(encode(wt, sd), run.stateDict, 2e-5)), [], `${what}: state dict after 3 steps`);
+      // (sd is loaded below, then disposed)
       // a fresh optimizer loads PyTorch's state dict, or weft's own, and goes on as PyTorch did
       for (const source of ['torch', 'weft']) {
         const ps2 = wt.tidy(() => ps.map((p) => p.detach().clone().requiresGrad_()));
@@ -99,15 +110,11 @@ for (const variant of VARIANTS) {
         const rest = s.train(opt2, ps2, run.steps.length - 3);
         const e = worst([...first, ...rest], run.steps);
         assert.ok(e < 5e-5, `${what}, loaded from ${source}: relative error ${e}`);
-        const final = opt2.stateDict();
-        assert.deepEqual(wt.tidy(() => diff(encode(wt, final), run.finalStateDict, 1e-4)), [], `${what}: final state dict`);
-        disposeAll(wt, final);
-        opt2.dispose();
-        for (const p of ps2) { p.grad = null; p.dispose(); }
+        checkStateDict(wt, opt2.stateDict(), run.finalStateDict, 1e-4, `${what}: final state dict`);
+        release(opt2, ps2);
       }
       disposeAll(wt, sd);
-      opt.dispose();
-      for (const p of ps) { p.grad = null; p.dispose(); }
+      release(opt, ps);
     }
     s.done();
     assert.deepEqual(counts(wt), before);
@@ -122,12 +129,9 @@ test('a frozen backbone in its own group, and addParamGroup, as PyTorch', async 
   ps[0].requiresGrad_(false); // frozen: no .grad, skipped by step
   let opt = new wt.optim.SGD([{ params: [ps[0]], lr: 1e-4 }, { params: [ps[1], ps[2]] }], { lr: 1e-2, momentum: 0.9 });
   assert.ok(worst(s.train(opt, ps, F.frozen.steps.length), F.frozen.steps) < 2e-5);
-  let sd = opt.stateDict();
-  assert.deepEqual(wt.tidy(() => diff(encode(wt, sd), F.frozen.stateDict, 2e-5)), []);
+  checkStateDict(wt, opt.stateDict(), F.frozen.stateDict, 2e-5, 'frozen');
   assert.equal(opt.state.has(ps[0]), false);
-  disposeAll(wt, sd);
-  opt.dispose();
-  for (const p of ps) { p.grad = null; p.dispose(); }
+  release(opt, ps);
 
   ps = s.params();
   opt = new wt.optim.Adam([ps[1], ps[2]], { lr: 0.01 });
@@ -135,11 +139,8 @@ test('a frozen backbone in its own group, and addParamGroup, as PyTorch', async 
   opt.addParamGroup({ params: ps[0], lr: 0.001 });
   steps.push(...s.train(opt, ps, 3));
   assert.ok(worst(steps, F.addGroup.steps) < 5e-5);
-  sd = opt.stateDict();
-  assert.deepEqual(wt.tidy(() => diff(encode(wt, sd), F.addGroup.stateDict, 1e-4)), []);
-  disposeAll(wt, sd);
-  opt.dispose();
-  for (const p of ps) { p.grad = null; p.dispose(); }
+  checkStateDict(wt, opt.stateDict(), F.addGroup.stateDict, 1e-4, 'addParamGroup');
+  release(opt, ps);
   s.done();
   assert.deepEqual(counts(wt), before);
 });

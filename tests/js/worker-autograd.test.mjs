@@ -217,7 +217,7 @@ test('worker mode: optimizers refuse bad input, step(closure), dispose', () => w
   await rejectsWeft(empty.ready, 'InvalidArgument', /^SGD: optimizer got an empty parameter list$/);
   await rejectsWeft(empty.step(), 'InvalidArgument', /empty parameter list/);
   await rejectsWeft(new ww.optim.Adam([w], { lr: -1 }).zeroGrad(), 'InvalidArgument', /^Adam: Invalid learning rate: -1$/);
-  await rejectsWeft(new ww.optim.AdamW(w).ready, 'InvalidArgument', /should be an array of Tensors, but got a Tensor/);
+  await rejectsWeft(new ww.optim.AdamW(w).ready, 'TypeError', /should be an array of Tensors or parameter groups, but got a Tensor/);
   const opt = new ww.optim.SGD([w], { lr: 0.5 });
   assert.equal(opt.params[0], w);
   await opt.ready;
@@ -235,4 +235,31 @@ test('worker mode: optimizers refuse bad input, step(closure), dispose', () => w
   await rejectsWeft(opt.step(), 'InvalidArgument', /^step: the optimizer has been disposed$/);
   loss.dispose();
   w.dispose();
+}));
+
+test('worker mode: parameter groups train as in direct mode; registerHook throws', () => withWorker(async (ww) => {
+  const wt = await init({ variant: 'simd' });
+  const run = async (w) => {
+    const a = w.tensor([1, -2], { requiresGrad: true });
+    const b = w.tensor([0.5], { requiresGrad: true });
+    const opt = new w.optim.SGD([{ params: [a], lr: 0.01 }, { params: [b] }], { lr: 0.1, momentum: 0.9 });
+    assert.equal(opt.params.length, 2);
+    for (let i = 0; i < 3; i++) {
+      await opt.zeroGrad();
+      const l = a.mul(b).pow(2).sum();
+      await l.backward();
+      l.dispose();
+      await opt.step();
+    }
+    const out = [await a.toArray(), await b.toArray()];
+    opt.dispose();
+    a.dispose();
+    b.dispose();
+    return out;
+  };
+  assert.deepEqual(await run(ww), await run(wt));
+  const t = ww.tensor([1], { requiresGrad: true });
+  assert.throws(() => t.registerHook((g) => g), (e) => e instanceof WeftError && e.code === 'NotImplemented' &&
+    /registerHook: tensor hooks are not available in worker mode/.test(e.message));
+  t.dispose();
 }));
