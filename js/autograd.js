@@ -184,15 +184,24 @@ export function installAutograd(api, k) {
     });
     const gs = grad([out], list, { gradOutputs: [gradient ?? null], retainGraph: retain, createGraph: create,
       allowUnused: true });
-    list.forEach((t, i) => {
-      const g = gs[i];
-      if (!g) return;
-      const cur = t.grad;
-      const sum = cur && create ? withGradMode('backward', true, () => cur.add(g)) : null;
-      if (!cur || sum) t.grad = sum ?? g;
-      else withGradMode('backward', false, () => cur.add_(g));
-      for (const w of [g, cur, sum]) w?.dispose();
-    });
+    try {
+      list.forEach((t, i) => {
+        if (!gs[i]) return;
+        // t's hooks run first, as PyTorch runs them on what it accumulates into t.grad
+        const hooked = withGradMode('backward', create,
+          () => M._weft_wasm_apply_hooks(t.handle('backward'), gs[i].handle('backward')));
+        gs[i].dispose();
+        if (!hooked) engineCheck(1, 'backward');
+        const g = new Tensor(hooked);
+        const cur = t.grad;
+        const sum = cur && create ? withGradMode('backward', true, () => cur.add(g)) : null;
+        if (!cur || sum) t.grad = sum ?? g;
+        else withGradMode('backward', false, () => cur.add_(g));
+        for (const w of [g, cur, sum]) w?.dispose();
+      });
+    } finally {
+      for (const g of gs) g?.dispose(); // those a failing hook left
+    }
   }
 
   function withGradMode(op, on, fn) {

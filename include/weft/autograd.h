@@ -58,6 +58,9 @@ typedef void (*weft_hook_free)(void* ctx);
 weft_status weft_register_hook(weft_tensor* t, weft_grad_hook fn, void* ctx, weft_hook_free free_ctx);
 /* Removes t's hook registered with ctx; false when there is none. */
 bool weft_remove_hook(weft_tensor* t, const void* ctx);
+/* t's hooks run on grad, as backward(inputs=) does before accumulating into
+ * t.grad: the result in *out (a new reference; grad itself when no hook replaced it). */
+weft_status weft_apply_hooks(weft_tensor* t, const weft_tensor* grad, weft_tensor** out);
 
 /* ---- graph nodes ---- */
 weft_node* weft_node_retain(weft_node* n);

@@ -105,3 +105,16 @@ weft_status weft__hooks_run(weft__hooks* h, int32_t nr, weft_tensor** g) {
   if (--h->busy == 0) sweep(h);
   return s;
 }
+
+weft_status weft_apply_hooks(weft_tensor* t, const weft_tensor* grad, weft_tensor** out) {
+  *out = weft_tensor_retain((weft_tensor*)grad);
+  weft__view_refresh(t);
+  weft__meta* m = weft__meta_peek(t);
+  if (!m) return WEFT_OK;
+  weft_status s = m->grad_fn ? weft__hooks_run(&m->grad_fn->hooks, m->output_nr, out) : weft__hooks_run(&m->hooks, 0, out);
+  if (s) {
+    weft_tensor_release(*out);
+    *out = NULL;
+  }
+  return s;
+}

@@ -76,4 +76,9 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_register_hook(weft_tensor* t, int id) {
 EMSCRIPTEN_KEEPALIVE int weft_wasm_remove_hook(weft_tensor* t, int id) {
   return weft_remove_hook(t, (const void*)(uintptr_t)id);
 }
+/* backward(inputs=): t's hooks on a gradient about to go into t.grad (a new reference; 0 on error) */
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_apply_hooks(weft_tensor* t, const weft_tensor* grad) {
+  weft_tensor* out = NULL;
+  return weft_apply_hooks(t, grad, &out) ? NULL : out;
+}
 EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_tensor_retain(weft_tensor* t) { return weft_tensor_retain(t); }

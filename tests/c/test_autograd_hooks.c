@@ -106,8 +106,27 @@ static void test_failures(void) {
   CHECK(next.freed == 1); /* with the leaf's meta */
 }
 
+/* weft_apply_hooks (backward(inputs=)): a leaf's and a non-leaf's hooks on a given gradient */
+static void test_apply(void) {
+  weft_tensor* x = leaf();
+  weft_tensor* y = weft_mul_scalar(x, weft_scalar_double(5));
+  hook_ctx a = {.scale = 2}, b = {.scale = 3};
+  CHECK(weft_register_hook(x, hook, &a, NULL) == WEFT_OK && weft_register_hook(y, hook, &b, NULL) == WEFT_OK);
+  weft_tensor* ones = weft_full(S3, 1, 1.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+  weft_tensor *gx = NULL, *gy = NULL, *plain = NULL;
+  CHECK(weft_apply_hooks(x, ones, &gx) == WEFT_OK && weft_tensor_get_double(gx, 0) == 2);
+  CHECK(weft_apply_hooks(y, ones, &gy) == WEFT_OK && weft_tensor_get_double(gy, 0) == 3);
+  CHECK(weft_apply_hooks(ones, ones, &plain) == WEFT_OK && plain == ones); /* no hooks: the same tensor */
+  a.fail = WEFT_INVALID_ARGUMENT;
+  weft_tensor* none = ones;
+  CHECK(weft_apply_hooks(x, ones, &none) == WEFT_INVALID_ARGUMENT && none == NULL);
+  weft_tensor* all[] = {gx, gy, plain, ones, y, x};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) weft_tensor_release(all[i]);
+}
+
 int main(void) {
   test_leaf_and_nonleaf();
+  test_apply();
   test_failures();
   CHECK_NO_LEAKS();
   TEST_REPORT();

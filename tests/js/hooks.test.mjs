@@ -103,6 +103,24 @@ const SCENARIOS = {
     const z = y.mul(y).sum();
     return { x, grad: wt.autograd.grad(z, [y, x]) };
   },
+  backward_inputs(wt, rec, leaf) {
+    const x = leaf();
+    x.registerHook(rec('x_ten', (g) => g.mul(10)));
+    const y = x.mul(3);
+    y.registerHook(rec('y_half', (g) => g.mul(0.5)));
+    y.mul(y).sum().backward(null, { inputs: [y] });
+    x.mul(x).sum().backward(null, { inputs: [x] });
+    return { x, y };
+  },
+  create_graph(wt, rec, leaf) {
+    const x = leaf();
+    const y = x.mul(3);
+    y.registerHook(rec('y_twice', (g) => g.mul(2)));
+    const [gx] = wt.autograd.grad(y.mul(y).sum(), x, { createGraph: true });
+    x.registerHook(rec('x_ten', (g) => g.mul(10)));
+    gx.mul(gx).sum().backward();
+    return { x, grad: [gx] };
+  },
   error_size(wt, rec, leaf) {
     const x = leaf();
     const y = x.mul(2);
