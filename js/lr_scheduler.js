@@ -29,6 +29,9 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
   // Python's '{:.4e}' (two-digit exponent), for verbose
   const sci = (x) => x.toExponential(4).replace(/e([+-])(\d)$/, 'e$10$2');
 
+  // each group's current lr (what 1.13's chainable get_lr forms start from)
+  const lrsOf = (s) => s.optimizer.paramGroups.map((g) => g.lr);
+
   // the fields every scheduler's state dict has, after its own, in PyTorch's names
   const BASE_KEYS = { baseLrs: 'base_lrs', lastEpoch: 'last_epoch', verbose: 'verbose', _stepCount: '_step_count',
     _lastLr: '_last_lr' };
@@ -61,7 +64,6 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
     // the lr of each group after the last step()
     getLastLr() { return this._lastLr.slice(); }
     get #groups() { return this.optimizer.paramGroups; }
-    lrs() { return this.#groups.map((g) => g.lr); }
     step(epoch) {
       this._stepCount++;
       let values;
@@ -80,7 +82,7 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
           console.log(`${at || 'A'}djusting learning rate of group ${i} to ${sci(values[i])}.`);
         }
       });
-      this._lastLr = this.lrs();
+      this._lastLr = lrsOf(this);
     }
     // PyTorch's state_dict: every attribute but the optimizer
     stateDict() {
@@ -113,8 +115,8 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
       this.initialStep();
     }
     getLr() {
-      if (this.lastEpoch === 0 || this.lastEpoch % this.stepSize !== 0) return this.lrs();
-      return this.lrs().map((lr) => lr * this.gamma);
+      if (this.lastEpoch === 0 || this.lastEpoch % this.stepSize !== 0) return lrsOf(this);
+      return lrsOf(this).map((lr) => lr * this.gamma);
     }
     closedFormLr() { return this.baseLrs.map((b) => b * this.gamma ** Math.floor(this.lastEpoch / this.stepSize)); }
   }
@@ -131,8 +133,8 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
     }
     getLr() {
       const n = this.milestones.get(this.lastEpoch);
-      if (!n) return this.lrs();
-      return this.lrs().map((lr) => lr * this.gamma ** n);
+      if (!n) return lrsOf(this);
+      return lrsOf(this).map((lr) => lr * this.gamma ** n);
     }
     closedFormLr() {
       const passed = [...this.milestones].reduce((a, [m, n]) => a + (m <= this.lastEpoch ? n : 0), 0);
@@ -143,7 +145,12 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
       sd.milestones = Object.fromEntries(this.milestones);
       return sd;
     }
-    load(key, v) { return key === 'milestones' ? counter('MultiStepLR.loadStateDict', v instanceof Map ? v : Object.entries(v).flatMap(([m, n]) => Array(n).fill(Number(m)))) : copy(v); }
+    // milestones: PyTorch's Counter, saved as { milestone: count }
+    load(key, v) {
+      if (key !== 'milestones') return copy(v);
+      const list = v instanceof Map ? v : Object.entries(v ?? {}).flatMap(([m, n]) => Array(n).fill(Number(m)));
+      return counter('MultiStepLR.loadStateDict', list);
+    }
   }
 
   // Python's Counter(milestones): each milestone with how often it is listed
@@ -167,10 +174,10 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
     }
     getLr() {
       const { lastEpoch: e, TMax: T, etaMin } = this;
-      if (e === 0) return this.lrs();
+      if (e === 0) return lrsOf(this);
       if (this._stepCount === 1 && e > 0) return this.baseLrs.map((b) => etaMin + (b - etaMin) * (1 + Math.cos(e * Math.PI / T)) / 2);
-      if ((e - 1 - T) % (2 * T) === 0) return this.lrs().map((lr, i) => lr + (this.baseLrs[i] - etaMin) * (1 - Math.cos(Math.PI / T)) / 2);
-      return this.lrs().map((lr) => (1 + Math.cos(Math.PI * e / T)) / (1 + Math.cos(Math.PI * (e - 1) / T)) * (lr - etaMin) + etaMin);
+      if ((e - 1 - T) % (2 * T) === 0) return lrsOf(this).map((lr, i) => lr + (this.baseLrs[i] - etaMin) * (1 - Math.cos(Math.PI / T)) / 2);
+      return lrsOf(this).map((lr) => (1 + Math.cos(Math.PI * e / T)) / (1 + Math.cos(Math.PI * (e - 1) / T)) * (lr - etaMin) + etaMin);
     }
     closedFormLr() {
       const { lastEpoch: e, TMax: T, etaMin } = this;
@@ -193,9 +200,9 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
     }
     getLr() {
       const { lastEpoch: e, startFactor: s, endFactor: f, totalIters: n } = this;
-      if (e === 0) return this.lrs().map((lr) => lr * s);
-      if (e > n) return this.lrs();
-      return this.lrs().map((lr) => lr * (1 + (f - s) / (n * s + (e - 1) * (f - s))));
+      if (e === 0) return lrsOf(this).map((lr) => lr * s);
+      if (e > n) return lrsOf(this);
+      return lrsOf(this).map((lr) => lr * (1 + (f - s) / (n * s + (e - 1) * (f - s))));
     }
     closedFormLr() {
       const { lastEpoch: e, startFactor: s, endFactor: f, totalIters: n } = this;
