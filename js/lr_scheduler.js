@@ -148,7 +148,7 @@ export function installLrScheduler({ WeftError, Optimizer, isOptions, camelCase 
     // milestones: PyTorch's Counter, saved as { milestone: count }
     load(key, v) {
       if (key !== 'milestones') return copy(v);
-      const list = v instanceof Map ? v : Object.entries(v ?? {}).flatMap(([m, n]) => Array(n).fill(Number(m)));
+      const list = v instanceof Map ? v : Object.entries(v ?? {}).flatMap(([m, n]) => Array(Math.max(0, Math.trunc(Number(n)) || 0)).fill(Number(m)));
       return counter('MultiStepLR.loadStateDict', list);
     }
   }
