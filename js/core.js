@@ -7,6 +7,7 @@ import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
+import { installNn } from './nn/index.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -341,9 +342,16 @@ function collectTensors(v, isTensor, out = new Set(), seen = new Set()) {
 // tensor's handle back when its JS object is collected. dispose() unregisters
 // first, so a handle is released exactly once.
 const REGISTERED = Symbol('weft.registered');
+// The step set holding a tensor made outside every tidy scope (js/nn/memory.js),
+// and why a tensor was disposed for the user (said when it is used again).
+const STEP_SET = Symbol('weft.stepSet');
+const RELEASED = Symbol('weft.released');
 
 function createMemoryTracker(M) {
   const scopes = [];
+  // Where tensors made outside every tidy scope go: the current training
+  // step's set (js/nn/memory.js), or null (then only dispose or GC frees them).
+  let stepSet = null;
   let live = 0;
   let collected = 0;
   const registry = typeof FinalizationRegistry === 'function'
@@ -382,22 +390,43 @@ function createMemoryTracker(M) {
       }
     }
     if (scopes.length) scopes[scopes.length - 1].tensors.add(t);
+    else if (stepSet) toStep(t);
     return t;
+  }
+
+  function toStep(t) {
+    stepSet.add(t);
+    t[STEP_SET] = stepSet;
   }
 
   function forget(t) {
     live--;
     if (t[REGISTERED]) registry.unregister(t);
     t[REGISTERED] = null; // disposed: a pending flush skips it
+    if (t[STEP_SET]) t[STEP_SET].delete(t);
     for (let i = scopes.length - 1; i >= 0; i--) {
       if (scopes[i].tensors.delete(t)) break;
     }
   }
 
-  // Removes t from every open scope: it survives the tidy() calls around it.
+  // Removes t from every open scope and from its training step's set: it
+  // survives the tidy() calls around it and the step rule.
   function keep(t) {
     for (const s of scopes) s.tensors.delete(t);
+    if (t && t[STEP_SET]) {
+      t[STEP_SET].delete(t);
+      t[STEP_SET] = null;
+    }
     return t;
+  }
+
+  // A wrapper given a new handle (Module.to() keeps its Parameter objects):
+  // the collection safety net must release the new one, not the old.
+  function rehandle(t, ptr) {
+    if (t[REGISTERED]) {
+      registry.unregister(t);
+      registry.register(t, ptr, t);
+    }
   }
 
   function close(scope, result, isTensor) {
@@ -406,6 +435,7 @@ function createMemoryTracker(M) {
     for (const t of scope.tensors) {
       if (kept.has(t)) {
         if (parent && !parent.closed) parent.tensors.add(t);
+        else if (!parent && stepSet) toStep(t);
       } else {
         t.dispose();
       }
@@ -443,7 +473,12 @@ function createMemoryTracker(M) {
   }
 
   const stats = () => ({ jsTensors: live, collected, tidyScopes: scopes.length });
-  return { adopt, forget, keep, tidy, stats };
+  // js/nn/memory.js's hooks: the set new unscoped tensors join, and a note
+  // said when a tensor it disposed is used again
+  const setStepSet = (set) => { stepSet = set; };
+  const markReleased = (t, why) => { t[RELEASED] = why; };
+  const releasedNote = (t) => t[RELEASED] ?? '';
+  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, markReleased, releasedNote };
 }
 
 // ---- the API over one module ----
@@ -645,6 +680,7 @@ export function createApi(M, info) {
   // nothing to compare) bumps metaGeneration, and a cache older than that is
   // read again on its next use. In-place ops that keep the layout bump nothing.
   let refreshMeta;
+  let setHandle;
   let metaGeneration = 0;
   const sameLayout = (a, b) => a.ndim === b.ndim && a.offset === b.offset &&
     a.sizes.every((v, d) => v === b.sizes[d]) && a.strides.every((v, d) => v === b.strides[d]);
@@ -661,6 +697,15 @@ export function createApi(M, info) {
         const now = t.#load();
         if (old && sameLayout(old, now)) return;
         t.#gen = ++metaGeneration; // every other wrapper reads again on next use
+      };
+      // PyTorch's `param.data = new`: the same JS object over another C
+      // tensor (js/nn's Module.to keeps the objects optimizers hold)
+      setHandle = (t, ptr) => {
+        const old = t.#h('setHandle');
+        mem.rehandle(t, ptr);
+        t.#ptr = ptr;
+        t.#meta = null;
+        M._weft_tensor_release(old);
       };
     }
 
@@ -702,7 +747,7 @@ export function createApi(M, info) {
 
     // The live handle, or a WeftError naming the op.
     #h(op) {
-      if (!this.#ptr) throw new WeftError('InvalidArgument', `${op}: tensor has been disposed`);
+      if (!this.#ptr) throw new WeftError('InvalidArgument', `${op}: tensor has been disposed${mem.releasedNote(this)}`);
       return this.#ptr;
     }
 
@@ -1329,5 +1374,7 @@ export function createApi(M, info) {
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
   installIndexing(api, { Tensor, WeftError, isOptions });
+  // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
+  installNn(api, { M, Tensor, WeftError, wrap, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
   return api;
 }

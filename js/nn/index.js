@@ -1,0 +1,26 @@
+// wt.nn: the module system (js/nn/module.js), containers, layers, init,
+// functional, and the training-step memory rule (js/nn/memory.js).
+import { makeArgParser, makeChecks } from './args.js';
+import { makeModule } from './module.js';
+import { makeInit } from './init.js';
+import { makeLayers } from './layers.js';
+import { makeNorm } from './norm.js';
+import { makeActivations } from './activation.js';
+import { makeContainers } from './containers.js';
+import { makeFunctional } from './functional.js';
+import { installStepRule } from './memory.js';
+
+export function installNn(api, k) {
+  const parse = makeArgParser(k);
+  const checks = makeChecks(k);
+  const { Module, Parameter, STATE } = makeModule(api, k);
+  const init = makeInit(api, { ...k, parse });
+  const deps = { ...k, Module, Parameter, STATE, parse, checks, init };
+  const functional = makeFunctional(api);
+  // other parts of wt.nn (wt.nn.utils) may already be there: added to, not replaced
+  api.nn = Object.assign(api.nn ?? {}, {
+    Module, Parameter, init, functional, F: functional,
+    ...makeContainers(api, deps), ...makeLayers(api, deps), ...makeNorm(api, deps), ...makeActivations(api, deps),
+  });
+  installStepRule(api, k);
+}
