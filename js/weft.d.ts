@@ -11,6 +11,8 @@ export type {
   AutogradNamespace, BackwardOptions, GradFn, GradOptions, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
 } from './autograd.js';
 import type { OptimNamespace, WorkerOptimNamespace } from './optim.js';
+import type { NnNamespace } from './nn.js';
+export type { Module, Parameter, NnNamespace, NnInit, NnFunctional } from './nn.js';
 export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions, WorkerOptimizer, WorkerOptimNamespace } from './optim.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
@@ -292,6 +294,8 @@ export interface WeftCore extends OpsApi {
   readonly variant: Variant;
   /** torch.optim's SGD, Adam and AdamW over arrays of leaf tensors (js/optim.js). */
   readonly optim: OptimNamespace;
+  /** torch.nn: Module, containers, layers, init, functional (js/nn/). */
+  readonly nn: NnNamespace;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;
@@ -412,7 +416,7 @@ export type WorkerTensor = {
 } & WorkerAutogradTensorOps;
 
 type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
-  'loadSafetensors' | 'optim' | keyof AutogradFunctions>;
+  'loadSafetensors' | 'optim' | 'nn' | keyof AutogradFunctions>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {

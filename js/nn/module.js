@@ -52,7 +52,7 @@ function addIndent(s, n) {
 export function makeModule(api, k) {
   const { Tensor, WeftError, M, typeName, isOptions, didYouMean, mem } = k;
   const fail = (code, msg) => { throw new WeftError(code, msg); };
-  const kind = (v) => (v instanceof Parameter ? 'Parameter' : v instanceof Tensor ? 'Tensor' : typeName(v));
+  const kind = (v) => (v instanceof Parameter ? 'Parameter' : v instanceof Tensor ? 'Tensor' : typeName(v).replace(/^an? /, ''));
 
   // torch.nn.Parameter: a leaf tensor sharing the data of the one given,
   // marked as a parameter (registered when assigned to a module attribute).
