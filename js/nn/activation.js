@@ -94,16 +94,16 @@ export function makeActivations(api, { Module, parse, checks }) {
 
   const losses = {
     L1Loss: loss('L1Loss', LEGACY, (x, y, m) => api.l1Loss(x, y, { reduction: m.reduction })),
-    MSELoss: loss('MSELoss', LEGACY, (x, y, m) => api.mseLoss(x, y, { reduction: m.reduction })),
+    MSELoss: loss('MSELoss', LEGACY, (x, y, m) => api.mseLoss(x, y, m.reduction)),
     NLLLoss: loss('NLLLoss', [['weight', null], ['sizeAverage', null], ['ignoreIndex', -100], ['reduce', null], ['reduction', 'mean']],
-      (x, y, m) => api.nllLoss(x, y, { weight: m.weight, reduction: m.reduction, ignoreIndex: m.ignoreIndex }), ['weight']),
+      (x, y, m) => api.nllLoss(x, y, m.weight, m.reduction, m.ignoreIndex), ['weight']),
     CrossEntropyLoss: loss('CrossEntropyLoss', [['weight', null], ['sizeAverage', null], ['ignoreIndex', -100], ['reduce', null],
       ['reduction', 'mean'], ['labelSmoothing', 0.0]],
-    (x, y, m) => api.crossEntropy(x, y, { weight: m.weight, reduction: m.reduction, ignoreIndex: m.ignoreIndex,
-      labelSmoothing: m.labelSmoothing }), ['weight']),
+    // positional: the op table's order (cheaper to bind than options)
+    (x, y, m) => api.crossEntropy(x, y, m.weight, m.reduction, m.ignoreIndex, m.labelSmoothing), ['weight']),
     BCEWithLogitsLoss: loss('BCEWithLogitsLoss', [['weight', null], ['sizeAverage', null], ['reduce', null], ['reduction', 'mean'],
       ['posWeight', null]],
-    (x, y, m) => api.binaryCrossEntropyWithLogits(x, y, { weight: m.weight, posWeight: m.pos_weight, reduction: m.reduction }),
+    (x, y, m) => api.binaryCrossEntropyWithLogits(x, y, m.weight, m.pos_weight, m.reduction),
     ['weight', 'posWeight']),
     SmoothL1Loss: loss('SmoothL1Loss', [...LEGACY, ['beta', 1.0]],
       (x, y, m) => api.smoothL1Loss(x, y, { reduction: m.reduction, beta: m.beta })),

@@ -120,11 +120,16 @@ export function makeLayers(api, { Module, Parameter, parse, checks, init }) {
     }
     resetParameters() { resetLinearLike(this); }
     // a padding mode other than zeros pads first (F.pad), then convolves unpadded
+    // (positional: the op table's order, cheaper to bind than options)
     _conv(op, x) {
-      const opts = { stride: this.stride, padding: this.padding, dilation: this.dilation, groups: this.groups };
-      if (this.paddingMode === 'zeros') return op(x, this.weight, this.bias, opts);
+      const { weight, bias, stride, padding, dilation, groups } = this;
+      if (this.paddingMode === 'zeros') return op(x, weight, bias, stride, padding, dilation, groups);
       const padded = api.pad(x, this._reversedPaddingRepeatedTwice, { mode: this.paddingMode });
-      return op(padded, this.weight, this.bias, { ...opts, padding: 0 });
+      try {
+        return op(padded, weight, bias, stride, 0, dilation, groups);
+      } finally {
+        padded.dispose();
+      }
     }
     extraRepr() {
       const zero = (v, z) => Array.isArray(v) && v.every((x) => x === z);
