@@ -413,6 +413,11 @@ function createMemoryTracker(M) {
   // survives the tidy() calls around it and the step rule.
   function keep(t) {
     for (const s of scopes) s.tensors.delete(t);
+    return unstep(t);
+  }
+
+  // Takes t out of its training step's set only (tidy scopes still own it).
+  function unstep(t) {
     if (t && t[STEP_SET]) {
       t[STEP_SET].delete(t);
       t[STEP_SET] = null;
@@ -478,7 +483,7 @@ function createMemoryTracker(M) {
   const setStepSet = (set) => { stepSet = set; };
   const markReleased = (t, why) => { t[RELEASED] = why; };
   const releasedNote = (t) => t[RELEASED] ?? '';
-  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, markReleased, releasedNote };
+  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, unstep, markReleased, releasedNote };
 }
 
 // ---- the API over one module ----

@@ -22,5 +22,5 @@ export function installNn(api, k) {
     Module, Parameter, init, functional, F: functional,
     ...makeContainers(api, deps), ...makeLayers(api, deps), ...makeNorm(api, deps), ...makeActivations(api, deps),
   });
-  installStepRule(api, k);
+  installStepRule(api, { ...k, Parameter });
 }

@@ -12,8 +12,11 @@
 // assigned to a module attribute, the optimizer's parameters and state, and
 // every tensor passed to wt.keep(t), which is how a user holds one longer.
 // A disposed tensor used again throws a WeftError saying so and naming keep.
-// It is deterministic: nothing depends on the garbage collector.
-export function installStepRule(api, { mem, Tensor }) {
+// It is deterministic: nothing depends on the garbage collector. It belongs to
+// wt.nn: only an optimizer over wt.nn Parameters (model.parameters()) makes
+// its steps boundaries, so code training plain tensors with its own tidy and
+// dispose calls keeps the contract it was written for.
+export function installStepRule(api, { mem, Tensor, Parameter }) {
   const sets = new WeakMap(); // optimizer -> { step, prev: Set, cur: Set }
   let active = null; // the set new unscoped tensors join
 
@@ -39,7 +42,7 @@ export function installStepRule(api, { mem, Tensor }) {
 
   // One step boundary: the set before the previous one is released, a new set opens.
   function boundary(opt) {
-    for (const t of held(opt)) api.keep(t);
+    for (const t of held(opt)) mem.unstep(t);
     let s = sets.get(opt);
     if (!s) sets.set(opt, (s = { step: 0, prev: new Set(), cur: new Set() }));
     release(s.prev, s.step - 1, opt.constructor?.name ?? 'optimizer');
@@ -49,16 +52,17 @@ export function installStepRule(api, { mem, Tensor }) {
     mem.setStepSet((active = s.cur));
   }
 
-  // After step(): state the optimizer made this step is its own (kept).
+  // After step(): state the optimizer made this step is its own, never
+  // released by the rule (a tidy() around the step still owns what it made)
   function settle(opt) {
-    for (const t of held(opt)) api.keep(t);
+    for (const t of held(opt)) mem.unstep(t);
   }
 
   // A disposed optimizer's sets are left to the caller (nothing is freed).
   function detach(opt) {
     const s = sets.get(opt);
     if (!s) return;
-    for (const set of [s.prev, s.cur]) for (const t of [...set]) api.keep(t);
+    for (const set of [s.prev, s.cur]) for (const t of [...set]) mem.unstep(t);
     sets.delete(opt);
     if (active === s.cur) mem.setStepSet((active = null));
   }
@@ -70,7 +74,7 @@ export function installStepRule(api, { mem, Tensor }) {
     const step = proto.step;
     Object.defineProperty(proto, 'step', {
       value: function step_(...args) {
-        if (depth++ === 0) boundary(this);
+        if (depth++ === 0 && held(this).some((t) => t instanceof Parameter)) boundary(this);
         try {
           return step.apply(this, args);
         } finally {

@@ -4,7 +4,8 @@
 // its intermediates; a tensor made during a step lives through the next one
 // and is released at the optimizer's step() after next, unless kept; what was
 // made before the loop, parameters, buffers and module attributes are never
-// released; a released tensor used again says why and names wt.keep.
+// released; a released tensor used again says why and names wt.keep; an
+// optimizer over plain tensors (no wt.nn Parameters) changes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VARIANTS, init, throwsWeft } from './helpers.mjs';
@@ -103,7 +104,7 @@ for (const variant of VARIANTS) {
     assert.equal(wt.memory().tensors, before);
 
     // a second optimizer: the first one's tensors wait for the first one
-    const w = wt.randn([3], { requiresGrad: true });
+    const w = new nn.Parameter(wt.randn([3]));
     const opt2 = new wt.optim.SGD([w], { lr: 0.1 });
     const fromOpt1 = X.narrow(0, 1, 1); // made while Adam was the last to step
     for (let i = 0; i < 3; i++) {
@@ -118,5 +119,19 @@ for (const variant of VARIANTS) {
     assert.deepEqual(fromOpt1.shape, [1, 8]);
     for (const t of [fromOpt1, w, x, X, Y]) t.dispose();
     model.dispose();
+
+    // an optimizer over plain tensors (not wt.nn Parameters) leaves memory to
+    // tidy and dispose, as before wt.nn: nothing it did not make is released
+    const v = wt.randn([3], { requiresGrad: true });
+    const opt3 = new wt.optim.SGD([v], { lr: 0.1 });
+    const made = [];
+    for (let i = 0; i < 4; i++) {
+      made.push(v.mul(3));
+      wt.tidy(() => v.mul(2).sum().backward());
+      opt3.step();
+    }
+    assert.ok(made.every((t) => !t.isDisposed));
+    opt3.dispose();
+    for (const t of [...made, v]) t.dispose();
   });
 }
