@@ -3,11 +3,13 @@
 //
 // uniform_(a, b) is aten's uniform_real_distribution: one draw per element in
 // memory order, its mantissa bits as u in [0, 1) (exactly what wt.rand gives),
-// then u * (b - a) + a in the tensor's dtype (float32: rounded after the
-// multiply and after the add, as the default kernel; AVX2's fused multiply-add
-// differs by at most an ulp). normal_(mean, std) is wt.randn's draw (PyTorch's
-// normal_fill for 16 or more float32 elements) times std plus mean, the same
-// order of rounding. All write in place under noGrad and return the tensor.
+// then u * (b - a) + a in the tensor's dtype. float32 rounds once, as the
+// fused multiply-add of PyTorch's AVX2 build (u * range is exact in a double
+// and so is the sum, for bounds of like magnitude; the unfused default kernel
+// can differ by many ulps near zero, where the sum cancels). normal_(mean,
+// std) is wt.randnLike's draw (PyTorch's normal_fill for 16 or more
+// contiguous elements, float32 or float64) times std plus mean, fused the
+// same way. All write in place under noGrad and return the tensor.
 import { REQUIRED } from './args.js';
 
 export function makeInit(api, { Tensor, WeftError, typeName, parse }) {
@@ -37,23 +39,25 @@ export function makeInit(api, { Tensor, WeftError, typeName, parse }) {
   }
 
   const wide = (dtype) => dtype === 'float64';
-  const draws = (fn, n, dtype) => api.tidy(() => fn([n], { dtype }).data());
+  const draws = (fn, n, dtype) => api.tidy(() => fn(api.empty([n], { dtype })).data());
 
   function uniformValues(a, b) {
     return (n, dtype) => {
-      const u = draws(api.rand, n, dtype);
+      const u = draws(api.randLike, n, dtype);
       if (wide(dtype)) return u.map((x) => x * (b - a) + a);
       const lo = f(a);
       const range = f(f(b) - lo);
-      return Float32Array.from(u, (x) => f(f(x * range) + lo));
+      return Float32Array.from(u, (x) => f(x * range + lo));
     };
   }
 
   function normalValues(mean, std) {
     return (n, dtype) => {
-      const z = draws(api.randn, n, dtype);
+      const z = draws(api.randnLike, n, dtype);
       if (wide(dtype)) return z.map((x) => x * std + mean);
-      return Float32Array.from(z, (x) => f(f(x * std) + mean));
+      const s = f(std);
+      const m = f(mean);
+      return Float32Array.from(z, (x) => f(x * s + m));
     };
   }
 

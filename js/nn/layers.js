@@ -4,7 +4,7 @@
 // positional order, options last in camelCase; parameter names, shapes,
 // default initialization and extra_repr are torch/nn/modules 1.13's.
 import { REQUIRED as R } from './args.js';
-import { pyFloat, pyRepr, pyStr } from './module.js';
+import { pyFloat, pyStr } from './module.js';
 
 export function makeLayers(api, { Module, Parameter, parse, checks, init }) {
   const { int, num, bool, tuple, fail } = checks;
@@ -254,7 +254,7 @@ export function makeLayers(api, { Module, Parameter, parse, checks, init }) {
     extraRepr() {
       const floats = (v) => (Array.isArray(v) ? `(${v.map(pyFloat).join(', ')}${v.length === 1 ? ',' : ''})` : pyFloat(v));
       const info = this.scaleFactor !== null ? `scale_factor=${floats(this.scaleFactor)}` : `size=${pyStr(this.size)}`;
-      return `${info}, mode=${pyRepr(this.mode)}`;
+      return `${info}, mode=${this.mode}`; // 1.13 prints the mode unquoted
     }
   }
 
