@@ -425,6 +425,14 @@ function createMemoryTracker(M) {
     return t;
   }
 
+  // A tensor its holder let go of (a module attribute reassigned): owned
+  // again by the open tidy scope or the training step, as if made now
+  function orphan(t) {
+    if (t.isDisposed) return;
+    if (scopes.length) scopes[scopes.length - 1].tensors.add(t);
+    else if (stepSet) toStep(t);
+  }
+
   // A wrapper given a new handle (Module.to() keeps its Parameter objects):
   // the collection safety net must release the new one, not the old.
   function rehandle(t, ptr) {
@@ -483,7 +491,7 @@ function createMemoryTracker(M) {
   const setStepSet = (set) => { stepSet = set; };
   const markReleased = (t, why) => { t[RELEASED] = why; };
   const releasedNote = (t) => t[RELEASED] ?? '';
-  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, unstep, markReleased, releasedNote };
+  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, unstep, orphan, markReleased, releasedNote };
 }
 
 // ---- the API over one module ----

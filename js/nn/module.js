@@ -65,8 +65,13 @@ export function makeModule(api, k) {
         fail('TypeError', `Parameter(): argument 'requiresGrad' must be a boolean, not ${typeName(requiresGrad)}`);
       }
       const ptr = M._weft_wasm_detach(src.handle('Parameter'));
-      if (data === undefined || data === null) src.dispose();
       if (!ptr) k.fail('Parameter');
+      // the data tensor is handed over (new wt.nn.Parameter(wt.zeros(3))
+      // leaves nothing behind); a Parameter given stays its module's
+      if (!(src instanceof Parameter)) {
+        mem.markReleased(src, ' (wt.nn.Parameter(t) took t over: use the Parameter, which shares its data)');
+        src.dispose();
+      }
       super(ptr);
       api.keep(this);
       try {
@@ -81,8 +86,16 @@ export function makeModule(api, k) {
 
   // ---- the proxy traps: PyTorch's __setattr__ and __delattr__ ----
 
+  // A tensor held by the module is kept out of scopes; one it stops holding
+  // (reassigned, deleted) is the open scope's or the step's again, as if made
+  // now, so a buffer replaced every step does not pile up.
+  function letGo(old, value) {
+    if (old instanceof Tensor && old !== value) mem.orphan(old);
+  }
+
   function plainSet(target, name, value) {
-    if (value instanceof Tensor) api.keep(value); // held by the module, not by a scope
+    if (value instanceof Tensor) api.keep(value);
+    letGo(target[name], value);
     Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
   }
 
@@ -97,6 +110,7 @@ export function makeModule(api, k) {
     const self = target[PROXY];
     if (value instanceof Parameter) {
       forgetName(s, target, name, 'params');
+      letGo(target[name], value);
       delete target[name];
       self.registerParameter(name, value);
     } else if (s.params.has(name)) {
@@ -141,7 +155,10 @@ export function makeModule(api, k) {
       return true;
     },
     deleteProperty(target, name) {
-      if (typeof name !== 'symbol') forgetName(target[STATE], target, name, null);
+      if (typeof name !== 'symbol') {
+        forgetName(target[STATE], target, name, null);
+        letGo(target[name], null);
+      }
       return Reflect.deleteProperty(target, name);
     },
   };
@@ -213,6 +230,7 @@ export function makeModule(api, k) {
       } else {
         s.params.set(name, param);
       }
+      letGo(this[name], param);
       own(this, name, s.params.get(name));
     }
 
@@ -231,6 +249,7 @@ export function makeModule(api, k) {
       if (persistent) s.nonPersistent.delete(name);
       else s.nonPersistent.add(name);
       if (tensor) api.keep(tensor);
+      letGo(this[name], tensor);
       own(this, name, tensor ?? null);
     }
 
