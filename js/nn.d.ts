@@ -151,6 +151,9 @@ declare class BatchNormBase extends Module {
   running_mean: Tensor | null;
   running_var: Tensor | null;
   num_batches_tracked: Tensor | null;
+  readonly runningMean: Tensor | null;
+  readonly runningVar: Tensor | null;
+  readonly numBatchesTracked: Tensor | null;
   resetRunningStats(): void;
   resetParameters(): void;
   forward(x: Tensor): Tensor;

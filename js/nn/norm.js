@@ -47,6 +47,11 @@ export function makeNorm(api, { Module, Parameter, parse, checks, init }) {
       }
     }
 
+    // the buffers keep PyTorch's names (a checkpoint's keys); camelCase reads too
+    get runningMean() { return this.running_mean; }
+    get runningVar() { return this.running_var; }
+    get numBatchesTracked() { return this.num_batches_tracked; }
+
     // the running statistics back to zeros/ones and the count to 0 (PyTorch's reset_running_stats)
     resetRunningStats() {
       if (!this.trackRunningStats) return;
