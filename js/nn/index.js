@@ -15,7 +15,13 @@ export function installNn(api, k) {
   const checks = makeChecks(k);
   const { Module, Parameter, STATE } = makeModule(api, k);
   const init = makeInit(api, { ...k, parse });
-  const deps = { ...k, Module, Parameter, STATE, parse, checks, init };
+  // a layer's parameter: filled with `fill`, or uninitialized (its reset fills it)
+  function param(shape, { device, dtype }, fill = null) {
+    const opts = { ...(device ? { device } : {}), ...(dtype ? { dtype } : {}) };
+    const t = fill === null ? api.empty(shape, opts) : api.full(shape, fill, opts);
+    return new Parameter(t); // takes t over
+  }
+  const deps = { ...k, Module, Parameter, STATE, parse, checks, init, param };
   const functional = makeFunctional(api);
   // other parts of wt.nn (wt.nn.utils) may already be there: added to, not replaced
   api.nn = Object.assign(api.nn ?? {}, {

@@ -6,18 +6,8 @@
 import { REQUIRED as R } from './args.js';
 import { pyFloat, pyStr } from './module.js';
 
-export function makeLayers(api, { Module, Parameter, parse, checks, init }) {
+export function makeLayers(api, { Module, param, parse, checks, init }) {
   const { int, num, bool, tuple, fail } = checks;
-
-  // an uninitialized parameter (the layer's reset fills it)
-  function param(shape, { device, dtype }) {
-    const t = api.empty(shape, { ...(device ? { device } : {}), ...(dtype ? { dtype } : {}) });
-    try {
-      return new Parameter(t);
-    } finally {
-      t.dispose();
-    }
-  }
 
   class Identity extends Module {
     constructor() { super(); } // PyTorch's Identity takes and ignores any arguments

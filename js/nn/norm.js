@@ -4,17 +4,8 @@
 import { REQUIRED as R } from './args.js';
 import { pyFloat, pyStr } from './module.js';
 
-export function makeNorm(api, { Module, Parameter, parse, checks, init }) {
+export function makeNorm(api, { Module, param, parse, checks, init }) {
   const { int, num, bool, fail } = checks;
-
-  function param(shape, { device, dtype }, fill) {
-    const t = api.full(shape, fill, { ...(device ? { device } : {}), ...(dtype ? { dtype } : {}) });
-    try {
-      return new Parameter(t);
-    } finally {
-      t.dispose();
-    }
-  }
 
   const BN = [['numFeatures', R], ['eps', 1e-5], ['momentum', 0.1], ['affine', true], ['trackRunningStats', true],
     ['device', null], ['dtype', null]];
