@@ -13,7 +13,10 @@ export interface Parameter extends Tensor {
 
 /**
  * torch.nn.Module. Callable: model(x) runs forward(x) in a tidy scope (its intermediates are freed on
- * return). Assigning a Module or a Parameter to an attribute registers it, in assignment order.
+ * return; a tensor assigned to a module attribute is kept). Assigning a Module or a Parameter to an
+ * attribute registers it, in assignment order. With an optimizer over model.parameters(), tensors made
+ * outside tidy during a step are released at that optimizer's step() after next unless passed to
+ * wt.keep (README, "Memory").
  */
 export interface Module {
   (...args: any[]): any;

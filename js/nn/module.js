@@ -93,10 +93,24 @@ export function makeModule(api, k) {
     if (old instanceof Tensor && old !== value) mem.orphan(old);
   }
 
+  // a setter up the prototype chain (a subclass's `set lr(v)`) runs as usual
+  function accessorOf(target, name) {
+    for (let p = Object.getPrototypeOf(target); p; p = Object.getPrototypeOf(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (d) return d.get || d.set ? d : null;
+    }
+    return null;
+  }
+
   function plainSet(target, name, value) {
+    if (!Object.hasOwn(target, name) && accessorOf(target, name)) {
+      if (!Reflect.set(target, name, value, target[PROXY])) fail('TypeError', `Cannot set property ${name} of ${target.constructor.name}, which has only a getter`);
+      return;
+    }
     if (value instanceof Tensor) api.keep(value);
     letGo(target[name], value);
-    Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
+    if (Object.hasOwn(target, name)) target[name] = value; // keeps its enumerability (training)
+    else Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
   }
 
   function forgetName(s, target, name, except) {
