@@ -1388,6 +1388,6 @@ export function createApi(M, info) {
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
   installIndexing(api, { Tensor, WeftError, isOptions });
   // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
-  installNn(api, { M, Tensor, WeftError, wrap, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
+  installNn(api, { M, Tensor, WeftError, fail, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
   return api;
 }

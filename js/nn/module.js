@@ -66,12 +66,6 @@ export function makeModule(api, k) {
       }
       const ptr = M._weft_wasm_detach(src.handle('Parameter'));
       if (!ptr) k.fail('Parameter');
-      // the data tensor is handed over (new wt.nn.Parameter(wt.zeros(3))
-      // leaves nothing behind); a Parameter given stays its module's
-      if (!(src instanceof Parameter)) {
-        mem.markReleased(src, ' (wt.nn.Parameter(t) took t over: use the Parameter, which shares its data)');
-        src.dispose();
-      }
       super(ptr);
       api.keep(this);
       try {
@@ -79,6 +73,12 @@ export function makeModule(api, k) {
       } catch (e) {
         this.dispose();
         throw e;
+      }
+      // the data tensor is handed over (new wt.nn.Parameter(wt.zeros(3))
+      // leaves nothing behind); a Parameter given stays its module's
+      if (!(src instanceof Parameter)) {
+        mem.markReleased(src, ' (wt.nn.Parameter(t) took t over: use the Parameter, which shares its data)');
+        src.dispose();
       }
     }
     toString() { return `Parameter containing:\n${super.toString()}`; }
@@ -113,7 +113,7 @@ export function makeModule(api, k) {
     else Object.defineProperty(target, name, { value, writable: true, enumerable: true, configurable: true });
   }
 
-  function forgetName(s, target, name, except) {
+  function forgetName(s, name, except) {
     if (except !== 'params') s.params.delete(name);
     if (except !== 'buffers') { s.buffers.delete(name); s.nonPersistent.delete(name); }
     if (except !== 'modules') s.modules.delete(name);
@@ -123,7 +123,7 @@ export function makeModule(api, k) {
     const s = target[STATE];
     const self = target[PROXY];
     if (value instanceof Parameter) {
-      forgetName(s, target, name, 'params');
+      forgetName(s, name, 'params');
       letGo(target[name], value);
       delete target[name];
       self.registerParameter(name, value);
@@ -133,7 +133,7 @@ export function makeModule(api, k) {
       }
       self.registerParameter(name, null);
     } else if (value instanceof Module) {
-      forgetName(s, target, name, 'modules');
+      forgetName(s, name, 'modules');
       s.modules.set(name, value);
       plainSet(target, name, value);
     } else if (s.modules.has(name)) {
@@ -170,7 +170,7 @@ export function makeModule(api, k) {
     },
     deleteProperty(target, name) {
       if (typeof name !== 'symbol') {
-        forgetName(target[STATE], target, name, null);
+        forgetName(target[STATE], name, null);
         letGo(target[name], null);
       }
       return Reflect.deleteProperty(target, name);
@@ -444,7 +444,9 @@ export function makeModule(api, k) {
         const grad = t.grad;
         const next = api.noGrad(() => t.to(o));
         const nextGrad = grad && api.noGrad(() => grad.to(o));
-        k.setHandle(t, M._weft_wasm_detach(next.handle('to')));
+        const ptr = M._weft_wasm_detach(next.handle('to'));
+        if (!ptr) k.fail('to');
+        k.setHandle(t, ptr);
         next.dispose();
         grad?.dispose();
         if (rg) t.requiresGrad_(true);

@@ -241,8 +241,10 @@ test('constructor arguments: positional or options, checked with PyTorch words',
   throwsWeft(() => new nn.Module()(1), 'NotImplemented', /^Module \[Module\] is missing the required "forward" function$/);
   throwsWeft(() => new nn.Parameter([1, 2]), 'TypeError', /^Parameter\(\): argument 'data' must be a Tensor, not an array$/);
   // an integer Parameter cannot require grad (PyTorch's message, from autograd)
-  assert.throws(() => new nn.Parameter(wt.tensor([1, 2], { dtype: 'int64' })), /floating point/);
-  const p = new nn.Parameter(wt.tensor([1, 2], { dtype: 'int64' }), false);
+  const ints = wt.tensor([1, 2], { dtype: 'int64' });
+  assert.throws(() => new nn.Parameter(ints), /floating point/);
+  assert.ok(!ints.isDisposed, 'a failed Parameter() leaves its data alone');
+  const p = new nn.Parameter(ints, false);
   assert.equal(p.requiresGrad, false);
   assert.match(String(p), /^Parameter containing:\ntensor\(\[1, 2\]\)$/);
   for (const m of [a, b]) m.dispose();
