@@ -36,6 +36,8 @@ export declare class Module {
   children(): Module[];
   namedChildren(): [string, Module][];
   modules(): Module[];
+  /** The module at a dotted path ('layer4.0.conv1'). */
+  getSubmodule(target: string): Module;
   namedModules(options?: { prefix?: string; removeDuplicate?: boolean }): [string, Module][];
   /** Parameters and persistent buffers by PyTorch's dotted names (detached: the caller's to dispose). */
   stateDict(options?: { prefix?: string; keepVars?: boolean }): { [key: string]: Tensor };

@@ -77,7 +77,6 @@ export function makeContainers(api, { Module, WeftError, typeName, STATE }) {
       if (modules !== null) this.extend(modules);
     }
     slice(start, end) { return new ModuleList([...this[STATE].modules.values()].slice(start, end)); }
-    forward() { fail('NotImplemented', 'ModuleList has no forward(): call its modules'); }
   }
 
   class ModuleDict extends Module {
@@ -107,7 +106,6 @@ export function makeContainers(api, { Module, WeftError, typeName, STATE }) {
       for (const [key, m] of entries) this.set(key, m);
     }
     [Symbol.iterator]() { return this[STATE].modules.keys(); }
-    forward() { fail('NotImplemented', 'ModuleDict has no forward(): call its modules'); }
   }
 
   return { Sequential, ModuleList, ModuleDict };

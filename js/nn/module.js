@@ -81,7 +81,11 @@ export function makeModule(api, k) {
         src.dispose();
       }
     }
-    toString() { return `Parameter containing:\n${super.toString()}`; }
+    // PyTorch's: the tensor's repr with requires_grad=True before its closing parenthesis
+    toString() {
+      const t = super.toString();
+      return `Parameter containing:\n${this.requiresGrad ? `${t.slice(0, -1)}, requires_grad=True)` : t}`;
+    }
   }
 
   // ---- the proxy traps: PyTorch's __setattr__ and __delattr__ ----
@@ -187,8 +191,8 @@ export function makeModule(api, k) {
 
   function checkName(what, name, target) {
     if (typeof name !== 'string') fail('TypeError', `${what} name should be a string. Got ${typeName(name)}`);
-    if (name.includes('.')) fail('KeyError', `${what} name can't contain ".", got: ${name}`);
-    if (name === '') fail('KeyError', `${what} name can't be empty string ""`);
+    if (name.includes('.')) fail('InvalidArgument', `${what} name can't contain ".", got: ${name}`);
+    if (name === '') fail('InvalidArgument', `${what} name can't be empty string ""`);
     return target;
   }
 
@@ -233,7 +237,7 @@ export function makeModule(api, k) {
 
     registerParameter(name, param) {
       const s = checkName('parameter', name, this)[STATE];
-      if (name in this && !s.params.has(name)) fail('KeyError', `attribute '${name}' already exists`);
+      if (name in this && !s.params.has(name)) fail('InvalidArgument', `attribute '${name}' already exists`);
       if (param === null || param === undefined) {
         s.params.set(name, null);
       } else if (!(param instanceof Parameter)) {
@@ -255,7 +259,7 @@ export function makeModule(api, k) {
         if (key !== 'persistent') fail('TypeError', `registerBuffer() got an unexpected option '${key}'${didYouMean(key, ['persistent'])}`);
       }
       const persistent = opts.persistent ?? true;
-      if (name in this && !s.buffers.has(name)) fail('KeyError', `attribute '${name}' already exists`);
+      if (name in this && !s.buffers.has(name)) fail('InvalidArgument', `attribute '${name}' already exists`);
       if (tensor !== null && tensor !== undefined && !(tensor instanceof Tensor)) {
         fail('TypeError', `cannot assign '${kind(tensor)}' object to buffer '${name}' (wt.Tensor or null required)`);
       }
@@ -270,7 +274,7 @@ export function makeModule(api, k) {
     addModule(name, module) {
       const s = checkName('module', name, this)[STATE];
       if (module !== null && module !== undefined && !(module instanceof Module)) fail('TypeError', `${kind(module)} is not a Module subclass`);
-      if (name in this && !s.modules.has(name)) fail('KeyError', `attribute '${name}' already exists`);
+      if (name in this && !s.modules.has(name)) fail('InvalidArgument', `attribute '${name}' already exists`);
       s.modules.set(name, module ?? null);
       own(this, name, module ?? null);
     }
@@ -291,6 +295,18 @@ export function makeModule(api, k) {
     }
 
     modules() { return this.namedModules().map(([, m]) => m); }
+
+    // the module at a dotted path ('layer4.0.conv1'), as PyTorch's get_submodule
+    getSubmodule(target) {
+      if (typeof target !== 'string') fail('TypeError', `getSubmodule(): argument 'target' must be a string, not ${typeName(target)}`);
+      let m = this[PROXY];
+      for (const item of target === '' ? [] : target.split('.')) {
+        const next = m[STATE].modules.get(item);
+        if (!next) fail('InvalidArgument', `${m.constructor.name} has no attribute \`${item}\``);
+        m = next;
+      }
+      return m;
+    }
     namedChildren() { return uniq([...this[STATE].modules]); }
     children() { return this.namedChildren().map(([, m]) => m); }
 

@@ -72,10 +72,10 @@ test('assignment registers in order; reassigning and deleting behave as in PyTor
   assert.deepEqual(names(net.namedChildren()), ['b', 'c']);
 
   // registration errors (PyTorch's words)
-  throwsWeft(() => net.registerParameter('x.y', null), 'KeyError', /^parameter name can't contain "\.", got: x\.y$/);
-  throwsWeft(() => net.registerBuffer('', null), 'KeyError', /^buffer name can't be empty string ""$/);
-  throwsWeft(() => net.registerParameter('note', null), 'KeyError', /^attribute 'note' already exists$/);
-  throwsWeft(() => net.registerParameter('forward', null), 'KeyError', /^attribute 'forward' already exists$/);
+  throwsWeft(() => net.registerParameter('x.y', null), 'InvalidArgument', /^parameter name can't contain "\.", got: x\.y$/);
+  throwsWeft(() => net.registerBuffer('', null), 'InvalidArgument', /^buffer name can't be empty string ""$/);
+  throwsWeft(() => net.registerParameter('note', null), 'InvalidArgument', /^attribute 'note' already exists$/);
+  throwsWeft(() => net.registerParameter('forward', null), 'InvalidArgument', /^attribute 'forward' already exists$/);
   throwsWeft(() => wt.tidy(() => net.registerParameter('w', wt.zeros(1))), 'TypeError', /^cannot assign 'Tensor' object to parameter 'w' \(wt\.nn\.Parameter or null required\)$/);
   throwsWeft(() => net.addModule('m', {}), 'TypeError', /^object is not a Module subclass$/);
   throwsWeft(() => wt.tidy(() => net.registerBuffer('q', wt.zeros(1), { persistant: false })), 'TypeError', /did you mean persistent/);
@@ -214,7 +214,7 @@ test('Sequential, ModuleList and ModuleDict', async () => {
   assert.equal(dict.pop('relu').constructor.name, 'ReLU');
   assert.equal(dict.length, 2);
   assert.deepEqual(names(dict.namedParameters()), ['proj.weight', 'proj.bias']);
-  throwsWeft(() => dict.set('keys', new nn.ReLU()), 'KeyError', /^attribute 'keys' already exists$/);
+  throwsWeft(() => dict.set('keys', new nn.ReLU()), 'InvalidArgument', /^attribute 'keys' already exists$/);
 
   for (const m of [seq, list, dict]) m.dispose();
   assert.deepEqual(counts(wt), before);
@@ -247,6 +247,15 @@ test('constructor arguments: positional or options, checked with PyTorch words',
   const p = new nn.Parameter(ints, false);
   assert.equal(p.requiresGrad, false);
   assert.match(String(p), /^Parameter containing:\ntensor\(\[1, 2\]\)$/);
+  const q = new nn.Parameter(wt.zeros(2));
+  assert.equal(String(q), 'Parameter containing:\ntensor([0., 0.], requires_grad=True)');
+  q.dispose();
+  const net = new nn.Sequential({ block: new nn.Sequential(new nn.Linear(1, 1)) });
+  assert.equal(net.getSubmodule('block.0'), net.block.at(0));
+  assert.equal(net.getSubmodule(''), net);
+  throwsWeft(() => net.getSubmodule('block.1'), 'InvalidArgument', /^Sequential has no attribute `1`$/);
+  throwsWeft(() => new nn.ModuleList([])(1), 'NotImplemented', /^Module \[ModuleList\] is missing the required "forward" function$/);
+  net.dispose();
   for (const m of [a, b]) m.dispose();
   p.dispose();
 });

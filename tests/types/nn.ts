@@ -11,6 +11,7 @@ async function nn() {
     forward(x: Tensor): Tensor { return this.head(wt.relu(this.bn(this.conv(x)))); }
   }
   const model: Module = new Net();
+  const sub: Module = model.getSubmodule("head.1");
   const out: Tensor = model(wt.randn(2, 1, 4, 4));
   const params: Parameter[] = model.parameters();
   const sd = model.stateDict();
@@ -31,7 +32,7 @@ async function nn() {
   wt.nn.init.xavierNormal_(w, wt.nn.init.calculateGain('relu'));
   const F = wt.nn.functional;
   const y: Tensor = F.relu(w);
-  console.log(String(model), missingKeys, unexpectedKeys, params.length, names, first, list.length, dict.keys(), loss, y, wt.nn.F === F);
+  console.log(String(model), sub, missingKeys, unexpectedKeys, params.length, names, first, list.length, dict.keys(), loss, y, wt.nn.F === F);
   model.dispose();
 }
 console.log(nn);
