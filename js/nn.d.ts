@@ -213,8 +213,11 @@ export interface NnFunctional { readonly [name: string]: (...args: any[]) => any
 
 export interface NnNamespace {
   readonly Module: typeof Module;
-  /** new wt.nn.Parameter(data, requiresGrad = true) */
-  readonly Parameter: new (data?: Tensor | null, requiresGrad?: boolean) => Parameter;
+  /** wt.nn.Parameter(data, requiresGrad = true), with or without new: takes data over. */
+  readonly Parameter: {
+    new (data?: Tensor | null, requiresGrad?: boolean): Parameter;
+    (data?: Tensor | null, requiresGrad?: boolean): Parameter;
+  };
   readonly Sequential: typeof Sequential;
   readonly ModuleList: typeof ModuleList;
   readonly ModuleDict: typeof ModuleDict;

@@ -24,8 +24,10 @@ export function installNn(api, k) {
   const deps = { ...k, Module, Parameter, STATE, parse, checks, init, param };
   const functional = makeFunctional(api);
   // other parts of wt.nn (wt.nn.utils) may already be there: added to, not replaced
+  // wt.nn.Parameter(t) as PyTorch writes it, or with new
+  const ParameterFn = new Proxy(Parameter, { apply: (P, _, args) => new P(...args) });
   api.nn = Object.assign(api.nn ?? {}, {
-    Module, Parameter, init, functional, F: functional,
+    Module, Parameter: ParameterFn, init, functional, F: functional,
     ...makeContainers(api, deps), ...makeLayers(api, deps), ...makeNorm(api, deps), ...makeActivations(api, deps),
   });
   installStepRule(api, { ...k, Parameter });

@@ -247,7 +247,8 @@ test('constructor arguments: positional or options, checked with PyTorch words',
   const p = new nn.Parameter(ints, false);
   assert.equal(p.requiresGrad, false);
   assert.match(String(p), /^Parameter containing:\ntensor\(\[1, 2\]\)$/);
-  const q = new nn.Parameter(wt.zeros(2));
+  const q = nn.Parameter(wt.zeros(2)); // PyTorch's spelling, without new
+  assert.ok(q instanceof nn.Parameter && q instanceof wt.Tensor);
   assert.equal(String(q), 'Parameter containing:\ntensor([0., 0.], requires_grad=True)');
   q.dispose();
   const net = new nn.Sequential({ block: new nn.Sequential(new nn.Linear(1, 1)) });

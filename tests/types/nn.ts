@@ -21,6 +21,8 @@ async function nn() {
   model.apply((m) => console.log(m.training));
   const names: string[] = model.namedParameters().map(([n]) => n);
   const p = new wt.nn.Parameter(wt.zeros(3));
+  const p2: Parameter = wt.nn.Parameter(wt.zeros(2), false);
+  p2.dispose();
   model.registerParameter('extra', p);
   model.registerBuffer('scale', wt.ones(1), { persistent: false });
   const seq = new wt.nn.Sequential({ a: new wt.nn.ReLU(), b: new wt.nn.Dropout(0.1) });
