@@ -176,7 +176,7 @@ export function makeLayers(api, { Module, param, parse, checks, init }) {
       size.forEach((s, i) => {
         if (s < min[i] || s > max[i]) {
           fail('InvalidArgument', `requested an output size of [${size.join(', ')}], but valid sizes range from [${min.join(', ')}] ` +
-            `to [${max.join(', ')}] (for an input of [${x.shape.slice(nonSpatial).join(', ')}])`);
+            `to [${max.join(', ')}] (for an input of [${x.shape.slice(2).join(', ')}])`); // size()[2:], as 1.13 prints it
         }
       });
       return size.map((s, d) => s - min[d]);

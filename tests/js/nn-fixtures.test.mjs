@@ -17,6 +17,9 @@ function make(wt, { ctor, args, opts }) {
   return new wt.nn[ctor](...args, camelKeys(opts));
 }
 
+// a message as a literal regular expression
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const toTensor = (wt, { size, dtype, data }) => wt.tensor(data, { dtype }).reshape(size);
 
 // float32 values apart, in units in the last place
@@ -162,6 +165,18 @@ for (const variant of VARIANTS) {
   });
 }
 
+test("ConvTranspose2d's outputSize: the output padding it picks, or PyTorch's error", async () => {
+  const wt = await init({ variant: 'simd' });
+  for (const c of FX.outputPadding) {
+    const m = make(wt, c.layer);
+    const x = wt.zeros(c.inputSize);
+    if (c.error) throwsWeft(() => m._outputPadding(x, c.outputSize), 'InvalidArgument', new RegExp(`^${escape(c.error)}$`));
+    else assert.deepEqual(m._outputPadding(x, c.outputSize), c.outputPadding);
+    x.dispose();
+    m.dispose();
+  }
+});
+
 // the nested module of gen_nn_fixtures.py's net_case, built with wt.nn
 function makeNet(wt) {
   const nn = wt.nn;
@@ -214,7 +229,7 @@ test('a nested module: repr, state-dict keys in order, names, strict loading, ou
     for (const k of e.drop) delete bad[k];
     for (const [k, size] of Object.entries(e.shapes)) bad[k] = wt.zeros(size);
     for (const k of e.extra) bad[k] = wt.zeros(1);
-    throwsWeft(() => net.loadStateDict(bad), 'InvalidArgument', new RegExp(`^${e.message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    throwsWeft(() => net.loadStateDict(bad), 'InvalidArgument', new RegExp(`^${escape(e.message)}$`));
     assert.equal(Object.keys(bad).length > 0, true);
   }
   const partial = new Map(Object.entries(load(N.keys.filter((k) => k !== 'temperature'))));
