@@ -342,9 +342,11 @@ function collectTensors(v, isTensor, out = new Set(), seen = new Set()) {
 // tensor's handle back when its JS object is collected. dispose() unregisters
 // first, so a handle is released exactly once.
 const REGISTERED = Symbol('weft.registered');
-// The step set holding a tensor made outside every tidy scope (js/nn/memory.js),
-// and why a tensor was disposed for the user (said when it is used again).
+// The step set holding a tensor made outside every tidy scope (js/nn/memory.js)
+// and the WeakRef it holds it by, and why a tensor was disposed for the user
+// (said when it is used again).
 const STEP_SET = Symbol('weft.stepSet');
+const STEP_REF = Symbol('weft.stepRef');
 const RELEASED = Symbol('weft.released');
 
 function createMemoryTracker(M) {
@@ -394,16 +396,25 @@ function createMemoryTracker(M) {
     return t;
   }
 
+  // Held weakly: a tensor dropped before its step ends is still collected
+  // (a set that is never released, after the last step, pins nothing), and
+  // the dead references are swept when the set doubles.
   function toStep(t) {
-    stepSet.add(t);
+    const ref = new WeakRef(t);
+    stepSet.add(ref);
     t[STEP_SET] = stepSet;
+    t[STEP_REF] = ref;
+    if (stepSet.size >= (stepSet.sweepAt ?? 1024)) {
+      for (const r of stepSet) if (!r.deref()) stepSet.delete(r);
+      stepSet.sweepAt = Math.max(1024, 2 * stepSet.size);
+    }
   }
 
   function forget(t) {
     live--;
     if (t[REGISTERED]) registry.unregister(t);
     t[REGISTERED] = null; // disposed: a pending flush skips it
-    if (t[STEP_SET]) t[STEP_SET].delete(t);
+    if (t[STEP_SET]) t[STEP_SET].delete(t[STEP_REF]);
     for (let i = scopes.length - 1; i >= 0; i--) {
       if (scopes[i].tensors.delete(t)) break;
     }
@@ -419,7 +430,7 @@ function createMemoryTracker(M) {
   // Takes t out of its training step's set only (tidy scopes still own it).
   function unstep(t) {
     if (t && t[STEP_SET]) {
-      t[STEP_SET].delete(t);
+      t[STEP_SET].delete(t[STEP_REF]);
       t[STEP_SET] = null;
     }
     return t;

@@ -17,7 +17,7 @@
 // its steps boundaries, so code training plain tensors with its own tidy and
 // dispose calls keeps the contract it was written for.
 export function installStepRule(api, { mem, Tensor, Parameter }) {
-  const sets = new WeakMap(); // optimizer -> { step, prev: Set, cur: Set }
+  const sets = new WeakMap(); // optimizer -> { step, prev, cur }: Sets of WeakRefs to tensors (js/core.js)
   let active = null; // the set new unscoped tensors join
 
   // the tensors an optimizer holds, from either shape of torch.optim's fields
@@ -34,7 +34,9 @@ export function installStepRule(api, { mem, Tensor, Parameter }) {
   function release(set, step, name) {
     const why = ` (made outside wt.tidy during ${name} step ${step} and released by wt.nn's step rule ` +
       `at step ${step + 2}; call wt.keep(t) on a tensor you hold longer than a step)`;
-    for (const t of [...set]) {
+    for (const ref of [...set]) {
+      const t = ref.deref();
+      if (!t) continue;
       mem.markReleased(t, why);
       t.dispose();
     }
@@ -62,7 +64,7 @@ export function installStepRule(api, { mem, Tensor, Parameter }) {
   function detach(opt) {
     const s = sets.get(opt);
     if (!s) return;
-    for (const set of [s.prev, s.cur]) for (const t of [...set]) mem.unstep(t);
+    for (const set of [s.prev, s.cur]) for (const ref of [...set]) mem.unstep(ref.deref());
     sets.delete(opt);
     if (active === s.cur) mem.setStepSet((active = null));
   }

@@ -5,9 +5,12 @@
 // and is released at the optimizer's step() after next, unless kept; what was
 // made before the loop, parameters, buffers and module attributes are never
 // released; a released tensor used again says why and names wt.keep; an
-// optimizer over plain tensors (no wt.nn Parameters) changes nothing.
+// optimizer over plain tensors (no wt.nn Parameters) changes nothing; the
+// rule pins nothing the garbage collector could free.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { VARIANTS, init, throwsWeft } from './helpers.mjs';
 
 function pytorchLoop(wt, steps, optName = 'SGD', sample = 1000) {
@@ -135,3 +138,16 @@ for (const variant of VARIANTS) {
     for (const t of [...made, v]) t.dispose();
   });
 }
+
+// after the last step, what is made outside tidy and dropped is still
+// collected (run under --expose-gc)
+test('the step sets hold tensors weakly: the garbage collector still frees dropped ones', async () => {
+  const script = fileURLToPath(new URL('./nn-gc-child.mjs', import.meta.url));
+  const out = await new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--expose-gc', script], { timeout: 60000 }, (err, stdout, stderr) =>
+      (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
+  });
+  const r = JSON.parse(out);
+  assert.ok(r.held >= r.before + 300, `made: ${JSON.stringify(r)}`);
+  assert.equal(r.after, r.before, `collected back to the baseline: ${JSON.stringify(r)}`);
+});
