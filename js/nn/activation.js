@@ -1,6 +1,5 @@
 // torch.nn's activation and loss modules: thin classes over the wt.* ops
 // (torch/nn/modules/activation.py and loss.py 1.13), with their extra_repr.
-import { REQUIRED as R } from './args.js';
 import { pyFloat, pyRepr, pyStr } from './module.js';
 
 export function makeActivations(api, { Module, parse, checks }) {
