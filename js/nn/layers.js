@@ -236,9 +236,12 @@ export function makeLayers(api, { Module, param, parse, checks, init }) {
       // PyTorch keeps scale factors as floats
       Object.assign(this, { ...o, scaleFactor: sf ? (Array.isArray(sf) ? sf.map(Number) : Number(sf)) : null });
     }
+    // the options that are set (F.interpolate's None ones left out)
     forward(x) {
-      const opts = { size: this.size, scaleFactor: this.scaleFactor, mode: this.mode, alignCorners: this.alignCorners };
-      if (this.recomputeScaleFactor !== null) opts.recomputeScaleFactor = this.recomputeScaleFactor;
+      const opts = { mode: this.mode };
+      for (const key of ['size', 'scaleFactor', 'alignCorners', 'recomputeScaleFactor']) {
+        if (this[key] !== null && this[key] !== undefined) opts[key] = this[key];
+      }
       return api.interpolate(x, opts);
     }
     extraRepr() {
