@@ -349,6 +349,8 @@ const STEP_SET = Symbol('weft.stepSet');
 const STEP_REF = Symbol('weft.stepRef');
 const RELEASED = Symbol('weft.released');
 
+const isTensorLike = (v) => typeof v.dispose === 'function' && typeof v.handle === 'function' && 'isDisposed' in v;
+
 function createMemoryTracker(M) {
   const scopes = [];
   // Where tensors made outside every tidy scope go: the current training
@@ -421,8 +423,13 @@ function createMemoryTracker(M) {
   }
 
   // Removes t from every open scope and from its training step's set: it
-  // survives the tidy() calls around it and the step rule.
+  // survives the tidy() calls around it and the step rule. An array, Map or
+  // object (a state dict) keeps every tensor in it.
   function keep(t) {
+    if (t !== null && typeof t === 'object' && !isTensorLike(t)) {
+      for (const x of collectTensors(t, isTensorLike)) keep(x);
+      return t;
+    }
     for (const s of scopes) s.tensors.delete(t);
     return unstep(t);
   }
@@ -477,8 +484,7 @@ function createMemoryTracker(M) {
       throw new WeftError('TypeError', `tidy(): argument 'fn' must be a function, not ${typeName(fn)}`);
     }
     const scope = { tensors: new Set(), parent: scopes[scopes.length - 1] ?? null, closed: false };
-    const isTensor = (v) => typeof v.dispose === 'function' && typeof v.handle === 'function' &&
-      'isDisposed' in v;
+    const isTensor = isTensorLike;
     scopes.push(scope);
     let result;
     try {

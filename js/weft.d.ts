@@ -307,8 +307,10 @@ export interface WeftCore extends OpsApi {
    * promise settles.
    */
   tidy<T>(fn: () => T): T;
-  /** Takes t out of the open tidy() scopes. */
+  /** Takes t out of the open tidy() scopes and wt.nn's training-step rule. */
   keep<T extends Tensor>(t: T): T;
+  /** Every tensor in an array, Map or object (a state dict) kept. */
+  keep<T extends object>(tensors: T): T;
   /** Reads a NumPy .npy file (v1/v2/v3; C or Fortran order; big-endian converted). */
   fromNpy(bytes: ArrayBufferLike | ArrayBufferView): Tensor;
   /**

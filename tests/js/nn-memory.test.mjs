@@ -76,13 +76,16 @@ for (const variant of VARIANTS) {
     const x = wt.keep(X.narrow(0, 0, 8)); // used across the steps below
     const held = model(x);
     const kept = wt.keep(model(x).detach());
+    const best = wt.keep(model.stateDict()); // every tensor of the object
     const sum = () => model(x).sum().backward();
     sum(); opt.step();
     assert.deepEqual(held.shape, [8, 3], 'alive after one step');
     sum(); opt.step();
     throwsWeft(() => held.shape, 'InvalidArgument', /tensor has been disposed \(made outside wt\.tidy during Adam step \d+ and released by wt\.nn's step rule at step \d+; call wt\.keep\(t\)/);
     assert.deepEqual(kept.shape, [8, 3], 'kept');
+    assert.deepEqual(best['0.weight'].shape, [16, 8], 'a kept state dict');
     kept.dispose();
+    for (const t of Object.values(best)) t.dispose();
 
     // a module call frees what forward made and did not return; a tensor
     // stored on a module attribute survives
