@@ -8,6 +8,7 @@ import { installOptim } from './optim.js';
 import { installNnUtils } from './nn_utils.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
+import { installNn } from './nn/index.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -342,9 +343,20 @@ function collectTensors(v, isTensor, out = new Set(), seen = new Set()) {
 // tensor's handle back when its JS object is collected. dispose() unregisters
 // first, so a handle is released exactly once.
 const REGISTERED = Symbol('weft.registered');
+// The step set holding a tensor made outside every tidy scope (js/nn/memory.js)
+// and the WeakRef it holds it by, and why a tensor was disposed for the user
+// (said when it is used again).
+const STEP_SET = Symbol('weft.stepSet');
+const STEP_REF = Symbol('weft.stepRef');
+const RELEASED = Symbol('weft.released');
+
+const isTensorLike = (v) => typeof v.dispose === 'function' && typeof v.handle === 'function' && 'isDisposed' in v;
 
 function createMemoryTracker(M) {
   const scopes = [];
+  // Where tensors made outside every tidy scope go: the current training
+  // step's set (js/nn/memory.js), or null (then only dispose or GC frees them).
+  let stepSet = null;
   let live = 0;
   let collected = 0;
   const registry = typeof FinalizationRegistry === 'function'
@@ -383,22 +395,70 @@ function createMemoryTracker(M) {
       }
     }
     if (scopes.length) scopes[scopes.length - 1].tensors.add(t);
+    else if (stepSet) toStep(t);
     return t;
+  }
+
+  // Held weakly: a tensor dropped before its step ends is still collected
+  // (a set that is never released, after the last step, pins nothing), and
+  // the dead references are swept when the set doubles.
+  function toStep(t) {
+    const ref = new WeakRef(t);
+    stepSet.add(ref);
+    t[STEP_SET] = stepSet;
+    t[STEP_REF] = ref;
+    if (stepSet.size >= (stepSet.sweepAt ?? 1024)) {
+      for (const r of stepSet) if (!r.deref()) stepSet.delete(r);
+      stepSet.sweepAt = Math.max(1024, 2 * stepSet.size);
+    }
   }
 
   function forget(t) {
     live--;
     if (t[REGISTERED]) registry.unregister(t);
     t[REGISTERED] = null; // disposed: a pending flush skips it
+    if (t[STEP_SET]) t[STEP_SET].delete(t[STEP_REF]);
     for (let i = scopes.length - 1; i >= 0; i--) {
       if (scopes[i].tensors.delete(t)) break;
     }
   }
 
-  // Removes t from every open scope: it survives the tidy() calls around it.
+  // Removes t from every open scope and from its training step's set: it
+  // survives the tidy() calls around it and the step rule. An array, Map or
+  // object (a state dict) keeps every tensor in it.
   function keep(t) {
+    if (t !== null && typeof t === 'object' && !isTensorLike(t)) {
+      for (const x of collectTensors(t, isTensorLike)) keep(x);
+      return t;
+    }
     for (const s of scopes) s.tensors.delete(t);
+    return unstep(t);
+  }
+
+  // Takes t out of its training step's set only (tidy scopes still own it).
+  function unstep(t) {
+    if (t && t[STEP_SET]) {
+      t[STEP_SET].delete(t[STEP_REF]);
+      t[STEP_SET] = null;
+    }
     return t;
+  }
+
+  // A tensor its holder let go of (a module attribute reassigned): owned
+  // again by the open tidy scope or the training step, as if made now
+  function orphan(t) {
+    if (t.isDisposed) return;
+    if (scopes.length) scopes[scopes.length - 1].tensors.add(t);
+    else if (stepSet) toStep(t);
+  }
+
+  // A wrapper given a new handle (Module.to() keeps its Parameter objects):
+  // the collection safety net must release the new one, not the old.
+  function rehandle(t, ptr) {
+    if (t[REGISTERED]) {
+      registry.unregister(t);
+      registry.register(t, ptr, t);
+    }
   }
 
   function close(scope, result, isTensor) {
@@ -407,6 +467,7 @@ function createMemoryTracker(M) {
     for (const t of scope.tensors) {
       if (kept.has(t)) {
         if (parent && !parent.closed) parent.tensors.add(t);
+        else if (!parent && stepSet) toStep(t);
       } else {
         t.dispose();
       }
@@ -424,8 +485,7 @@ function createMemoryTracker(M) {
       throw new WeftError('TypeError', `tidy(): argument 'fn' must be a function, not ${typeName(fn)}`);
     }
     const scope = { tensors: new Set(), parent: scopes[scopes.length - 1] ?? null, closed: false };
-    const isTensor = (v) => typeof v.dispose === 'function' && typeof v.handle === 'function' &&
-      'isDisposed' in v;
+    const isTensor = isTensorLike;
     scopes.push(scope);
     let result;
     try {
@@ -444,7 +504,12 @@ function createMemoryTracker(M) {
   }
 
   const stats = () => ({ jsTensors: live, collected, tidyScopes: scopes.length });
-  return { adopt, forget, keep, tidy, stats };
+  // js/nn/memory.js's hooks: the set new unscoped tensors join, and a note
+  // said when a tensor it disposed is used again
+  const setStepSet = (set) => { stepSet = set; };
+  const markReleased = (t, why) => { t[RELEASED] = why; };
+  const releasedNote = (t) => t[RELEASED] ?? '';
+  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, unstep, orphan, markReleased, releasedNote };
 }
 
 // ---- the API over one module ----
@@ -646,6 +711,7 @@ export function createApi(M, info) {
   // nothing to compare) bumps metaGeneration, and a cache older than that is
   // read again on its next use. In-place ops that keep the layout bump nothing.
   let refreshMeta;
+  let setHandle;
   let metaGeneration = 0;
   const sameLayout = (a, b) => a.ndim === b.ndim && a.offset === b.offset &&
     a.sizes.every((v, d) => v === b.sizes[d]) && a.strides.every((v, d) => v === b.strides[d]);
@@ -662,6 +728,15 @@ export function createApi(M, info) {
         const now = t.#load();
         if (old && sameLayout(old, now)) return;
         t.#gen = ++metaGeneration; // every other wrapper reads again on next use
+      };
+      // PyTorch's `param.data = new`: the same JS object over another C
+      // tensor (js/nn's Module.to keeps the objects optimizers hold)
+      setHandle = (t, ptr) => {
+        const old = t.#h('setHandle');
+        mem.rehandle(t, ptr);
+        t.#ptr = ptr;
+        t.#meta = null;
+        M._weft_tensor_release(old);
       };
     }
 
@@ -703,7 +778,7 @@ export function createApi(M, info) {
 
     // The live handle, or a WeftError naming the op.
     #h(op) {
-      if (!this.#ptr) throw new WeftError('InvalidArgument', `${op}: tensor has been disposed`);
+      if (!this.#ptr) throw new WeftError('InvalidArgument', `${op}: tensor has been disposed${mem.releasedNote(this)}`);
       return this.#ptr;
     }
 
@@ -1332,5 +1407,7 @@ export function createApi(M, info) {
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
   installIndexing(api, { Tensor, WeftError, isOptions });
+  // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
+  installNn(api, { M, Tensor, WeftError, fail, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
   return api;
 }

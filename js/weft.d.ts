@@ -17,6 +17,8 @@ export type {
 } from './optim.js';
 import type { NnUtils } from './nn_utils.js';
 export type { ClipGradNormOptions, NnUtils } from './nn_utils.js';
+import type { NnNamespace } from './nn.js';
+export type { Module, Parameter, NnNamespace, NnInit, NnFunctional } from './nn.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
@@ -297,8 +299,8 @@ export interface WeftCore extends OpsApi {
   readonly variant: Variant;
   /** torch.optim's SGD, Adam and AdamW over tensors or parameter groups, and lrScheduler (js/optim.js). */
   readonly optim: OptimNamespace;
-  /** torch.nn; here its utils (gradient clipping, js/nn_utils.js). */
-  readonly nn: { readonly utils: NnUtils };
+  /** torch.nn: Module, containers, layers, init, functional (js/nn/), utils (js/nn_utils.js). */
+  readonly nn: NnNamespace & { readonly utils: NnUtils };
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;
@@ -310,8 +312,10 @@ export interface WeftCore extends OpsApi {
    * promise settles.
    */
   tidy<T>(fn: () => T): T;
-  /** Takes t out of the open tidy() scopes. */
+  /** Takes t out of the open tidy() scopes and wt.nn's training-step rule. */
   keep<T extends Tensor>(t: T): T;
+  /** Every tensor in an array, Map or object (a state dict) kept. */
+  keep<T extends object>(tensors: T): T;
   /** Reads a NumPy .npy file (v1/v2/v3; C or Fortran order; big-endian converted). */
   fromNpy(bytes: ArrayBufferLike | ArrayBufferView): Tensor;
   /**

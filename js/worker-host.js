@@ -47,7 +47,9 @@ export function serve(endpoint, init) {
     return o;
   }
 
+  // the client holds it by id: no scope and no training-step rule (js/nn/memory.js) frees it
   function bind(id, t) {
+    wt.keep(t);
     tensors.set(id, t);
     refs.set(t, (refs.get(t) ?? 0) + 1);
   }

@@ -12,5 +12,6 @@ weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TE
 weft_quiet cmake --build build/native -j2
 scripts/build-wasm.sh
 cp js/*.js js/*.d.ts dist/
+mkdir -p dist/nn && cp js/nn/*.js dist/nn/
 mv dist/build-id.js.new dist/build-id.js
 echo "build: dist/ is ready"
