@@ -7,6 +7,7 @@ import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
+import { installCheckpoint } from './checkpoint.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1329,5 +1330,7 @@ export function createApi(M, info) {
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
   installIndexing(api, { Tensor, WeftError, isOptions });
+  // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)
+  installCheckpoint(api, { buffer });
   return api;
 }
