@@ -18,7 +18,7 @@
 import { WeftError } from './core.js';
 import { toBytes } from './npy.js';
 import { readZip, writeZip } from './zip.js';
-import { unpickle, checkGraph, isTuple, isDict, typeOf, Pickler, MAX_DEPTH } from './pickle.js';
+import { unpickle, checkGraph, isTuple, isDict, typeOf, showInt, Pickler, MAX_DEPTH } from './pickle.js';
 
 // weft dtype <-> torch storage type, element size
 const STORAGES = {
@@ -93,7 +93,7 @@ const isIndex = (v) => Number.isSafeInteger(v) && v >= 0;
 function intList(op, what, v) {
   if (!isTuple(v) && !Array.isArray(v)) throw bad(op, `${what} must be a tuple of ints, not ${typeOf(v)}`);
   if (v.length > MAX_DIMS) throw bad(op, `${what} has ${v.length} dimensions (weft has at most ${MAX_DIMS})`);
-  if (!v.every(isIndex)) throw bad(op, `${what} must be non-negative integers, got (${v.map(String).join(', ')})`);
+  if (!v.every(isIndex)) throw bad(op, `${what} must be non-negative integers, got (${v.map(showInt).join(', ')})`);
   return v;
 }
 
@@ -118,7 +118,7 @@ class Loader {
     const [, type, key, location, numel] = pid;
     if (!(type instanceof Global) || !type.storage) throw bad(op, `a storage's type must be a torch storage class, not ${typeOf(type)}`);
     if (typeof key !== 'string' || typeof location !== 'string') throw bad(op, 'a storage\'s key and location must be strings');
-    if (!isIndex(numel)) throw bad(op, `storage '${key}' has ${String(numel)} elements`);
+    if (!isIndex(numel)) throw bad(op, `storage '${key}' has ${showInt(numel)} elements`);
     const seen = this.storages.get(key);
     if (seen) {
       if (seen.dtype !== type.storage || seen.numel !== numel) {

@@ -273,8 +273,12 @@ export function typeOf(v) {
   if (v instanceof Uint8Array) return 'bytes';
   if (isDict(v)) return 'a dict';
   if (typeof v === 'object' || typeof v === 'function') return v.pickleName ?? (v.constructor?.name ? `a ${v.constructor.name}` : 'an object');
-  return `${typeof v} ${String(v)}`;
+  const text = String(v);
+  return `${typeof v} ${typeof v === 'string' ? JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}...` : text) : text}`;
 }
+
+// A number as itself, anything else by its type (error messages about ints).
+export const showInt = (v) => (typeof v === 'number' || typeof v === 'bigint' ? String(v) : typeOf(v));
 
 // A dict's items, with the attributes BUILD gave it (non-enumerable).
 const itemsOf = (v) => (Array.isArray(v) ? v : Reflect.ownKeys(v).map((k) => v[k]));

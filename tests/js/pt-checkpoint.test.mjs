@@ -294,3 +294,12 @@ test('loadSafetensors takes the same inputs and gives the same state dict as wt.
     disposeAll(wt, sd);
   });
 });
+
+test('the reader\'s fuzzer (scripts/fuzz_pt.mjs): a fixed number of mutants, no crash or leak', async () => {
+  const { fuzzPt } = await import('../../scripts/fuzz_pt.mjs');
+  const zip = await import('../../js/zip.js');
+  const wt = await init({ variant: 'simd' });
+  const s = fuzzPt(wt, zip, { seconds: 60, seed: 7, maxRuns: 1500 });
+  assert.equal(s.runs, 1500);
+  assert.ok(s.loaded >= 14, `${s.loaded} loaded (the 14 reference files at least)`);
+});
