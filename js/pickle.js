@@ -298,13 +298,12 @@ export function checkGraph(root, op, onLeaf) {
   const height = new Map(); // finished container -> its height
   const open = new Set([root]);
   const tooDeep = () => bad(op, `lists, tuples and dicts nested more than ${MAX_DEPTH} deep`);
-  const work = [[root, 0]];
+  const work = [[root, itemsOf(root), 0]];
   while (work.length) {
     const frame = work[work.length - 1];
-    const [node, i] = frame;
-    const kids = itemsOf(node);
+    const [node, kids, i] = frame;
     if (i < kids.length) {
-      frame[1]++;
+      frame[2]++;
       const c = kids[i];
       if (!isContainer(c)) {
         if (c !== null && typeof c === 'object') onLeaf(c);
@@ -314,7 +313,7 @@ export function checkGraph(root, op, onLeaf) {
       if (open.has(c)) throw bad(op, 'the pickle makes a list or dict that contains itself');
       if (work.length >= MAX_DEPTH) throw tooDeep();
       open.add(c);
-      work.push([c, 0]);
+      work.push([c, itemsOf(c), 0]);
       continue;
     }
     work.pop();

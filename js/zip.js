@@ -29,32 +29,42 @@ const ALIGN = 64;
 
 const bad = (op, msg) => new WeftError('InvalidArgument', `${op}: ${msg}`);
 
-// ---- CRC-32 (the zip polynomial, reflected), eight bytes per step ----
+// ---- CRC-32 (the zip polynomial, reflected), sixteen bytes per step ----
+// (slicing-by-16 over aligned little-endian words, as every wasm host is)
 
 const CRC_TABLES = (() => {
-  const t = new Int32Array(256 * 8);
+  const t = new Int32Array(256 * 16);
   for (let n = 0; n < 256; n++) {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
     t[n] = c;
   }
   for (let n = 0; n < 256; n++) {
-    for (let k = 1; k < 8; k++) t[k * 256 + n] = t[(k - 1) * 256 + n] >>> 8 ^ t[t[(k - 1) * 256 + n] & 0xff];
+    for (let k = 1; k < 16; k++) t[k * 256 + n] = t[(k - 1) * 256 + n] >>> 8 ^ t[t[(k - 1) * 256 + n] & 0xff];
   }
   return t;
 })();
 
 export function crc32(u8, crc = 0) {
   const T = CRC_TABLES;
+  const n = u8.length;
   let c = ~crc;
   let i = 0;
-  const n = u8.length;
-  for (; i + 8 <= n; i += 8) {
-    const a = c ^ (u8[i] | u8[i + 1] << 8 | u8[i + 2] << 16 | u8[i + 3] << 24);
-    c = T[1792 + (a & 0xff)] ^ T[1536 + (a >>> 8 & 0xff)] ^ T[1280 + (a >>> 16 & 0xff)] ^ T[1024 + (a >>> 24)] ^
-      T[768 + u8[i + 4]] ^ T[512 + u8[i + 5]] ^ T[256 + u8[i + 6]] ^ T[u8[i + 7]];
+  const head = Math.min(n, (4 - (u8.byteOffset & 3)) & 3);
+  for (; i < head; i++) c = T[(c ^ u8[i]) & 0xff] ^ c >>> 8;
+  const words = new Int32Array(u8.buffer, u8.byteOffset + i, (n - i) >> 2);
+  const end = words.length & ~3;
+  for (let w = 0; w < end; w += 4) {
+    const a = c ^ words[w];
+    const b = words[w + 1];
+    const d = words[w + 2];
+    const e = words[w + 3];
+    c = T[3840 + (a & 0xff)] ^ T[3584 + (a >>> 8 & 0xff)] ^ T[3328 + (a >>> 16 & 0xff)] ^ T[3072 + (a >>> 24)] ^
+      T[2816 + (b & 0xff)] ^ T[2560 + (b >>> 8 & 0xff)] ^ T[2304 + (b >>> 16 & 0xff)] ^ T[2048 + (b >>> 24)] ^
+      T[1792 + (d & 0xff)] ^ T[1536 + (d >>> 8 & 0xff)] ^ T[1280 + (d >>> 16 & 0xff)] ^ T[1024 + (d >>> 24)] ^
+      T[768 + (e & 0xff)] ^ T[512 + (e >>> 8 & 0xff)] ^ T[256 + (e >>> 16 & 0xff)] ^ T[e >>> 24];
   }
-  for (; i < n; i++) c = T[(c ^ u8[i]) & 0xff] ^ c >>> 8;
+  for (i += end * 4; i < n; i++) c = T[(c ^ u8[i]) & 0xff] ^ c >>> 8;
   return ~c >>> 0;
 }
 
