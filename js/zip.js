@@ -52,7 +52,9 @@ export function crc32(u8, crc = 0) {
   let i = 0;
   const head = Math.min(n, (4 - (u8.byteOffset & 3)) & 3);
   for (; i < head; i++) c = T[(c ^ u8[i]) & 0xff] ^ c >>> 8;
-  const words = new Int32Array(u8.buffer, u8.byteOffset + i, (n - i) >> 2);
+  // (fewer than 4 bytes: all done above, maybe short of alignment)
+  const aligned = ((u8.byteOffset + i) & 3) === 0;
+  const words = aligned ? new Int32Array(u8.buffer, u8.byteOffset + i, (n - i) >> 2) : new Int32Array(0);
   const end = words.length & ~3;
   for (let w = 0; w < end; w += 4) {
     const a = c ^ words[w];
