@@ -145,6 +145,13 @@ export function unpickle(u8, hooks) {
     if (!Array.isArray(l) || tuples.has(l)) throw bad(op, `malformed pickle: ${what} to ${typeOf(l)}, not a list`);
     return l;
   };
+  // [callable, args] of REDUCE / NEWOBJ: args must be a tuple
+  const call = (what) => {
+    const args = pop(what);
+    const fn = pop(what);
+    if (!isTuple(args)) throw bad(op, `malformed pickle: ${what} with ${typeOf(args)} for arguments`);
+    return [fn, args];
+  };
   const setItems = (items, what) => {
     if (items.length % 2) throw bad(op, `malformed pickle: ${what} with an odd number of items`);
     const d = top(what);
@@ -235,20 +242,8 @@ export function unpickle(u8, hooks) {
         break;
       }
       case OP.BINPERSID: stack.push(hooks.persistentLoad(pop('BINPERSID'))); break;
-      case OP.REDUCE: {
-        const args = pop('REDUCE');
-        const fn = pop('REDUCE');
-        if (!isTuple(args)) throw bad(op, `malformed pickle: REDUCE with ${typeOf(args)} for arguments`);
-        stack.push(hooks.reduce(fn, args));
-        break;
-      }
-      case OP.NEWOBJ: {
-        const args = pop('NEWOBJ');
-        const cls = pop('NEWOBJ');
-        if (!isTuple(args)) throw bad(op, `malformed pickle: NEWOBJ with ${typeOf(args)} for arguments`);
-        stack.push(hooks.newObj(cls, args));
-        break;
-      }
+      case OP.REDUCE: stack.push(hooks.reduce(...call('REDUCE'))); break;
+      case OP.NEWOBJ: stack.push(hooks.newObj(...call('NEWOBJ'))); break;
       case OP.BUILD: { const state = pop('BUILD'); hooks.build(top('BUILD'), state); break; }
       default: {
         const name = REFUSED[code];

@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { rng } from './fuzz_npy.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const enc = (s) => [...Buffer.from(s, 'latin1')];
@@ -24,14 +25,6 @@ const TOKENS = [
   'ctorch._utils\n_rebuild_tensor_v2\n', 'ctorch._utils\n_rebuild_parameter\n', 'ccollections\nOrderedDict\n',
   'ctorch\nSize\n', 'ctorch\nfloat32\n', 'cos\nsystem\n', 'cbuiltins\neval\n', 'ctorch.nn.parameter\nParameter\n', '\x81', '\x93',
 ].map(enc);
-
-function rng(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    return s / 2 ** 32;
-  };
-}
 
 export function loadCorpus() {
   const files = (rel) => {
