@@ -337,7 +337,15 @@ const isBlobLike = (v) => v !== null && typeof v === 'object' && typeof v.arrayB
  * File, a Promise of read's result.
  */
 export function withBytes(input, op, read) {
-  if (!isBlobLike(input)) return read(input);
+  if (!isBlobLike(input)) {
+    const bytes = input instanceof ArrayBuffer || ArrayBuffer.isView(input) ||
+      (typeof SharedArrayBuffer === 'function' && input instanceof SharedArrayBuffer);
+    if (!bytes) {
+      throw new WeftError('TypeError', `${op}(): argument 'bytes' must be an ArrayBuffer, a TypedArray, a DataView, ` +
+        `a Blob or a Response, not ${input === null ? 'null' : typeof input === 'object' ? `a ${input.constructor?.name ?? 'object'}` : typeof input}`);
+    }
+    return read(input);
+  }
   if (input.ok === false) {
     return Promise.reject(bad(op, `the response is ${input.status} ${input.statusText ?? ''}`.trim() +
       (input.url ? ` (${input.url})` : '')));

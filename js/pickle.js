@@ -32,6 +32,12 @@ const MAX_LONG_BYTES = 64;
 // Containers nested deeper than this are refused, reading and writing.
 export const MAX_DEPTH = 256;
 const MAX_LINE = 1024;
+// Python's pickler puts at most ~2000 values on a frame of the stack (it
+// batches 1000 items per APPENDS / SETITEMS) and memoizes each object once;
+// far larger counts are a hostile file, refused before they exhaust memory.
+const MAX_STACK = 1 << 20;
+const MAX_MARKS = 2 * MAX_DEPTH;
+const MAX_MEMO = 1 << 22;
 const BATCH = 1000; // items per APPENDS / SETITEMS, as Python's pickler
 
 const bad = (op, msg) => new WeftError('InvalidArgument', `${op}: ${msg}`);
@@ -139,7 +145,10 @@ export function unpickle(u8, hooks) {
     if (!memo.has(i)) throw bad(op, `malformed pickle: memo entry ${i} is read before it is written`);
     return memo.get(i);
   };
-  const put = (i) => memo.set(i, top('PUT'));
+  const put = (i) => {
+    if (memo.size >= MAX_MEMO && !memo.has(i)) throw bad(op, `more than ${MAX_MEMO} memo entries`);
+    memo.set(i, top('PUT'));
+  };
   const list = (what) => {
     const l = top(what);
     if (!Array.isArray(l) || tuples.has(l)) throw bad(op, `malformed pickle: ${what} to ${typeOf(l)}, not a list`);
@@ -160,6 +169,7 @@ export function unpickle(u8, hooks) {
   };
 
   for (;;) {
+    if (stack.length > MAX_STACK) throw bad(op, `more than ${MAX_STACK} values on the pickle's stack`);
     const code = inp.byte('an opcode');
     switch (code) {
       case OP.PROTO: {
@@ -174,7 +184,11 @@ export function unpickle(u8, hooks) {
         return v;
       }
       // (popMark replaces `stack`: read it into a local before pushing)
-      case OP.MARK: marks.push(stack); stack = []; break;
+      case OP.MARK:
+        if (marks.length >= MAX_MARKS) throw bad(op, `lists, tuples and dicts nested more than ${MAX_DEPTH} deep`);
+        marks.push(stack);
+        stack = [];
+        break;
       case OP.POP: if (stack.length) stack.pop(); else popMark('POP'); break;
       case OP.POP_MARK: popMark('POP_MARK'); break;
       case OP.DUP: stack.push(top('DUP')); break;
@@ -226,7 +240,7 @@ export function unpickle(u8, hooks) {
       case OP.SETITEMS: setItems(popMark('SETITEMS'), 'SETITEMS'); break;
       case OP.BINPUT: put(inp.byte('BINPUT')); break;
       case OP.LONG_BINPUT: put(inp.u32('LONG_BINPUT')); break;
-      case OP.MEMOIZE: memo.set(memo.size, top('MEMOIZE')); break;
+      case OP.MEMOIZE: put(memo.size); break;
       case OP.BINGET: stack.push(get(inp.byte('BINGET'))); break;
       case OP.LONG_BINGET: stack.push(get(inp.u32('LONG_BINGET'))); break;
       case OP.GLOBAL: {

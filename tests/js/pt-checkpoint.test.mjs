@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { VARIANTS, counts, init, noLeaks, throwsWeft } from './helpers.mjs';
 import { weftObjects } from '../fixtures/pt_weft_objects.mjs';
-import { repackZip } from '../../js/zip.js';
+import { repackZip, writeZip } from '../../js/zip.js';
 
 const dir = new URL('../fixtures/pt/', import.meta.url);
 const read = (rel) => new Uint8Array(readFileSync(new URL(rel, dir)));
@@ -230,6 +230,15 @@ test('adversarial files: each a WeftError naming the problem, nothing left alloc
   }
 });
 
+test('a pickle of a million values on its stack is refused, not run out of memory on', async () => {
+  const wt = await init();
+  const body = new Uint8Array((1 << 20) + 4).fill(0x4e); // NONE ...
+  body.set([0x80, 0x02], 0);
+  body[body.length - 1] = 0x2e;
+  const bytes = writeZip([{ name: 'archive/data.pkl', data: body }, { name: 'archive/version', data: new Uint8Array([0x33, 0x0a]) }]);
+  await noLeaks(wt, () => throwsWeft(() => wt.load(bytes), 'InvalidArgument', /more than 1048576 values on the pickle's stack/));
+});
+
 test('failed allocations while loading leave nothing behind', async () => {
   const wt = await init({ variant: 'simd' });
   const bytes = read('checkpoint.pt');
@@ -274,7 +283,9 @@ test('inputs: Buffer, ArrayBuffer, typed array views, DataView now; Blob, File a
     await used.arrayBuffer();
     await assert.rejects(wt.load(used), (e) => e instanceof wt.WeftError && /could not read the bytes/.test(e.message));
   });
-  throwsWeft(() => wt.load('tensor.pt'), 'TypeError', /^load\(\): argument 'bytes' must be an ArrayBuffer or a TypedArray, not string/);
+  throwsWeft(() => wt.load('tensor.pt'), 'TypeError',
+    /^load\(\): argument 'bytes' must be an ArrayBuffer, a TypedArray, a DataView, a Blob or a Response, not string/);
+  throwsWeft(() => wt.loadSafetensors({}), 'TypeError', /^loadSafetensors\(\): argument 'bytes' must be .* not a Object/);
 });
 
 test('loadSafetensors takes the same inputs and gives the same state dict as wt.load', async () => {
