@@ -365,20 +365,32 @@ class Saver {
     this.deps = deps;
     this.storages = new Map(); // storage address -> { key, dtype, numel, address }
     this.tensorStorage = new Map(); // tensor -> storage (cpu, non-empty)
+    this.heights = new Map(); // container -> its height
   }
 
+  // The height of v (0 for a leaf); a container met again is not walked
+  // again (it is memoized when written, as Python's pickler does).
   collect(v, path, ancestors) {
     const { wt } = this;
-    if (v instanceof wt.Tensor) return this.collectTensor(v, path);
-    if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return;
-    if (typeof v === 'number') return;
-    if (v instanceof Uint8Array) return;
+    if (v instanceof wt.Tensor) {
+      this.collectTensor(v, path);
+      return 0;
+    }
+    if (v === null || ['boolean', 'string', 'bigint', 'number'].includes(typeof v) || v instanceof Uint8Array) return 0;
+    const tooDeep = () => bad('save', `${path}: lists and objects nested more than ${MAX_DEPTH} deep`);
+    if (this.heights.has(v)) {
+      if (ancestors.size + this.heights.get(v) >= MAX_DEPTH) throw tooDeep();
+      return this.heights.get(v);
+    }
     const kids = containerItems(v, path);
     if (ancestors.has(v)) throw bad('save', `${path} contains itself`);
-    if (ancestors.size >= MAX_DEPTH) throw bad('save', `${path}: lists and objects nested more than ${MAX_DEPTH} deep`);
+    if (ancestors.size >= MAX_DEPTH) throw tooDeep();
     ancestors.add(v);
-    for (const [k, item] of kids) this.collect(item, `${path}${k}`, ancestors);
+    let h = 0;
+    for (const [k, item] of kids) h = Math.max(h, this.collect(item, `${path}${k}`, ancestors) + 1);
     ancestors.delete(v);
+    this.heights.set(v, h);
+    return h;
   }
 
   collectTensor(t, path) {
@@ -416,8 +428,9 @@ class Saver {
     if (typeof v === 'bigint') return p.int(v);
     if (typeof v === 'number') return Number.isInteger(v) && !Object.is(v, -0) ? p.int(v) : p.float(v);
     if (v instanceof Uint8Array) return p.bytes(v);
-    if (Array.isArray(v)) return p.list(v, (x) => this.write(p, x));
-    return this.writeDict(p, v);
+    // containers once each, fetched from the memo when met again
+    if (Array.isArray(v)) return p.memoized(v, () => p.list(v, (x) => this.write(p, x)));
+    return p.memoized(v, () => this.writeDict(p, v));
   }
 
   writeDict(p, v) {

@@ -204,6 +204,24 @@ test('wt.save: storages once, reached part only, deterministic; refusals name th
     let deep = [];
     for (let i = 0; i < 300; i++) deep = [deep];
     throwsWeft(() => wt.save(deep), 'InvalidArgument', /nested more than 256 deep/);
+    // shared containers: written once (linear time) and shared again when loaded
+    let dag = [wt.tensor([1, 2], { dtype: 'float32' })];
+    const leaf = dag;
+    for (let i = 0; i < 100; i++) dag = [dag, dag];
+    const t0 = Date.now();
+    let back2 = wt.load(wt.save(dag));
+    assert.ok(Date.now() - t0 < 1000, 'linear in the containers, not in the 2^100 paths');
+    assert.equal(back2[0], back2[1]);
+    while (!(back2[0] instanceof wt.Tensor)) back2 = back2[0];
+    back2[0].dispose();
+    leaf[0].dispose();
+    // a container met first shallow, then deep: its height counts where it is deep
+    let shared = [];
+    for (let i = 0; i < 200; i++) shared = [shared];
+    let wrapped = shared;
+    for (let i = 0; i < 60; i++) wrapped = [wrapped];
+    assert.ok(wt.save([shared]).length > 0);
+    throwsWeft(() => wt.save([shared, wrapped]), 'InvalidArgument', /nested more than 256 deep/);
     throwsWeft(() => wt.save({ f: () => 1 }), 'TypeError', /^save: obj\["f"\] is a function/);
     throwsWeft(() => wt.save({ u: undefined }), 'TypeError', /^save: obj\["u"\] is undefined/);
     throwsWeft(() => wt.save([new Float32Array(2)]), 'TypeError', /^save: obj\[0\] is a Float32Array/);
