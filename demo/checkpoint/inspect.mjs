@@ -16,11 +16,21 @@ export function loadCheckpoint(wt, u8) {
   return { format, value: format === 'torch.save' ? wt.load(u8) : wt.loadSafetensors(u8) };
 }
 
-// [name, value] of every leaf under value: dict keys joined with '.', list items as [i].
-function leaves(wt, value, name = '', out = []) {
-  if (Array.isArray(value)) value.forEach((v, i) => leaves(wt, v, `${name}[${i}]`, out));
-  else if (value !== null && typeof value === 'object' && !(value instanceof Uint8Array) && !(value instanceof wt.Tensor)) {
-    for (const [k, v] of Object.entries(value)) leaves(wt, v, name ? `${name}.${k}` : k, out);
+class SameAs {
+  constructor(name) { this.name = name; }
+}
+
+// [name, value] of every leaf under value: dict keys joined with '.', list
+// items as [i]; a container met again (a file may share one) is listed once.
+function leaves(wt, value, name = '', out = [], seen = new Map()) {
+  const container = value !== null && typeof value === 'object' && !(value instanceof Uint8Array) && !(value instanceof wt.Tensor);
+  if (container && seen.has(value)) {
+    out.push([name, new SameAs(seen.get(value) || 'the file')]);
+  } else if (container) {
+    seen.set(value, name);
+    const items = Array.isArray(value) ? value.map((v, i) => [`${name}[${i}]`, v]) :
+      Object.entries(value).map(([k, v]) => [name ? `${name}.${k}` : k, v]);
+    for (const [n, v] of items) leaves(wt, v, n, out, seen);
   } else {
     out.push([name || '(the file)', value]);
   }
@@ -43,7 +53,7 @@ function preview(wt, t) {
   return values.map((v) => (t.dtype === 'bool' ? String(v !== 0) : typeof v === 'bigint' ? String(v) : Number(v.toPrecision(5)).toString()));
 }
 
-const text = (v) => (v === null ? 'None' : typeof v === 'string' ? JSON.stringify(v) : v instanceof Uint8Array ? `bytes (${v.length})` : String(v));
+const text = (v) => (v instanceof SameAs ? `(the same as ${v.name})` : v === null ? 'None' : typeof v === 'string' ? JSON.stringify(v) : v instanceof Uint8Array ? `bytes (${v.length})` : String(v));
 
 /**
  * { tensors: [row], storages: [{ label, dtype, elements, bytes, tensors }],
