@@ -4,7 +4,7 @@
 // freed. A refused file shows weft's message.
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
-import { renderBackend, initBest } from './panels.js';
+import { startPage } from './panels.js';
 import { formatBytes, formatOf, inspect, tensorsOf } from './checkpoint/inspect.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -115,15 +115,8 @@ function setupDrop() {
 }
 
 async function main() {
-  try {
-    wt = await initBest(init);
-  } catch (e) {
-    $('backend').replaceChildren(el('span', { class: 'pill pill-bad', text: 'weft failed to load' }));
-    showStatus(`weft could not start: ${e.message}. Was it built (npm run build)?`);
-    document.body.dataset.ready = 'failed';
-    return;
-  }
-  renderBackend($('backend'), wt);
+  wt = await startPage(init, showStatus);
+  if (!wt) return;
   setupDrop();
   window.checkpointDemo = { open, memory: () => wt.memory() };
   document.body.dataset.ready = 'true';
