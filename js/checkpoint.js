@@ -63,7 +63,8 @@ class Global {
 }
 const G = {};
 for (const n of ['collections.OrderedDict', 'torch._utils._rebuild_tensor_v2', 'torch._utils._rebuild_tensor',
-  'torch._utils._rebuild_parameter', 'torch._utils._rebuild_meta_tensor_no_storage', 'torch.Size',
+  'torch._utils._rebuild_parameter', 'torch._utils._rebuild_parameter_with_state',
+  'torch._utils._rebuild_meta_tensor_no_storage', 'torch.Size',
   'torch.nn.parameter.Parameter']) G[n] = new Global(n);
 for (const [k, [dtype]] of Object.entries(STORAGES)) G[`torch.${k}`] = new Global(`torch.${k}`, { storage: dtype });
 const ORDERED = new WeakSet();
@@ -81,9 +82,12 @@ function findGlobal(op, module, name) {
   if (Object.hasOwn(UNSUPPORTED, full)) {
     throw new WeftError('NotImplemented', `${op}: the file holds ${UNSUPPORTED[full]} (${full}), which weft does not read`);
   }
+  // a pickled module: torch.save(model) instead of torch.save(model.state_dict())
+  const model = /^(torch\.nn\.|__main__\.)/.test(full) ?
+    '; a whole model saved with torch.save(model)? Save model.state_dict() instead' : '';
   throw bad(op, `the file names ${full}, which weft refuses to load: a checkpoint may hold only tensors, ` +
     'dicts, lists, tuples, numbers, strings, booleans, None and bytes (torch.load(weights_only=True)\'s rule), ' +
-    'so that loading a file can never run code');
+    `so that loading a file can never run code${model}`);
 }
 
 // ---- reading ----
@@ -216,8 +220,10 @@ class Loader {
       }
       case G['torch._utils._rebuild_tensor']: arity(4); return this.tensor(...args);
       case G['torch._utils._rebuild_parameter']:
-        arity(3);
+      case G['torch._utils._rebuild_parameter_with_state']: // (PyTorch 2: + the Parameter's attributes)
+        arity(fn === G['torch._utils._rebuild_parameter'] ? 3 : 4);
         if (!emptyDict(args[2])) throw bad(op, 'a parameter saved with backward hooks (weft reads none)');
+        if (n === 4 && !emptyDict(args[3])) throw bad(op, 'a parameter saved with Python attributes (weft reads none)');
         return this.setRequiresGrad(args[0], args[1]);
       case G['torch._utils._rebuild_meta_tensor_no_storage']:
         arity(4);
