@@ -1,7 +1,8 @@
-// The checkpoint page: a dropped or chosen .pt / .safetensors file (or an
-// example fetched from the repository's fixtures) loaded with wt.load or
-// wt.loadSafetensors, shown as tables (demo/checkpoint/inspect.mjs), then
-// freed. A refused file shows weft's message.
+// The checkpoint page: a dropped or chosen .pt / .safetensors file (a File)
+// or an example fetched from the repository's fixtures (a Response) given
+// as it is to wt.load or wt.loadSafetensors, shown as tables
+// (demo/checkpoint/inspect.mjs), then freed. A refused file shows weft's
+// message; so does a failed fetch (a Response that is not ok).
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
 import { startPage } from './panels.js';
@@ -61,13 +62,13 @@ function clear() {
   $('values').replaceChildren(el('li', { class: 'muted', text: 'none yet' }));
 }
 
-// bytes: a Uint8Array of the whole file.
-function open(bytes, name) {
-  const format = formatOf(bytes);
+// source: a File (a Blob) or a fetch Response, handed to wt.load /
+// wt.loadSafetensors as it is (they read it and return a Promise); format
+// from the file's first bytes, size in bytes.
+async function open(source, name, format, size) {
   let value;
   try {
-    // Blobs and Responses work too (await wt.load(file)); the bytes are here already to tell the format.
-    value = format === 'torch.save' ? wt.load(bytes) : wt.loadSafetensors(bytes);
+    value = await (format === 'torch.save' ? wt.load(source) : wt.loadSafetensors(source));
   } catch (e) {
     clear();
     showStatus(`${name}: ${e.message}`);
@@ -77,7 +78,7 @@ function open(bytes, name) {
   try {
     const info = inspect(wt, value);
     showStatus(null);
-    renderSummary(name, format, bytes.length, info);
+    renderSummary(name, format, size, info);
     renderTensors(info);
     renderLists(info);
     document.body.dataset.loaded = name;
@@ -86,19 +87,19 @@ function open(bytes, name) {
   }
 }
 
+const sniff = async (blob) => formatOf(new Uint8Array(await blob.slice(0, 2).arrayBuffer()));
+
 async function openFile(file) {
-  if (!file) return;
-  open(new Uint8Array(await file.arrayBuffer()), file.name);
+  if (file) await open(file, file.name, await sniff(file), file.size);
 }
 
 async function openExample() {
   const url = $('example').value;
   const res = await fetch(url);
-  if (!res.ok) {
-    showStatus(`fetching ${url} failed: HTTP ${res.status}`);
-    return;
-  }
-  open(new Uint8Array(await res.arrayBuffer()), url.split('/').pop());
+  const name = url.split('/').pop();
+  // the Response itself goes to wt.load (a clone tells the size); the format from the file's name
+  const size = res.ok ? (await res.clone().blob()).size : 0;
+  await open(res, name, name.endsWith('.safetensors') ? 'safetensors' : 'torch.save', size);
 }
 
 function setupDrop() {

@@ -53,12 +53,16 @@ describe('checkpoint page', { timeout: 90000 }, () => {
     await page.click('#example-open');
     await loaded('all_dtypes.safetensors');
     assert.equal(await text(page, '#summary-format'), 'safetensors');
+    assert.equal(await text(page, '#summary-size'), `${fs.statSync(fixture('safetensors/all_dtypes.safetensors')).size} B`);
     assert.equal(await cell('bf16', 'shape'), '[6]');
     await page.selectOption('#example', '../tests/fixtures/pt/bad/os_system.pt');
     await page.click('#example-open');
     await loaded('error');
     assert.match(await text(page, '#status'), /os_system\.pt: load: the file names os\.system, which weft refuses to load/);
     assert.equal(await page.locator('#tensors tbody tr').count(), 0);
+    // a Response that is not ok: weft says so
+    await page.evaluate(() => window.checkpointDemo.open(new Response('gone', { status: 404, statusText: 'Not Found' }), 'missing.pt', 'torch.save', 0));
+    assert.match(await text(page, '#status'), /missing\.pt: load: the response is 404 Not Found/);
     assert.equal(await tensorsLive(), baseline);
   });
 
