@@ -332,3 +332,39 @@ test('the reader\'s fuzzer (scripts/fuzz_pt.mjs): a fixed number of mutants, no 
   assert.equal(s.runs, 1500);
   assert.ok(s.loaded >= 14, `${s.loaded} loaded (the 14 reference files at least)`);
 });
+
+// Runs once wt.nn (issue 23 section 1) is in the build: PyTorch's CNN state
+// dict loads strictly into the same modules and gives PyTorch's outputs.
+test('a torch.save state dict loads into wt.nn modules and gives PyTorch\'s outputs', async (t) => {
+  const wt = await init();
+  if (!wt.nn?.Module) {
+    t.skip('wt.nn is not in this build yet');
+    return;
+  }
+  const want = JSON.parse(readFileSync(new URL('cnn_forward.json', dir), 'utf8'));
+  class CNN extends wt.nn.Module {
+    constructor() {
+      super();
+      this.conv = new wt.nn.Conv2d(1, 4, 3);
+      this.bn = new wt.nn.BatchNorm2d(4);
+      this.fc = new wt.nn.Linear(16, 3);
+    }
+
+    forward(x) {
+      return this.fc.forward(wt.relu(this.bn.forward(this.conv.forward(x))).flatten(1));
+    }
+  }
+  const model = new CNN();
+  for (const source of ['pt', 'safetensors']) {
+    const sd = wt.load(read('cnn.pt'));
+    const st = source === 'pt' ? sd : wt.loadSafetensors(wt.saveSafetensors(sd));
+    const r = model.loadStateDict(st);
+    assert.deepEqual([r.missingKeys, r.unexpectedKeys], [[], []], source);
+    disposeAll(wt, sd);
+    if (st !== sd) disposeAll(wt, st);
+    model.eval();
+    const y = wt.tidy(() => [...model.forward(wt.tensor(want.input, { dtype: 'float32' }).view(want.shape)).data()]);
+    y.forEach((v, i) => assert.ok(Math.abs(v - want.output[i]) <= 1e-5 * (1 + Math.abs(want.output[i])), `${source} [${i}]: ${v} vs ${want.output[i]}`));
+  }
+  model.dispose();
+});
