@@ -26,6 +26,22 @@ export async function initBest(init) {
   }
 }
 
+// A page's start: weft as initBest gives it, its backend pills in #backend;
+// null when it failed, said in the page (showStatus) and on body[data-ready].
+export async function startPage(init, showStatus) {
+  const backend = document.getElementById('backend');
+  try {
+    const wt = await initBest(init);
+    renderBackend(backend, wt);
+    return wt;
+  } catch (e) {
+    backend.replaceChildren(el('span', { class: 'pill pill-bad', text: 'weft failed to load' }));
+    showStatus(`weft could not start: ${e.message}. Was it built (npm run build)?`);
+    document.body.dataset.ready = 'failed';
+    return null;
+  }
+}
+
 export function backendInfo(wt) {
   const isolated = globalThis.crossOriginIsolated === true;
   const b = wt.backend && typeof wt.backend === 'object' ? wt.backend : null;

@@ -4,7 +4,7 @@
 // grid of test digits with the model's predictions.
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
-import { renderBackend, initBest } from './panels.js';
+import { startPage } from './panels.js';
 import { DigitsTrainer, loadDigits } from './train/digits.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -176,17 +176,9 @@ function loop() {
 }
 
 async function main() {
-  let wt;
-  try {
-    wt = await initBest(init);
-  } catch (e) {
-    $('backend').replaceChildren(el('span', { class: 'pill pill-bad', text: 'weft failed to load' }));
-    showStatus(`weft could not start: ${e.message}. Was it built (npm run build)?`);
-    document.body.dataset.ready = 'failed';
-    return;
-  }
+  const wt = await startPage(init, showStatus);
+  if (!wt) return;
   state.wt = wt;
-  renderBackend($('backend'), wt);
   try {
     const [images, labels] = await Promise.all([fetchBytes('data/digits-images.npy'), fetchBytes('data/digits-labels.npy')]);
     state.data = loadDigits(wt, images, labels);

@@ -9,6 +9,7 @@ import { installNnUtils } from './nn_utils.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
 import { installNn } from './nn/index.js';
+import { installCheckpoint } from './checkpoint.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1409,5 +1410,7 @@ export function createApi(M, info) {
   installIndexing(api, { Tensor, WeftError, isOptions });
   // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
   installNn(api, { M, Tensor, WeftError, fail, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
+  // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)
+  installCheckpoint(api, { buffer });
   return api;
 }

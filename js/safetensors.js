@@ -14,6 +14,7 @@
 // element size.
 import { WeftError } from './core.js';
 import { toBytes } from './npy.js';
+import { withBytes } from './checkpoint.js';
 
 // safetensors dtype <-> weft dtype, element size, the TypedArray wt.tensor takes
 const DTYPES = {
@@ -280,6 +281,18 @@ function checkKeys(op, opts, allowed) {
   return opts;
 }
 
+function loadTensors(wt, bytes, opts) {
+  const file = parseSafetensors(bytes, 'loadSafetensors');
+  const tensors = Object.create(null);
+  try {
+    for (const e of file.tensors) tensors[e.name] = makeTensor(wt, valuesOf(file, e), e.dtype, e.shape);
+  } catch (err) {
+    for (const t of Object.values(tensors)) t.dispose();
+    throw err;
+  }
+  return opts.metadata === true ? { tensors, metadata: file.metadata } : tensors;
+}
+
 // ---- writing ----
 
 function checkTensors(wt, op, tensors) {
@@ -317,25 +330,19 @@ const byLayout = (a, b) => DTYPES[b.st][1] - DTYPES[a.st][1] || (a.name < b.name
 
 // Adds wt.loadSafetensors, wt.readSafetensorsHeader and wt.saveSafetensors to an API object.
 export function installSafetensors(wt) {
+  // Both take bytes now, or a fetch Response / Blob / File (then a Promise).
   wt.readSafetensorsHeader = function readSafetensorsHeader(bytes) {
-    const { metadata, tensors } = parseSafetensors(bytes, 'readSafetensorsHeader');
-    const out = Object.create(null);
-    for (const e of tensors) out[e.name] = { dtype: e.dtype, shape: e.shape, dataOffsets: [e.begin, e.end] };
-    return { metadata, tensors: out };
+    return withBytes(bytes, 'readSafetensorsHeader', (b) => {
+      const { metadata, tensors } = parseSafetensors(b, 'readSafetensorsHeader');
+      const out = Object.create(null);
+      for (const e of tensors) out[e.name] = { dtype: e.dtype, shape: e.shape, dataOffsets: [e.begin, e.end] };
+      return { metadata, tensors: out };
+    });
   };
 
   wt.loadSafetensors = function loadSafetensors(bytes, options) {
-    const op = 'loadSafetensors';
-    const opts = checkKeys(op, options, ['metadata']);
-    const file = parseSafetensors(bytes, op);
-    const tensors = Object.create(null);
-    try {
-      for (const e of file.tensors) tensors[e.name] = makeTensor(wt, valuesOf(file, e), e.dtype, e.shape);
-    } catch (err) {
-      for (const t of Object.values(tensors)) t.dispose();
-      throw err;
-    }
-    return opts.metadata === true ? { tensors, metadata: file.metadata } : tensors;
+    const opts = checkKeys('loadSafetensors', options, ['metadata']);
+    return withBytes(bytes, 'loadSafetensors', (b) => loadTensors(wt, b, opts));
   };
 
   wt.saveSafetensors = function saveSafetensors(tensors, options) {

@@ -23,6 +23,8 @@ import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
 import type { IndexingFunctions, IndexingTensorOps } from './index_ops.js';
+import type { BytesSource, CheckpointFunctions } from './checkpoint.js';
+export type { Bytes, BytesSource, CheckpointFunctions, CheckpointValue, SaveableValue } from './checkpoint.js';
 export type { IndexItem, IndexPutOptions } from './index_ops.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { UniqueOptions } from './unique.js';
@@ -289,8 +291,9 @@ export interface TensorCore<D extends DType = DType> {
  * have, as at run time.
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, ShapeFunctions, AutogradFunctions,
-  UniqueFunctions, IndexingFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions |
-    keyof ConvFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions> {}
+  UniqueFunctions, IndexingFunctions, CheckpointFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions |
+    keyof PoolFunctions | keyof ConvFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
+    keyof IndexingFunctions | keyof CheckpointFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {
@@ -321,14 +324,19 @@ export interface WeftCore extends OpsApi {
   /**
    * Reads a safetensors file: its tensors by name (every weft dtype; U16, U32, U64 and the 8-bit
    * floats are refused). The header is validated before any tensor is made. With
-   * { metadata: true }: { tensors, metadata }.
+   * { metadata: true }: { tensors, metadata }. Given a Response, Blob or File: a Promise of the same.
    */
   loadSafetensors(bytes: ArrayBufferLike | ArrayBufferView, options?: { metadata?: false }): TensorMap;
   loadSafetensors(bytes: ArrayBufferLike | ArrayBufferView, options: { metadata: true }):
     { tensors: TensorMap; metadata: SafetensorsMetadata | null };
+  loadSafetensors(source: BytesSource, options?: { metadata?: false }): Promise<TensorMap>;
+  loadSafetensors(source: BytesSource, options: { metadata: true }):
+    Promise<{ tensors: TensorMap; metadata: SafetensorsMetadata | null }>;
   /** A safetensors file's header, validated, without loading its tensors. */
   readSafetensorsHeader(bytes: ArrayBufferLike | ArrayBufferView):
     { tensors: { [name: string]: SafetensorsInfo }; metadata: SafetensorsMetadata | null };
+  readSafetensorsHeader(source: BytesSource):
+    Promise<{ tensors: { [name: string]: SafetensorsInfo }; metadata: SafetensorsMetadata | null }>;
   /**
    * A safetensors file: the tensors (contiguous copies) sorted by element size, largest first, then
    * name, so each is aligned to its element size; metadata becomes `__metadata__`.
@@ -423,7 +431,7 @@ export type WorkerTensor = {
 } & WorkerAutogradTensorOps;
 
 type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
-  'loadSafetensors' | 'optim' | 'nn' | keyof AutogradFunctions>;
+  'loadSafetensors' | 'optim' | 'nn' | keyof AutogradFunctions | keyof CheckpointFunctions>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */
 export type WorkerWeft = {

@@ -1,7 +1,8 @@
 // npm run fuzz: the fuzz targets. The libFuzzer targets tests/fuzz/fuzz_*.c
 // (schema strings, view chains, TensorIterator build, boxed calls), built
 // natively with clang, ASan+UBSan, in build/fuzz/; and the .npy reader's JS
-// mutation fuzzer (scripts/fuzz_npy.mjs). For each target it first replays
+// mutation fuzzer (scripts/fuzz_npy.mjs), and the checkpoint reader's
+// (scripts/fuzz_pt.mjs, seeded from tests/fixtures/pt/). For each target it first replays
 // every committed crash (tests/fuzz/<target>/crashes/: each is a regression
 // test), then fuzzes for --time seconds from the committed seeds
 // (tests/fuzz/<target>/corpus/, and <target>.dict when there is one) plus a
@@ -25,8 +26,9 @@ const seed = Number(arg('seed', 1));
 const only = arg('target', null);
 const build = path.join(root, 'build/fuzz');
 const C_TARGETS = ['schema', 'views', 'iter', 'boxed'];
-const targets = [...C_TARGETS, 'npy'].filter((t) => !only || t === only);
-if (!targets.length) throw new Error(`fuzz: no target ${only} (targets: ${C_TARGETS.join(', ')}, npy)`);
+const JS_TARGETS = ['npy', 'pt'];
+const targets = [...C_TARGETS, ...JS_TARGETS].filter((t) => !only || t === only);
+if (!targets.length) throw new Error(`fuzz: no target ${only} (targets: ${[...C_TARGETS, ...JS_TARGETS].join(', ')})`);
 
 function buildNative() {
   const cc = process.env.WEFT_FUZZ_CC || 'clang';
@@ -96,8 +98,20 @@ async function runNpy() {
     `(${s.loaded} loaded, ${s.errors} WeftErrors), seed ${seed}`);
 }
 
+async function runPt() {
+  const { init } = await import('../dist/index.js');
+  const zip = await import('../dist/zip.js');
+  const { fuzzPt } = await import('./fuzz_pt.mjs');
+  const wt = await init({ variant: 'simd' });
+  const t0 = Date.now();
+  const s = fuzzPt(wt, zip, { seconds, seed });
+  console.log(`fuzz: pt: ${s.runs} executions in ${((Date.now() - t0) / 1000).toFixed(1)} s ` +
+    `(${s.loaded} loaded, ${s.errors} WeftErrors), seed ${seed}`);
+}
+
 if (targets.some((t) => C_TARGETS.includes(t))) buildNative();
 for (const t of targets) {
   if (t === 'npy') await runNpy();
+  else if (t === 'pt') await runPt();
   else runC(t);
 }

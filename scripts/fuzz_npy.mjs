@@ -14,7 +14,8 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const TOKENS = ["'descr'", "'<f4'", "'>i8'", "'|b1'", "'<f2'", "'|u1'", "'fortran_order'", 'True', 'False',
   "'shape'", '()', '(0,)', '(1e9, 0)', '(-1,)', '(3, 4)', '(2**62, 4)', "'__proto__'", '{', '}', ',', ':', ' ', '\n'];
 
-function rng(seed) {
+// xorshift32: the same mutants for the same seed (scripts/fuzz_pt.mjs too)
+export function rng(seed) {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
