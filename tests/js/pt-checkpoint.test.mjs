@@ -333,14 +333,10 @@ test('the reader\'s fuzzer (scripts/fuzz_pt.mjs): a fixed number of mutants, no 
   assert.ok(s.loaded >= 14, `${s.loaded} loaded (the 14 reference files at least)`);
 });
 
-// Runs once wt.nn (issue 23 section 1) is in the build: PyTorch's CNN state
-// dict loads strictly into the same modules and gives PyTorch's outputs.
-test('a torch.save state dict loads into wt.nn modules and gives PyTorch\'s outputs', async (t) => {
+// PyTorch's CNN state dict loads strictly into the same modules and gives
+// PyTorch's outputs.
+test('a torch.save state dict loads into wt.nn modules and gives PyTorch\'s outputs', async () => {
   const wt = await init();
-  if (!wt.nn?.Module) {
-    t.skip('wt.nn is not in this build yet');
-    return;
-  }
   const want = JSON.parse(readFileSync(new URL('cnn_forward.json', dir), 'utf8'));
   class CNN extends wt.nn.Module {
     constructor() {
