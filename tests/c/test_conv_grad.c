@@ -51,6 +51,11 @@ static const gc_conv CASES[] = {
    "AdaptiveAvgPool2DBackward0", NULL},
   {"adaptive_avg_pool2d channels_last", 3, {1, 4, 5, 7}, {0, 0, 2, 3}, 1, 0, 1, 1, true, false, false, false,
    "AdaptiveAvgPool2DBackward0", NULL},
+  /* global pooling of NHWC: the mean over the NHWC view, permuted back (was an as_strided with no derivative) */
+  {"adaptive_avg_pool2d 1x1 channels_last", 3, {2, 5, 4, 3}, {0, 0, 1, 1}, 1, 0, 1, 1, true, false, false, false,
+   "PermuteBackward0", NULL},
+  {"adaptive_avg_pool2d 1x1", 3, {2, 5, 4, 3}, {0, 0, 1, 1}, 1, 0, 1, 1, false, false, false, false,
+   "MeanBackward1", NULL},
 };
 
 static weft_tensor* input(const int64_t* sizes, int64_t nd, bool cl) {
@@ -163,7 +168,8 @@ static void gradcheck(const gc_conv* k) {
     CHECK(same(g[i], g3[i]));
     /* the gradient keeps its input's memory format, as AccumulateGrad's .grad in PyTorch */
     bool fmt = weft_tensor_dim(g[i]) != 4 || weft_tensor_sizes(g[i])[1] == 1 || /* both formats at once */
-               weft_tensor_suggest_memory_format(g[i]) == weft_tensor_suggest_memory_format(in[i]);
+               weft_tensor_suggest_memory_format(g[i]) == weft_tensor_suggest_memory_format(in[i]) ||
+               weft_tensor_strides(g[i])[3] == 0; /* a mean's expanded gradient: no format (.grad gets one) */
     if (!fmt) fprintf(stderr, "%s: input %d: gradient in another memory format\n", k->name, i);
     CHECK(fmt);
     double ana = 0, num = 0;
