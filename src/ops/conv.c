@@ -1,8 +1,10 @@
-/* conv2d (issue 12): conv2d and conv2d.padding ('same' / 'valid'), CPU and
- * Meta kernels, over the drivers of src/ops/cpu/conv.c.
+/* conv2d (issue 12) and conv1d (issue 23): conv<n>d and conv<n>d.padding
+ * ('same' / 'valid'), CPU and Meta kernels, over the drivers of
+ * src/ops/cpu/conv.c. conv1d runs as a 2-D convolution of height 1 (1.13's
+ * view4d), its checks made on the 3-D tensors so its messages are its own.
  *
- * The checks and messages follow PyTorch 1.13 in its order: conv2d's
- * batchify (3-D unbatched or 4-D input), _convolution_mode for a padding
+ * The checks and messages follow PyTorch 1.13 in its order: conv<n>d's
+ * batchify (unbatched or batched input), _convolution_mode for a padding
  * string, _convolution (groups, stride/padding/dilation expanded to the
  * weight's dimensions), check_shape_forward, then the input/weight/bias
  * types. The output's memory format is suggest_memory_format's rule: a
@@ -243,7 +245,11 @@ static weft_tensor* convolution(const conv_kind* k, const weft_tensor* x, const 
   if (weft__conv_check_weight_dim(k, x, w, " ") != WEFT_OK) return NULL;
   if (shape_checks(k, x, w, b, p, &g) != WEFT_OK || dtype_checks(k, x, w, b) != WEFT_OK) return NULL;
   if (k->dim == 2) return run(x, w, b, g);
-  weft_tensor* x4 = as_2d(k, x);
+  /* 1.13 makes a 1-D input contiguous first, so a permuted [N, L, C] view
+   * never reads as channels_last */
+  weft_tensor* xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* x4 = xc ? as_2d(k, xc) : NULL;
+  weft_tensor_release(xc);
   weft_tensor* w4 = x4 ? as_2d(k, w) : NULL;
   weft_tensor* y4 = w4 ? run(x4, w4, b, g) : NULL;
   weft_tensor* y = y4 ? weft_squeeze_dim(y4, 2) : NULL;
