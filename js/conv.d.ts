@@ -48,25 +48,6 @@ export interface ConvFunctions {
   convTranspose2d(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTranspose2dOptions): Tensor;
 }
 
-/** explain('conv_transpose2d', ...): per image and group the GEMM W^T x (M = Cout/groups*kh*kw, N = H*W, K = Cin/groups), then col2im. */
-export interface ConvTransposePlan {
-  op: 'conv_transpose2d';
-  algorithm: 'gemm_col2im_nchw';
-  memory_format: 'contiguous_format';
-  dtype: string;
-  compute_dtype: string;
-  input: number[];
-  weight: number[];
-  output: number[];
-  stride: number[];
-  padding: number[];
-  output_padding: number[];
-  dilation: number[];
-  groups: number;
-  gemm: { m: number; n: number; k: number; count: number };
-  threads: number;
-}
-
 /** explain('conv2d', ...): the algorithm conv2d runs and the GEMM it amounts to. */
 export interface ConvPlan {
   op: 'conv2d';
@@ -87,4 +68,13 @@ export interface ConvPlan {
   /** The GEMM algorithms: M x N x K, count products (per group, and per image in NCHW). */
   gemm?: { m: number; n: number; k: number; count: number };
   threads: number;
+}
+
+/** explain('conv_transpose2d', ...): per image and group the GEMM W^T x (M = Cout/groups*kh*kw, N = H*W, K = Cin/groups), then col2im. */
+export interface ConvTransposePlan extends Omit<ConvPlan, 'op' | 'algorithm' | 'memory_format' | 'gemm'> {
+  op: 'conv_transpose2d';
+  algorithm: 'gemm_col2im_nchw';
+  memory_format: 'contiguous_format';
+  output_padding: number[];
+  gemm: { m: number; n: number; k: number; count: number };
 }

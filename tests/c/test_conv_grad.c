@@ -263,12 +263,21 @@ static void test_convolution_backward_op(void) {
 /* Allocation failures (the fail-the-Nth allocator, as test_fault_injection.c):
  * every gradient op, both formats, ends in a clean OutOfMemory with nothing
  * left allocated, until it completes. */
-static weft_tensor* grad_op(int which, weft_tensor* const* in) {
+static weft_tensor* grad_op(int which, weft_tensor* const* in) { /* 6, 7: conv_transpose2d and its gradients */
   const int64_t one[1] = {1}, two[1] = {2}, zero[1] = {0};
   switch (which) {
     case 0: case 1: case 2: return weft__conv2d_backward(in[2], in[0], in[1], one, 1, one, 1, one, 1, 1, which);
     case 3: return weft_avg_pool2d_backward(in[3], in[0], two, 1, two, 1, zero, 1, false, true, INT64_MIN);
     case 4: return weft_op__adaptive_avg_pool2d_backward(in[3], in[0]);
+    case 6: return weft_conv_transpose2d(in[2], in[1], NULL, one, 1, one, 1, zero, 1, 1, one, 1);
+    case 7: { /* transposed (input in[2], output gradient in[0]): all three, the weight's returned */
+      const bool all[3] = {true, true, true};
+      weft_tensor3 r = weft_convolution_backward(in[0], in[2], in[1], NULL, 0, one, 1, one, 1, one, 1, true, zero, 1,
+                                                 1, all, 3);
+      weft_tensor_release(r.t[0]);
+      weft_tensor_release(r.t[2]);
+      return r.t[1];
+    }
     default: { /* all three outputs of convolution_backward: the input's returned, the others released */
       const bool all[3] = {true, true, true};
       weft_tensor3 r = weft_convolution_backward(in[2], in[0], in[1], NULL, 0, one, 1, one, 1, one, 1, false, zero, 1,
@@ -286,7 +295,7 @@ static void test_allocation_failures(void) {
   const int64_t sx[4] = {2, 3, 6, 6}, sw[4] = {4, 3, 3, 3}, sy[4] = {2, 4, 6, 6}, sp[4] = {2, 3, 3, 3};
   for (int cl = 0; cl < 2; cl++) {
     weft_tensor* in[4] = {input(sx, 4, cl), input(sw, 4, false), input(sy, 4, cl), input(sp, 4, cl)};
-    for (int which = 0; which < 6; which++) {
+    for (int which = 0; which < 8; which++) {
       weft_memory_stats base = weft_memory();
       int bad = 0, fails = 0;
       for (long n = 1; n < 1000; n++, fails++) {

@@ -87,7 +87,9 @@ test('wt.convTranspose2d and wt.conv1d: options, explain, Meta, layouts', async 
     throwsWeft(() => wt.conv1d(s, k, null, { stride: [1, 1] }), 'InvalidArgument',
       /^conv1d: expected stride to be a single integer value or a list of 1 values/);
     throwsWeft(() => wt.conv1d(x, k), 'InvalidArgument',
-      /^conv1d: Expected 3-dimensional input for 3-dimensional weight \[1, 2, 2\], but got 4-dimensional/);
+      /^conv1d: Expected 2D \(unbatched\) or 3D \(batched\) input to conv1d, but got input of size: \[1, 1, 2, 2\]$/);
+    throwsWeft(() => wt.conv1d(s, w), 'InvalidArgument',
+      /^conv1d: Expected 4-dimensional input for 4-dimensional weight \[1, 1, 2, 2\], but got 3-dimensional input/);
   });
   assert.deepEqual(counts(wt), before);
 });
