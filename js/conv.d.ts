@@ -1,4 +1,4 @@
-// Types for conv2d, conv1d and conv_transpose2d (src/ops/conv.def) in their JS
+// Types for conv2d, conv1d, conv_transpose2d and conv_transpose1d (src/ops/conv.def) in their JS
 // calling form: input, weight, bias, then an options object; padding a
 // number, per-dim array, 'same' or 'valid' (not for convTranspose2d).
 import type { Shape, Tensor } from './weft.js';
@@ -32,6 +32,14 @@ export interface ConvTranspose2dOptions {
   dilation?: number | Shape;
 }
 
+export interface ConvTranspose1dOptions {
+  stride?: number | [number];
+  padding?: number | [number];
+  outputPadding?: number | [number];
+  groups?: number;
+  dilation?: number | [number];
+}
+
 export interface ConvFunctions {
   /**
    * PyTorch's conv2d: input [N, C, H, W] or unbatched [C, H, W], weight [Cout, C / groups, kh, kw],
@@ -46,11 +54,13 @@ export interface ConvFunctions {
    * [N, Cout, (H - 1) * stride - 2 * padding + dilation * (kh - 1) + outputPadding + 1, ...], contiguous.
    */
   convTranspose2d(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTranspose2dOptions): Tensor;
+  /** PyTorch's conv_transpose1d: input [N, Cin, L] or unbatched [Cin, L], weight [Cin, Cout / groups, k], bias [Cout] or null. */
+  convTranspose1d(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTranspose1dOptions): Tensor;
 }
 
-/** explain('conv2d', ...): the algorithm conv2d runs and the GEMM it amounts to. */
+/** explain('conv2d', ...): the algorithm conv2d runs and the GEMM it amounts to (conv1d's: as the conv2d of height 1 it runs). */
 export interface ConvPlan {
-  op: 'conv2d';
+  op: 'conv2d' | 'conv1d';
   algorithm: 'implicit_gemm_nhwc' | 'im2col_gemm_nchw' | 'gemm_1x1_nhwc' | 'gemm_1x1_nchw' | 'depthwise_nhwc'
     | 'depthwise_nchw';
   memory_format: 'contiguous_format' | 'channels_last';

@@ -736,18 +736,30 @@ static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
   return conv_2d_backward(c, g, x, w, a, STR(4), which);
 }
 
-/* conv1d, the same arguments: its tensors with a height of 1 (as 1.13's
- * view4d), the 2-D gradient, the height dropped again */
-static T conv1d_backward(weft__bctx* c, T g, T x, T w, int which) {
+/* A 1-D convolution's gradient: its tensors with a height of 1 (as 1.13's
+ * view4d), the 2-D gradient (a's lists already 2-D), the height dropped again */
+static T conv_1d_backward(weft__bctx* c, T g, T x, T w, const conv_args* a, const char* mode, int which) {
   if (!g || !x || !w) return NULL;
-  const int64_t stride[2] = {1, IL(3)[0]}, dil[2] = {1, IL(5)[0]}, pad[2] = {0, STR(4) ? 0 : IL(4)[0]};
-  conv_args a = {stride, pad, dil, NULL, 2, 2, 2, 0, INT(6), false};
   T g2 = keep(c, weft_unsqueeze(g, -2));
   T x2 = g2 ? keep(c, weft_unsqueeze(x, -2)) : NULL;
   T w2 = x2 ? keep(c, weft_unsqueeze(w, 2)) : NULL;
-  T r = w2 ? conv_2d_backward(c, g2, x2, w2, a, STR(4), which) : NULL;
+  T r = w2 ? conv_2d_backward(c, g2, x2, w2, *a, mode, which) : NULL;
   if (!r || which == 2) return r;
   return keep(c, weft_squeeze_dim(r, which == 0 ? -2 : 2));
+}
+
+/* conv1d(input, weight, bias, stride, padding, dilation, groups) */
+static T conv1d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  const int64_t stride[2] = {1, IL(3)[0]}, dil[2] = {1, IL(5)[0]}, pad[2] = {0, STR(4) ? 0 : IL(4)[0]};
+  const conv_args a = {stride, pad, dil, NULL, 2, 2, 2, 0, INT(6), false};
+  return conv_1d_backward(c, g, x, w, &a, STR(4), which);
+}
+
+/* conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation) */
+static T conv_transpose1d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  const int64_t stride[2] = {1, IL(3)[0]}, pad[2] = {0, IL(4)[0]}, op[2] = {0, IL(5)[0]}, dil[2] = {1, IL(7)[0]};
+  const conv_args a = {stride, pad, dil, op, 2, 2, 2, 2, INT(6), true};
+  return conv_1d_backward(c, g, x, w, &a, NULL, which);
 }
 
 /* conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation) */

@@ -154,12 +154,14 @@ weft_dtype weft__conv_compute_dtype(weft_dtype t) {
 #define compute_dtype weft__conv_compute_dtype
 
 /* explain()'s plan: the algorithm and the GEMM it amounts to */
-static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f, weft_dtype t) {
+/* (conv1d's as the height-1 conv2d it runs) */
+static weft_status record_plan(const char* op, weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f,
+                               weft_dtype t) {
   weft__strbuf s = {0};
   int64_t cg = g->c / g->groups;
-  weft__strbuf_put(&s, "{\"op\":\"conv2d\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
+  weft__strbuf_put(&s, "{\"op\":\"%s\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
                        "\"compute_dtype\":\"%s\",",
-                   weft__conv2d_algo_name(a), weft_memory_format_name(f), weft_dtype_name(t),
+                   op, weft__conv2d_algo_name(a), weft_memory_format_name(f), weft_dtype_name(t),
                    weft_dtype_name(compute_dtype(t)));
   weft__strbuf_put(&s, "\"input\":[%lld,%lld,%lld,%lld],\"weight\":[%lld,%lld,%lld,%lld],\"output\":[%lld,%lld,%lld,%lld],",
                    (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w, (long long)g->cout,
@@ -188,7 +190,8 @@ static void release_all(weft_tensor** t, size_t n) {
 }
 
 /* x, w 4-D, checked; returns the 4-D result. */
-static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, weft_conv2d_geom g) {
+static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
+                        weft_conv2d_geom g) {
   bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
             weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
   weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
@@ -202,7 +205,7 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
   }
   const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
   if (x->device == WEFT_DEVICE_META) return weft_empty(sizes, 4, t, WEFT_DEVICE_META, f);
-  if (weft_explaining() && record_plan(a, &g, f, t) != WEFT_OK) return NULL;
+  if (weft_explaining() && record_plan(op, a, &g, f, t) != WEFT_OK) return NULL;
   weft_tensor* xt = weft_to_dtype(x, ct, false);
   weft_tensor* wc = weft_to_dtype(w, ct, false);
   weft_tensor* bt = b ? weft_to_dtype(b, ct, false) : NULL;
@@ -244,14 +247,14 @@ static weft_tensor* convolution(const conv_kind* k, const weft_tensor* x, const 
   weft_conv2d_geom g;
   if (weft__conv_check_weight_dim(k, x, w, " ") != WEFT_OK) return NULL;
   if (shape_checks(k, x, w, b, p, &g) != WEFT_OK || dtype_checks(k, x, w, b) != WEFT_OK) return NULL;
-  if (k->dim == 2) return run(x, w, b, g);
+  if (k->dim == 2) return run(k->op, x, w, b, g);
   /* 1.13 makes a 1-D input contiguous first, so a permuted [N, L, C] view
    * never reads as channels_last */
   weft_tensor* xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT);
   weft_tensor* x4 = xc ? as_2d(k, xc) : NULL;
   weft_tensor_release(xc);
   weft_tensor* w4 = x4 ? as_2d(k, w) : NULL;
-  weft_tensor* y4 = w4 ? run(x4, w4, b, g) : NULL;
+  weft_tensor* y4 = w4 ? run(k->op, x4, w4, b, g) : NULL;
   weft_tensor* y = y4 ? weft_squeeze_dim(y4, 2) : NULL;
   weft_tensor_release(x4);
   weft_tensor_release(w4);
@@ -535,8 +538,9 @@ static weft_status check_grad_dims(const weft_tensor* gy, const weft_tensor* x, 
   return WEFT_OK;
 }
 
-/* The checks before any gradient: 4-D input and weight, not transposed, a
- * 3-entry mask, then conv2d's parameter, shape and type checks. */
+/* The checks before any gradient: a 3-entry mask, 4-D input and weight,
+ * then conv2d's parameter, shape and type checks (conv_transpose2d's are
+ * weft__conv_transpose2d_backward's own). */
 static weft_status backward_checks(const weft_tensor* gy, const weft_tensor* x, const struct list_args* a,
                                    bool transposed, int64_t nm) {
   if (nm != 3)

@@ -15,8 +15,8 @@
 
 typedef struct {
   const char* name;
-  int kind; /* 0 conv2d (x, w, b), 1 max_pool2d, 2 avg_pool2d, 3 adaptive_avg_pool2d, 4 conv_transpose2d, 5 conv1d
-              * (x and w 3-D: the first 3 sizes) */
+  int kind; /* 0 conv2d (x, w, b), 1 max_pool2d, 2 avg_pool2d, 3 adaptive_avg_pool2d, 4 conv_transpose2d, 5 conv1d,
+              * 6 conv_transpose1d (5, 6: x and w 3-D, the first 3 sizes) */
   int64_t x[4], w[4];
   int64_t stride, pad, dil, groups; /* pools: kernel in w[2], w[3] */
   bool cl, wcl, bias, ceil;
@@ -53,6 +53,9 @@ static const gc_conv CASES[] = {
   {"conv1d", 5, {2, 4, 9}, {6, 2, 3}, 2, 1, 2, 2, false, false, true, false, "ConvolutionBackward0", NULL, 0},
   {"conv1d unbatched same", 5, {0, 3, 7}, {2, 3, 4}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0",
    "same", 0},
+  {"conv_transpose1d", 6, {2, 4, 5}, {4, 3, 3}, 2, 1, 1, 2, false, false, true, false, "ConvolutionBackward0", NULL, 1},
+  {"conv_transpose1d unbatched dilation", 6, {0, 2, 4}, {2, 3, 2}, 1, 0, 2, 1, false, false, false, false,
+   "ConvolutionBackward0", NULL, 1},
   {"max_pool2d", 1, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "MaxPool2DWithIndicesBackward0", NULL, 0},
   {"max_pool2d channels_last", 1, {2, 3, 7, 6}, {0, 0, 3, 3}, 1, 1, 2, 1, true, false, false, false,
    "MaxPool2DWithIndicesBackward0", NULL, 0},
@@ -83,6 +86,7 @@ static weft_tensor* forward(const gc_conv* k, weft_tensor* const* in) {
   const int64_t ks[2] = {k->w[2], k->w[3]}, op[2] = {k->out_pad, k->out_pad};
   switch (k->kind) {
     case 4: return weft_conv_transpose2d(in[0], in[1], in[2], s, 2, p, 2, op, 2, k->groups, d, 2);
+    case 6: return weft_conv_transpose1d(in[0], in[1], in[2], s, 1, p, 1, op, 1, k->groups, d, 1);
     case 5:
       if (k->pad_str) return weft_conv1d_padding(in[0], in[1], in[2], s, 1, k->pad_str, d, 1, k->groups);
       return weft_conv1d(in[0], in[1], in[2], s, 1, p, 1, d, 1, k->groups);
@@ -162,13 +166,13 @@ static bool same(const weft_tensor* a, const weft_tensor* b) {
 
 static void gradcheck(const gc_conv* k) {
   bool unbatched = k->x[0] == 0, conv = k->kind == 0 || k->kind >= 4;
-  int nd = k->kind == 5 ? 3 : 4;
+  int nd = k->kind >= 5 ? 3 : 4;
   weft_tensor* in[3] = {input(k->x + unbatched, nd - unbatched, k->cl), NULL, NULL};
   int n = 1;
   if (conv) {
     in[1] = input(k->w, nd, k->wcl);
     n = 2;
-    const int64_t nb = k->kind == 4 ? k->w[1] * k->groups : k->w[0];
+    const int64_t nb = k->kind == 4 || k->kind == 6 ? k->w[1] * k->groups : k->w[0];
     if (k->bias) in[n++] = input(&nb, 1, false);
   }
   for (int i = 0; i < n; i++) weft_set_requires_grad(in[i], true);

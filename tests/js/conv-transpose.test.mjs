@@ -1,9 +1,9 @@
-// conv1d and conv_transpose2d (issue 23): every case of
+// conv1d, conv_transpose2d and conv_transpose1d (issue 23): every case of
 // tests/fixtures/conv_transpose.json (PyTorch 1.13, made by
 // tests/fixtures/gen_conv_transpose_fixtures.py) on each wasm variant: the
 // forward cases through wt.ops.call (values, strides, errors; the replay:
 // ./case-replay.mjs), the gradient cases through wt.conv1d /
-// wt.convTranspose2d / wt.adaptiveAvgPool2d and backward (node names,
+// wt.convTranspose2d / wt.convTranspose1d / wt.adaptiveAvgPool2d and backward (node names,
 // result strides, .grad values and strides; ./grad-case-replay.mjs). Then
 // the JS spellings with their options, explain(), the Meta device and the
 // convolution_backward op with transposed=true.
@@ -18,11 +18,11 @@ const FX = loadFixture('conv_transpose.json');
 
 // PyTorch's global pooling of NHWC restrides its mean with as_strided_
 // (AsStridedBackward1); weft takes the mean over the NHWC view and permutes
-// it back: the same strides and gradients, another node. conv1d of an unbatched
-// input is one node (1.13: ConvolutionBackward0, then its squeeze), as conv2d's.
+// it back: the same strides and gradients, another node. conv1d (and
+// conv_transpose1d) of an unbatched input is one node (1.13: ConvolutionBackward0, then its squeeze), as conv2d's.
 const NAME = Object.fromEntries(FX.grads.flatMap((c) => {
   if (c.name.startsWith('adaptive_1x1_') && c.name.endsWith('_cl')) return [[c.name, 'PermuteBackward0']];
-  return c.name.startsWith('conv1d_unbatched') ? [[c.name, 'ConvolutionBackward0']] : [];
+  return /^(conv1d_unbatched|convt1d_dilated_unbatched)/.test(c.name) ? [[c.name, 'ConvolutionBackward0']] : [];
 }));
 
 for (const variant of VARIANTS) {
@@ -77,6 +77,12 @@ test('wt.convTranspose2d and wt.conv1d: options, explain, Meta, layouts', async 
       /^conv_transpose2d: output padding must be smaller than either stride or dilation/);
     throwsWeft(() => wt.convTranspose2d(x.long(), w.long()), 'InvalidArgument',
       /"slow_conv_transpose2d_out_cpu" not implemented for 'int64'/);
+    // conv_transpose1d: [1, 1, 3] = 1..3 with ones [1, 1, 2], stride 2: each value fills two places
+    const v = wt.arange(1, 4, { dtype: 'float32' }).view(1, 1, 3);
+    assert.deepEqual(wt.convTranspose1d(v, wt.ones([1, 1, 2], { dtype: 'float32' }), null, { stride: 2, outputPadding: 1 })
+      .toArray(), [[[1, 1, 2, 2, 3, 3, 0]]]);
+    throwsWeft(() => wt.convTranspose1d(v, wt.ones([1, 1, 2]), null, { outputPadding: 1 }), 'InvalidArgument',
+      /^conv_transpose1d: output padding must be smaller than either stride or dilation, but got output_padding_height: 0 /);
     // conv1d: [1, 2, 4] with ones [1, 2, 2]
     const s = wt.arange(8, { dtype: 'float32' }).view(1, 2, 4);
     const k = wt.ones([1, 2, 2], { dtype: 'float32' });
@@ -84,6 +90,10 @@ test('wt.convTranspose2d and wt.conv1d: options, explain, Meta, layouts', async 
     assert.deepEqual(wt.conv1d(s, k, null, { padding: 'same' }).shape, [1, 1, 4]);
     assert.deepEqual(wt.conv1d(s, k, null, { stride: 2, padding: 1, dilation: 2 }).shape, [1, 1, 2]);
     assert.deepEqual(wt.conv1d(s.view(2, 4), k).toArray(), [[10, 14, 18]]);
+    const p1 = wt.explain('conv1d', s, k, null, { padding: 1 });
+    assert.equal(p1.op, 'conv1d');
+    assert.equal(p1.algorithm, 'im2col_gemm_nchw');
+    assert.deepEqual([p1.input, p1.output, p1.padding], [[1, 2, 1, 4], [1, 1, 1, 5], [0, 1]]);
     throwsWeft(() => wt.conv1d(s, k, null, { stride: [1, 1] }), 'InvalidArgument',
       /^conv1d: expected stride to be a single integer value or a list of 1 values/);
     throwsWeft(() => wt.conv1d(x, k), 'InvalidArgument',

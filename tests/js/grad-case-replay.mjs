@@ -20,6 +20,7 @@ function call(wt, c, ins) {
     case 'conv2d': return wt.conv2d(ins[0], ins[1], ins[2] ?? null, o);
     case 'conv1d': return wt.conv1d(ins[0], ins[1], ins[2] ?? null, o);
     case 'conv_transpose2d': return wt.convTranspose2d(ins[0], ins[1], ins[2] ?? null, o);
+    case 'conv_transpose1d': return wt.convTranspose1d(ins[0], ins[1], ins[2] ?? null, o);
     case 'max_pool2d': return wt.maxPool2d(ins[0], kernelSize, o);
     case 'avg_pool2d': return wt.avgPool2d(ins[0], kernelSize, o);
     default: return wt.adaptiveAvgPool2d(ins[0], outputSize);

@@ -319,6 +319,8 @@ const GRADGRAD = [
     [[2, 3, 3], [2, 3, 2, 2]]],
   ['conv_transpose2d then conv2d', (wt, x, w1, w2) => wt.conv2d(wt.convTranspose2d(x, w1, null, { stride: 2 }).tanh(),
     w2).sum(), [[1, 2, 3, 3], [2, 3, 2, 2], [1, 3, 2, 2]], { layouts: CL }],
+  ['conv_transpose1d', (wt, x, w, b) => wt.convTranspose1d(x, w, b, { stride: 2, padding: 1, outputPadding: 1,
+    groups: 2, dilation: 2 }).pow(2).sum(), [[2, 4, 5], [4, 3, 3], [6]]],
   ['conv1d stride, padding, dilation, groups', (wt, x, w, b) => wt.conv1d(x, w, b, { stride: 2, padding: 1,
     dilation: 2, groups: 2 }).pow(2).sum(), [[2, 4, 9], [6, 2, 3], [6]]],
   ["conv1d padding 'same', even kernel", (wt, x, w) => wt.conv1d(x, w, null, { padding: 'same' }).pow(2).sum(),

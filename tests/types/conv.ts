@@ -14,6 +14,8 @@ async function convs() {
   const d: Tensor = wt.conv1d(wt.rand([2, 4, 9]), wt.rand([6, 2, 3]), null, { stride: 2, padding: 'valid', groups: 2 });
   const e: Tensor = wt.convTranspose2d(x, wt.rand([4, 3, 4, 4]), wt.rand([3]),
     { stride: 2, padding: 1, outputPadding: [1, 0], groups: 1, dilation: 1 });
+  const f: Tensor = wt.convTranspose1d(wt.rand([2, 4, 9]), wt.rand([4, 3, 3]), null, { stride: 2, outputPadding: 1 });
+  console.log(f);
   const tplan: ConvTransposePlan = wt.explain('conv_transpose2d', x, wt.rand([4, 3, 4, 4]));
   const outPad: number[] = tplan.output_padding;
   console.log(a, b, c, d, e, alg, plan.gemm?.m, tplan.gemm.k, outPad);
