@@ -42,6 +42,7 @@ static weft_scalar arg_scalar(const weft_ivalue* v) {
 #define NDIM(i) ((int64_t)c->node->in[i].ndim)
 #define S(i) ((T)c->saved[i])
 #define RES ((T)c->result)
+#define RES2 ((T)c->result2)
 #define grad (c->grad)
 #define A(i) (1u << (i))
 
@@ -829,6 +830,41 @@ static T avg_pool2d_(weft__bctx* c, T g) {
 static T adaptive_avg_pool2d_(weft__bctx* c, T g) {
   const int64_t* out = SIZES(0) + NDIM(0) - 2;
   return g ? keep(c, weft_op__adaptive_avg_pool2d(g, out, 2)) : NULL;
+}
+
+/* ---- normalizations: one backward call per node for all three gradients ---- */
+/* the output mask: which of (input, weight, bias), arguments in0/in1/in2, need a gradient */
+static void norm_mask(weft__bctx* c, int in0, int in1, int in2, bool mask[3]) {
+  mask[0] = (c->needs & A(in0)) != 0, mask[1] = (c->needs & A(in1)) != 0, mask[2] = (c->needs & A(in2)) != 0;
+}
+static T trio_pick(weft__bctx* c, weft_tensor3 r, int which) {
+  c->trio_done = true;
+  weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
+  for (int i = 0; i < 3; i++) c->trio[i] = outs[i] ? (weft_tensor*)keep(c, outs[i]) : NULL;
+  return r.status ? NULL : c->trio[which];
+}
+/* native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps) */
+static T batch_norm_grads(weft__bctx* c, int which) {
+  if (c->trio_done) return c->trio[which];
+  bool mask[3];
+  norm_mask(c, 0, 1, 2, mask);
+  return trio_pick(c, weft_native_batch_norm_backward(grad, S(0), S(1), S(3), S(4), RES, RES2, BOOLA(5), DBL(7), mask, 3),
+                   which);
+}
+/* native_layer_norm(input, normalized_shape, weight, bias, eps) */
+static T layer_norm_grads(weft__bctx* c, int which) {
+  if (c->trio_done) return c->trio[which];
+  bool mask[3];
+  norm_mask(c, 0, 2, 3, mask);
+  return trio_pick(c, weft_native_layer_norm_backward(grad, S(0), IL(1), ILN(1), RES, RES2, S(2), S(3), mask, 3), which);
+}
+/* native_group_norm(input, weight, bias, N, C, HxW, group, eps) */
+static T group_norm_grads(weft__bctx* c, int which) {
+  if (c->trio_done) return c->trio[which];
+  bool mask[3];
+  norm_mask(c, 0, 1, 2, mask);
+  return trio_pick(c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3),
+                   which);
 }
 
 /* ---- expansion ---- */
