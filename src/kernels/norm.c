@@ -104,47 +104,19 @@ void WEFT_UKERNEL(f32_rdotc, u16)(size_t n, const float* dy, const float* x, con
 
 #define ROW_BLOCK 16
 
-void WEFT_UKERNEL(f32_vmoments_rows, u4)(size_t rows, size_t cols, const float* x, size_t xs, const float* k,
-                                        double* s, double* q) {
+/* the column sums of both row kernels: g = dy, or (dy NULL) d = x - k itself */
+static inline void column_sums(size_t rows, size_t cols, const float* dy, size_t dys, const float* x, size_t xs,
+                               const float* k, double* s, double* q) {
   for (size_t r0 = 0; r0 < rows; r0 += ROW_BLOCK) {
     size_t nr = rows - r0 < ROW_BLOCK ? rows - r0 : ROW_BLOCK;
-    const char* xb = (const char*)x + r0 * xs;
+    const char *xb = (const char*)x + r0 * xs, *gb = dy ? (const char*)dy + r0 * dys : NULL;
     size_t j = 0;
     for (; j + 4 <= cols; j += 4) {
       const wv128 vk = wv_v128_load(k + j), z = wv_f64x2_splat(0.0);
       wv128 sa = wv_v128_zero(), qa = sa;
       for (size_t r = 0; r < nr; r++) {
         wv128 d = wv_f32x4_sub(wv_v128_load((const float*)(xb + r * xs) + j), vk);
-        sa = wv_f32x4_add(sa, d);
-        qa = wv_f32x4_add(qa, wv_f32x4_mul(d, d));
-      }
-      wv128 slo = z, shi = z, qlo = z, qhi = z;
-      fold_f64(sa, &slo, &shi);
-      fold_f64(qa, &qlo, &qhi);
-      add4_f64(s + j, slo, shi);
-      add4_f64(q + j, qlo, qhi);
-    }
-    for (; j < cols; j++)
-      for (size_t r = 0; r < nr; r++) {
-        float d = ((const float*)(xb + r * xs))[j] - k[j];
-        s[j] += (double)d;
-        q[j] += (double)(d * d);
-      }
-  }
-}
-
-void WEFT_UKERNEL(f32_vdotc_rows, u4)(size_t rows, size_t cols, const float* dy, size_t dys, const float* x, size_t xs,
-                                     const float* k, double* s, double* q) {
-  for (size_t r0 = 0; r0 < rows; r0 += ROW_BLOCK) {
-    size_t nr = rows - r0 < ROW_BLOCK ? rows - r0 : ROW_BLOCK;
-    const char *xb = (const char*)x + r0 * xs, *gb = (const char*)dy + r0 * dys;
-    size_t j = 0;
-    for (; j + 4 <= cols; j += 4) {
-      const wv128 vk = wv_v128_load(k + j), z = wv_f64x2_splat(0.0);
-      wv128 sa = wv_v128_zero(), qa = sa;
-      for (size_t r = 0; r < nr; r++) {
-        wv128 g = wv_v128_load((const float*)(gb + r * dys) + j);
-        wv128 d = wv_f32x4_sub(wv_v128_load((const float*)(xb + r * xs) + j), vk);
+        wv128 g = gb ? wv_v128_load((const float*)(gb + r * dys) + j) : d;
         sa = wv_f32x4_add(sa, g);
         qa = wv_f32x4_add(qa, wv_f32x4_mul(g, d));
       }
@@ -156,11 +128,21 @@ void WEFT_UKERNEL(f32_vdotc_rows, u4)(size_t rows, size_t cols, const float* dy,
     }
     for (; j < cols; j++)
       for (size_t r = 0; r < nr; r++) {
-        float g = ((const float*)(gb + r * dys))[j];
+        float d = ((const float*)(xb + r * xs))[j] - k[j], g = gb ? ((const float*)(gb + r * dys))[j] : d;
         s[j] += (double)g;
-        q[j] += (double)(g * (((const float*)(xb + r * xs))[j] - k[j]));
+        q[j] += (double)(g * d);
       }
   }
+}
+
+void WEFT_UKERNEL(f32_vmoments_rows, u4)(size_t rows, size_t cols, const float* x, size_t xs, const float* k,
+                                        double* s, double* q) {
+  column_sums(rows, cols, NULL, 0, x, xs, k, s, q);
+}
+
+void WEFT_UKERNEL(f32_vdotc_rows, u4)(size_t rows, size_t cols, const float* dy, size_t dys, const float* x, size_t xs,
+                                     const float* k, double* s, double* q) {
+  column_sums(rows, cols, dy, dys, x, xs, k, s, q);
 }
 
 /* y = (x * a + b) * w + c over one vector; w, c NULL: 1, 0 */

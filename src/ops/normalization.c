@@ -35,6 +35,15 @@ static const char* shape_of(T t, char* buf, size_t cap) { return weft__sizes_str
 
 static weft_tensor3 fail3(void) { return (weft_tensor3){{NULL, NULL, NULL}, weft_last_status()}; }
 
+/* r when st is OK, else nothing (r released); the copies released either way */
+static weft_tensor3 finish3(weft_status st, weft_tensor3 r, weft_tensor* xc, weft_tensor* gyc) {
+  weft_tensor_release(xc);
+  weft_tensor_release(gyc);
+  if (st == WEFT_OK) return r;
+  weft_tensor3_release(r);
+  return fail3();
+}
+
 static double* dalloc(int64_t n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(double)); }
 
 /* element i (flat, row-major) of t */
@@ -250,12 +259,7 @@ static weft_tensor3 bn_forward(const char* op, T x, T w, T b, T rm, T rv, bool t
                  x, g.nsc ? g.s : g.n * g.c, g.nsc ? g.c : g.s);
   else if (st == WEFT_OK && computes(x))
     st = bn_forward_compute(&g, xc, w, b, rm, rv, training, momentum, eps, r.t[0], r.t[1], r.t[2]);
-  weft_tensor_release(xc);
-  if (st != WEFT_OK) {
-    weft_tensor3_release(r);
-    return fail3();
-  }
-  return r;
+  return finish3(st, r, xc, NULL);
 }
 
 static weft_tensor3 native_batch_norm_kernel(T x, T w, T b, T rm, T rv, bool training, double momentum, double eps) {
@@ -362,13 +366,7 @@ static weft_tensor3 native_batch_norm_backward_kernel(T gy, T x, T w, T rm, T rv
   weft_norm_geom g = xc ? bn_geom(xc, f) : (weft_norm_geom){0, 0, 0, false};
   if (st == WEFT_OK && computes(x)) st = bn_backward_compute(&g, gyc, xc, w, mean, inv, train, r.t);
   free(mean), free(inv);
-  weft_tensor_release(xc);
-  weft_tensor_release(gyc);
-  if (st != WEFT_OK) {
-    weft_tensor3_release(r);
-    return fail3();
-  }
-  return r;
+  return finish3(st, r, xc, gyc);
 }
 
 /* ---- batch_norm: torch.nn.functional's entry ---- */
@@ -386,11 +384,46 @@ static weft_tensor* batch_norm_kernel(T x, T w, T b, T rm, T rv, bool training, 
   (void)cudnn_enabled;
   if (bn_checks("batch_norm", x, w, b, rm, rv, training) != WEFT_OK || (training && bn_batch_check(x) != WEFT_OK))
     return NULL;
+  if (x->numel == 0) return weft_clone(x, WEFT_PRESERVE_FORMAT); /* as 1.13: no statistics, nothing updated */
   weft_tensor3 r = weft_native_batch_norm(x, w, b, rm, rv, training, momentum, eps);
   weft_tensor_release(r.t[1]);
   weft_tensor_release(r.t[2]);
   return r.t[0];
 }
+
+static weft_status stat_shape_check(const char* op, const char* name, T t, int64_t want) {
+  if (t->numel == want) return WEFT_OK;
+  return weft__error(WEFT_SHAPE_ERROR, "%s: expected %s to have %lld elements but got %lld", op, name, (long long)want,
+                     (long long)t->numel);
+}
+
+/* ---- what the backward ops share ---- */
+
+/* grad_out, mean and rstd against the input (m statistics) */
+static weft_status stats_checks(const char* op, T gy, T x, T mean, T rstd, int64_t m) {
+  weft_status s = grad_checks(op, gy, x);
+  if (s == WEFT_OK) s = stat_shape_check(op, "mean", mean, m);
+  if (s == WEFT_OK) s = stat_shape_check(op, "rstd", rstd, m);
+  if (s == WEFT_OK) s = check_dtype(op, mean, x);
+  if (s == WEFT_OK) s = check_dtype(op, rstd, x);
+  return s;
+}
+
+/* x and gy contiguous, and the outputs mask asks for: the input's gradient
+ * (contiguous) and the parameters' (sizes ps) */
+static weft_status backward_setup(const char* op, T gy, T x, const bool* mask, const int64_t* ps, int64_t np,
+                                  weft_tensor** xc, weft_tensor** gyc, weft_tensor3* r) {
+  *r = (weft_tensor3){{NULL, NULL, NULL}, WEFT_OK};
+  if (!(*xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT)) || !(*gyc = weft_contiguous(gy, WEFT_CONTIGUOUS_FORMAT)))
+    return weft_last_status();
+  if (mask[0] && !(r->t[0] = alloc_fmt(op, x->sizes, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device)))
+    return weft_last_status();
+  for (int i = 1; i < 3; i++)
+    if (mask[i] && !(r->t[i] = alloc_fmt(op, ps, np, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device)))
+      return weft_last_status();
+  return WEFT_OK;
+}
+
 
 /* ==== group norm ==== */
 
@@ -496,12 +529,7 @@ static weft_tensor3 gn_forward(const char* op, T x, T w, T b, int64_t n, int64_t
                  g.nsc ? c : hxw);
   else if (st == WEFT_OK && computes(x))
     st = gn_forward_compute(&g, xc, w, b, group, eps, r.t);
-  weft_tensor_release(xc);
-  if (st != WEFT_OK) {
-    weft_tensor3_release(r);
-    return fail3();
-  }
-  return r;
+  return finish3(st, r, xc, NULL);
 }
 
 static weft_tensor3 native_group_norm_kernel(T x, T w, T b, int64_t n, int64_t c, int64_t hxw, int64_t group,
@@ -551,43 +579,28 @@ static weft_status gn_backward_compute(const weft_norm_geom* g, T gyc, T xc, T m
   return st;
 }
 
-static weft_status stat_shape_check(const char* op, const char* name, T t, int64_t want) {
-  if (t->numel == want) return WEFT_OK;
-  return weft__error(WEFT_SHAPE_ERROR, "%s: expected %s to have %lld elements but got %lld", op, name, (long long)want,
-                     (long long)t->numel);
-}
 
 static weft_tensor3 native_group_norm_backward_kernel(T gy, T x, T mean, T rstd, T w, int64_t n, int64_t c,
                                                       int64_t hxw, int64_t group, const bool* mask, int64_t nm) {
   const char* op = "native_group_norm_backward";
   if (mask_check(op, nm) != WEFT_OK || gn_checks(op, x, w, NULL, n, c, hxw, group) != WEFT_OK ||
-      grad_checks(op, gy, x) != WEFT_OK || stat_shape_check(op, "mean", mean, n * group) != WEFT_OK ||
-      stat_shape_check(op, "rstd", rstd, n * group) != WEFT_OK || check_dtype(op, mean, x) != WEFT_OK ||
-      check_dtype(op, rstd, x) != WEFT_OK)
+      stats_checks(op, gy, x, mean, rstd, n * group) != WEFT_OK)
     return fail3();
-  weft_tensor *xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT), *gyc = xc ? weft_contiguous(gy, WEFT_CONTIGUOUS_FORMAT) : NULL;
-  weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
-  weft_status st = gyc ? WEFT_OK : weft_last_status();
-  if (st == WEFT_OK && mask[0] && !(r.t[0] = alloc_fmt(op, x->sizes, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device)))
-    st = weft_last_status();
-  for (int i = 1; i < 3 && st == WEFT_OK; i++)
-    if (mask[i] && !(r.t[i] = vec_tensor(op, x, c, NULL))) st = weft_last_status();
+  weft_tensor *xc = NULL, *gyc = NULL;
+  weft_tensor3 r;
+  weft_status st = backward_setup(op, gy, x, mask, &c, 1, &xc, &gyc, &r);
   weft_norm_geom g = gn_geom(x, n, c, hxw, WEFT_CONTIGUOUS_FORMAT);
   if (st == WEFT_OK && computes(x)) st = gn_backward_compute(&g, gyc, xc, mean, rstd, w, group, r.t);
-  weft_tensor_release(xc);
-  weft_tensor_release(gyc);
-  if (st != WEFT_OK) {
-    weft_tensor3_release(r);
-    return fail3();
-  }
-  return r;
+  return finish3(st, r, xc, gyc);
 }
 
 static weft_tensor* group_norm_kernel(T x, int64_t groups, T w, T b, double eps, bool cudnn_enabled) {
   (void)cudnn_enabled;
-  if (x->ndim < 2)
-    return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "group_norm: Expected at least 2 dimensions for input tensor but received %d", x->ndim);
+  if (x->ndim < 2) { /* 1.13 reads input.size(1) first */
+    weft__error(WEFT_INDEX_ERROR, "group_norm: Dimension out of range (expected to be in range of [%d, %d], but got 1)",
+                x->ndim ? -x->ndim : -1, x->ndim ? x->ndim - 1 : 0);
+    return NULL;
+  }
   const int64_t n = x->sizes[0], c = x->sizes[1], hxw = plane_size(x);
   if (gn_checks("group_norm", x, w, b, n, c, hxw, groups) != WEFT_OK) return NULL;
   weft_tensor3 r = weft_native_group_norm(x, w, b, n, c, hxw, groups, eps);
@@ -677,12 +690,7 @@ static weft_tensor3 ln_forward(const char* op, T x, const int64_t* ns, int64_t n
   weft_status st = r.t[0] && r.t[1] && r.t[2] ? WEFT_OK : weft_last_status();
   if (st == WEFT_OK && weft_explaining()) st = explain(op, "layer_norm_rows", x, m, k);
   else if (st == WEFT_OK && computes(x)) st = ln_forward_compute(xc, w, b, m, k, eps, r.t);
-  weft_tensor_release(xc);
-  if (st != WEFT_OK) {
-    weft_tensor3_release(r);
-    return fail3();
-  }
-  return r;
+  return finish3(st, r, xc, NULL);
 }
 
 static weft_tensor3 native_layer_norm_kernel(T x, const int64_t* ns, int64_t nn, T w, T b, double eps) {
@@ -714,25 +722,13 @@ static weft_tensor3 native_layer_norm_backward_kernel(T gy, T x, const int64_t* 
   const char* op = "native_layer_norm_backward";
   int64_t m = 0, k = 0;
   if (mask_check(op, nm) != WEFT_OK || ln_checks(op, x, ns, nn, w, b, &m, &k) != WEFT_OK ||
-      grad_checks(op, gy, x) != WEFT_OK || stat_shape_check(op, "mean", mean, m) != WEFT_OK ||
-      stat_shape_check(op, "rstd", rstd, m) != WEFT_OK || check_dtype(op, mean, x) != WEFT_OK ||
-      check_dtype(op, rstd, x) != WEFT_OK)
+      stats_checks(op, gy, x, mean, rstd, m) != WEFT_OK)
     return fail3();
-  weft_tensor *xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT), *gyc = xc ? weft_contiguous(gy, WEFT_CONTIGUOUS_FORMAT) : NULL;
-  weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
-  weft_status st = gyc ? WEFT_OK : weft_last_status();
-  if (st == WEFT_OK && mask[0] && !(r.t[0] = alloc_fmt(op, x->sizes, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device)))
-    st = weft_last_status();
-  for (int i = 1; i < 3 && st == WEFT_OK; i++)
-    if (mask[i] && !(r.t[i] = alloc_fmt(op, ns, nn, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device))) st = weft_last_status();
+  weft_tensor *xc = NULL, *gyc = NULL;
+  weft_tensor3 r;
+  weft_status st = backward_setup(op, gy, x, mask, ns, nn, &xc, &gyc, &r);
   if (st == WEFT_OK && computes(x)) st = ln_backward_compute(gyc, xc, mean, rstd, w, m, k, r.t);
-  weft_tensor_release(xc);
-  weft_tensor_release(gyc);
-  if (st != WEFT_OK) {
-    weft_tensor3_release(r);
-    return fail3();
-  }
-  return r;
+  return finish3(st, r, xc, gyc);
 }
 
 static weft_tensor* layer_norm_kernel(T x, const int64_t* ns, int64_t nn, T w, T b, double eps, bool cudnn_enable) {

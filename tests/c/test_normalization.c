@@ -4,7 +4,8 @@
  * native_layer_norm, native_group_norm and their backward ops, the
  * composites) against plain double references, NCHW and channels_last,
  * at 1 and 3 threads (the same bits: the split depends on the shape only),
- * the gradients against central differences in float64, the errors, and
+ * the gradients and (createGraph) the second derivatives against central
+ * differences in float64, the errors, and
  * no leaks. The PyTorch values are replayed by tests/js/norm-ops-fixtures.test.mjs. */
 #include <math.h>
 #include <stdlib.h>
@@ -279,13 +280,63 @@ static void check_grads(norm_fn f, bool cl, const int64_t* xs, int64_t c) {
   weft_tensor_release(g);
 }
 
+/* q = sum(dx * v) + sum(dw * u) of the first-order gradients of sum(f * g) (create_graph: recorded) */
+static double first_order_q(norm_fn f, weft_tensor* x, weft_tensor* w, const weft_tensor* g, const weft_tensor* v,
+                            const weft_tensor* u, bool create, weft_tensor** qout) {
+  weft_tensor* y = f(x, w, NULL);
+  weft_tensor* p = y ? weft_mul(y, g) : NULL;
+  weft_tensor* s = p ? weft_sum(p, (weft_dtype)-1) : NULL;
+  weft_tensor* in[2] = {x, w};
+  weft_tensor* gr[2] = {NULL, NULL};
+  double r = NAN;
+  if (s && weft_autograd_grad(&s, NULL, 1, in, 2, create, create, false, gr) == WEFT_OK) {
+    weft_tensor *a = weft_mul(gr[0], v), *b = weft_mul(gr[1], u);
+    weft_tensor *sa = weft_sum(a, (weft_dtype)-1), *sb = weft_sum(b, (weft_dtype)-1);
+    weft_tensor* q = weft_add(sa, sb, weft_scalar_int(1));
+    r = flat_at(q, 0);
+    if (qout) *qout = weft_tensor_retain(q);
+    weft_tensor_release(a), weft_tensor_release(b), weft_tensor_release(sa), weft_tensor_release(sb);
+    weft_tensor_release(q);
+  }
+  weft_tensor_release(gr[0]), weft_tensor_release(gr[1]);
+  weft_tensor_release(y), weft_tensor_release(p), weft_tensor_release(s);
+  return r;
+}
+
+/* createGraph: the second derivative d q / d x against central differences of q */
+static void check_double_backward(norm_fn f, bool cl, const int64_t* xs, int64_t c) {
+  weft_tensor* x = randn4(xs, WEFT_FLOAT64, cl, 0.3);
+  weft_tensor* w = weft_randn(&c, 1, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  weft_tensor* g = weft_randn(xs, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  weft_tensor* v = weft_randn(xs, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  weft_tensor* u = weft_randn(&c, 1, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  weft_set_requires_grad(x, true), weft_set_requires_grad(w, true);
+  weft_tensor *q = NULL, *hx = NULL;
+  first_order_q(f, x, w, g, v, u, true, &q);
+  CHECK(q && weft_autograd_grad(&q, NULL, 1, &x, 1, false, false, false, &hx) == WEFT_OK);
+  for (int64_t i = 0; hx && i < x->numel; i += 1 + x->numel / 11) {
+    nudge(x, i, 1e-5);
+    double hi = first_order_q(f, x, w, g, v, u, false, NULL);
+    nudge(x, i, -2e-5);
+    double lo = first_order_q(f, x, w, g, v, u, false, NULL);
+    nudge(x, i, 1e-5);
+    CHECK(near(flat_at(hx, i), (hi - lo) / 2e-5, 1e-4));
+  }
+  weft_tensor_release(q), weft_tensor_release(hx);
+  weft_tensor* all[5] = {x, w, g, v, u};
+  for (int i = 0; i < 5; i++) weft_tensor_release(all[i]);
+}
+
 static void test_gradients(void) {
   const int64_t xs[4] = {3, 4, 3, 4};
   for (int cl = 0; cl < 2; cl++) {
     check_grads(bn_fn, cl, xs, 4);
     check_grads(gn_fn, cl, xs, 4);
+    check_double_backward(bn_fn, cl, xs, 4);
+    check_double_backward(gn_fn, cl, xs, 4);
   }
   check_grads(ln_fn, false, xs, 4);
+  check_double_backward(ln_fn, false, xs, 4);
 }
 
 static void test_errors(void) {
