@@ -179,17 +179,43 @@ static bool same_bits(const weft_tensor* a, const weft_tensor* b) {
   return true;
 }
 
+/* the three backward ops at 1 and 3 threads: the same bits */
+static void check_backward_threads(const weft_tensor* x, const weft_tensor3* bn, const weft_tensor3* gn,
+                                   const weft_tensor3* ln) {
+  const bool mask[3] = {true, true, true};
+  weft_tensor* gy = weft_randn(x->sizes, x->ndim, x->dtype, WEFT_DEVICE_CPU);
+  weft_tensor* w = weft_randn(&x->sizes[1], 1, x->dtype, WEFT_DEVICE_CPU);
+  weft_tensor* lw = weft_randn(&x->sizes[2], 2, x->dtype, WEFT_DEVICE_CPU);
+  weft_tensor3 r[3][2];
+  for (int th = 0; th < 2; th++) {
+    weft_set_num_threads(th ? 3 : 1);
+    r[0][th] = weft_native_batch_norm_backward(gy, x, w, NULL, NULL, bn->t[1], bn->t[2], true, 1e-5, mask, 3);
+    r[1][th] = weft_native_group_norm_backward(gy, x, gn->t[1], gn->t[2], w, x->sizes[0], x->sizes[1],
+                                               x->sizes[2] * x->sizes[3], 4, mask, 3);
+    r[2][th] = weft_native_layer_norm_backward(gy, x, &x->sizes[2], 2, ln->t[1], ln->t[2], lw, NULL, mask, 3);
+  }
+  weft_set_num_threads(1);
+  for (int q = 0; q < 3; q++) {
+    CHECK(r[q][0].status == WEFT_OK && r[q][1].status == WEFT_OK);
+    for (int i = 0; i < 3 && r[q][0].status == WEFT_OK && r[q][1].status == WEFT_OK; i++)
+      CHECK(same_bits(r[q][0].t[i], r[q][1].t[i]));
+    weft_tensor3_release(r[q][0]), weft_tensor3_release(r[q][1]);
+  }
+  weft_tensor_release(gy), weft_tensor_release(w), weft_tensor_release(lw);
+}
+
 static void test_forward_ops(void) {
-  const int64_t sz[4] = {3, 8, 5, 7};
+  /* large enough for several tasks: 128 planes of 576, 4608 rows of 16 channels */
+  const int64_t sz[4] = {8, 16, 24, 24};
   for (int cl = 0; cl < 2; cl++) {
     weft_tensor* x = randn4(sz, WEFT_FLOAT32, cl, 50.0);
-    weft_tensor *rm = weft_full((int64_t[]){8}, 1, 0.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
-    weft_tensor *rv = weft_full((int64_t[]){8}, 1, 1.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    weft_tensor *rm = weft_full((int64_t[]){16}, 1, 0.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    weft_tensor *rv = weft_full((int64_t[]){16}, 1, 1.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
     weft_tensor3 r1[2], g1[2];
     for (int th = 0; th < 2; th++) {
       weft_set_num_threads(th ? 3 : 1);
       r1[th] = weft_native_batch_norm(x, NULL, NULL, rm, rv, true, 0.1, 1e-5);
-      g1[th] = weft_native_group_norm(x, NULL, NULL, 3, 8, 35, 4, 1e-5);
+      g1[th] = weft_native_group_norm(x, NULL, NULL, 8, 16, 576, 4, 1e-5);
       CHECK(r1[th].status == WEFT_OK && g1[th].status == WEFT_OK);
     }
     weft_set_num_threads(1);
@@ -199,22 +225,23 @@ static void test_forward_ops(void) {
       CHECK(weft_tensor_is_contiguous(g1[0].t[0], cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT));
       check_normalized(x, r1[0].t[0], 1, true, 2e-4);
       check_normalized(x, g1[0].t[0], 4, false, 2e-4);
-      CHECK_SIZES(g1[0].t[1], 3, 4);
+      CHECK_SIZES(g1[0].t[1], 8, 4);
       /* twice updated: 0.19 of the mean (about 50) */
       CHECK(near(flat_at(rm, 0), 0.19 * flat_at(r1[0].t[1], 0), 1e-3));
     }
-    for (int th = 0; th < 2; th++) weft_tensor3_release(r1[th]), weft_tensor3_release(g1[th]);
-    /* layer norm over the last two dims: rows of 35, contiguous output */
-    weft_tensor3 l = weft_native_layer_norm(x, (int64_t[]){5, 7}, 2, NULL, NULL, 1e-5);
+    /* layer norm over the last two dims: rows of 576, contiguous output */
+    weft_tensor3 l = weft_native_layer_norm(x, (int64_t[]){24, 24}, 2, NULL, NULL, 1e-5);
     CHECK(l.status == WEFT_OK);
     if (l.t[0]) {
       CHECK(l.t[0]->is_contiguous);
-      CHECK_SIZES(l.t[1], 3, 8, 1, 1);
-      weft_tensor* xv = weft_reshape(x, (int64_t[]){24, 1, 35}, 3);
-      weft_tensor* yv = weft_reshape(l.t[0], (int64_t[]){24, 1, 35}, 3);
+      CHECK_SIZES(l.t[1], 8, 16, 1, 1);
+      weft_tensor* xv = weft_reshape(x, (int64_t[]){128, 1, 576}, 3);
+      weft_tensor* yv = weft_reshape(l.t[0], (int64_t[]){128, 1, 576}, 3);
       check_normalized(xv, yv, 1, false, 2e-4);
       weft_tensor_release(xv), weft_tensor_release(yv);
     }
+    if (l.t[0] && r1[0].t[0] && g1[0].t[0]) check_backward_threads(x, &r1[0], &g1[0], &l);
+    for (int th = 0; th < 2; th++) weft_tensor3_release(r1[th]), weft_tensor3_release(g1[th]);
     weft_tensor3_release(l);
     weft_tensor_release(x), weft_tensor_release(rm), weft_tensor_release(rv);
   }
