@@ -1323,7 +1323,7 @@ export function createApi(M, info) {
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
   // batchNorm in torch.nn.functional's argument order (js/norm.js)
-  installNorm(api, { Tensor, WeftError, isOptions });
+  installNorm(api, { Tensor, WeftError, isOptions, didYouMean });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)
