@@ -23,10 +23,13 @@ export function installNorm(api, k) {
       }
     }
     if (rest.length > NAMES.length) {
-      throw new WeftError('TypeError', `batch_norm() takes ${NAMES.length + 3} positional arguments but ${rest.length + 3} were given`);
+      const [most, n] = [NAMES.length + 3, rest.length + 3];
+      throw new WeftError('TypeError', `batch_norm() takes ${most} positional arguments but ${n} were given`);
     }
     rest.forEach((v, i) => {
-      if (NAMES[i] in opts) throw new WeftError('TypeError', `batch_norm() got multiple values for argument '${NAMES[i]}'`);
+      if (NAMES[i] in opts) {
+        throw new WeftError('TypeError', `batch_norm() got multiple values for argument '${NAMES[i]}'`);
+      }
       opts[NAMES[i]] = v;
     });
     const kw = { weight: null, bias: null, training: false, momentum: 0.1, eps: 1e-5, ...opts };

@@ -165,7 +165,8 @@ static weft_status bn_stats(const weft_norm_geom* g, T xc, double* mean, double*
   if (st == WEFT_OK) {
     /* the shift: each channel's first element, the same for every image so the sums add */
     for (int64_t j = 0; j < g->c && cnt > 0; j++)
-      kc[j] = weft__load_f64((char*)weft_tensor_data_ptr(xc) + (g->nsc ? j : j * g->s) * (int64_t)weft_dtype_size(xc->dtype), xc->dtype);
+      kc[j] = weft__load_f64(
+          (char*)weft_tensor_data_ptr(xc) + (g->nsc ? j : j * g->s) * (int64_t)weft_dtype_size(xc->dtype), xc->dtype);
     per_image(g, kc, k);
     st = weft__norm_moments(weft__kernels(), g, xc->dtype, weft_tensor_data_ptr(xc), k, s, q);
   }
@@ -443,8 +444,9 @@ static weft_status gn_checks(const char* op, T x, T w, T b, int64_t n, int64_t c
                          "%s of shape %s and input of shape %s",
                          op, names[i], names[i], shape_of(ts[i], bp, sizeof bp), shape_of(x, bx, sizeof bx));
   if (n < 0 || c < 0 || hxw < 0 || n * c * hxw != x->numel)
-    return weft__error(WEFT_SHAPE_ERROR, "%s: Expected input.numel() == N * C * HxW, but got %lld and N=%lld, C=%lld, HxW=%lld",
-                       op, (long long)x->numel, (long long)n, (long long)c, (long long)hxw);
+    return weft__error(WEFT_SHAPE_ERROR,
+                       "%s: Expected input.numel() == N * C * HxW, but got %lld and N=%lld, C=%lld, HxW=%lld", op,
+                       (long long)x->numel, (long long)n, (long long)c, (long long)hxw);
   weft_status s = check_floating(op, "GroupNormKernelImpl", x);
   if (s == WEFT_OK) s = check_dtype(op, w, x);
   if (s == WEFT_OK) s = check_dtype(op, b, x);
@@ -554,7 +556,8 @@ static weft_status gn_backward_compute(const weft_norm_geom* g, T gyc, T xc, T m
     read_vec(mean_t, ng, 0.0, mean);
     read_vec(rstd_t, ng, 0.0, rstd);
     read_vec(w, c, 1.0, wv);
-    for (int64_t i = 0; i < nc; i++) k[i] = f32 ? (float)mean[i / c * group + i % c / d] : mean[i / c * group + i % c / d];
+    for (int64_t i = 0; i < nc; i++)
+      k[i] = f32 ? (float)mean[i / c * group + i % c / d] : mean[i / c * group + i % c / d];
     st = weft__norm_dots(weft__kernels(), g, xc->dtype, weft_tensor_data_ptr(gyc), weft_tensor_data_ptr(xc), k, s, t);
   }
   for (int64_t i = 0; st == WEFT_OK && i < nc; i++) t[i] += (k[i] - mean[i / c * group + i % c / d]) * s[i];
@@ -659,10 +662,12 @@ static void ln_stat_shape(T x, int64_t nn, int64_t* out) {
 
 static weft_status ln_forward_compute(T xc, T w, T b, int64_t m, int64_t k, double eps, weft_tensor* const* out) {
   double *mean = dalloc(m), *rstd = dalloc(m);
-  weft_tensor *wc = w ? weft_contiguous(w, WEFT_CONTIGUOUS_FORMAT) : NULL, *bc = b ? weft_contiguous(b, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  weft_tensor *wc = w ? weft_contiguous(w, WEFT_CONTIGUOUS_FORMAT) : NULL,
+              *bc = b ? weft_contiguous(b, WEFT_CONTIGUOUS_FORMAT) : NULL;
   weft_status st = mean && rstd ? WEFT_OK : weft__error(WEFT_OUT_OF_MEMORY, "out of memory: layer_norm");
   if (st == WEFT_OK && ((w && !wc) || (b && !bc))) st = weft_last_status();
-  if (st == WEFT_OK) st = weft__layer_norm_stats(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), eps, mean, rstd);
+  if (st == WEFT_OK)
+    st = weft__layer_norm_stats(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), eps, mean, rstd);
   if (st == WEFT_OK)
     st = weft__layer_norm_apply(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), mean, rstd,
                                 wc ? weft_tensor_data_ptr(wc) : NULL, bc ? weft_tensor_data_ptr(bc) : NULL,

@@ -6,7 +6,8 @@
  * at 1 and 3 threads (the same bits: the split depends on the shape only),
  * the gradients and (createGraph) the second derivatives against central
  * differences in float64, the errors, allocation failures at every step
- * (a clean OutOfMemory, nothing left), and no leaks. The PyTorch values are replayed by tests/js/norm-ops-fixtures.test.mjs. */
+ * (a clean OutOfMemory, nothing left), and no leaks. The PyTorch values are replayed by
+ * tests/js/norm-ops-fixtures.test.mjs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,7 +406,8 @@ static weft_tensor* fault_run(int which, weft_tensor* x, weft_tensor* w, weft_te
   weft_tensor* s = y ? weft_sum(y, (weft_dtype)-1) : NULL;
   weft_tensor* in[2] = {x, w};
   weft_tensor* g[2] = {NULL, NULL};
-  weft_status st = s ? weft_autograd_grad(&s, NULL, 1, in, which == 3 ? 1 : 2, false, false, false, g) : weft_last_status();
+  weft_status st =
+      s ? weft_autograd_grad(&s, NULL, 1, in, which == 3 ? 1 : 2, false, false, false, g) : weft_last_status();
   weft_tensor_release(y), weft_tensor_release(s), weft_tensor_release(g[1]);
   if (st != WEFT_OK) weft_tensor_release(g[0]);
   return st == WEFT_OK ? g[0] : NULL;
