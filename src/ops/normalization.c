@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/overflow.h"
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "kernels/kernels.h"
@@ -335,6 +336,7 @@ static weft_status bn_backward_stats(const char* op, T x, T rm, T rv, T sm, T si
   if (!m || !v)
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: %s and %s must be defined %s", op, mn, vn,
                        train ? "in training mode" : "in evaluation mode");
+  if (check_same_device(op, m, x) != WEFT_OK || check_same_device(op, v, x) != WEFT_OK) return weft_last_status();
   if (m->numel != c || v->numel != c)
     return weft__error(WEFT_SHAPE_ERROR, "%s: %s should contain %lld elements not %lld", op,
                        m->numel != c ? mn : vn, (long long)c, (long long)(m->numel != c ? m->numel : v->numel));
@@ -403,6 +405,8 @@ static weft_status stat_shape_check(const char* op, const char* name, T t, int64
 /* grad_out, mean and rstd against the input (m statistics) */
 static weft_status stats_checks(const char* op, T gy, T x, T mean, T rstd, int64_t m) {
   weft_status s = grad_checks(op, gy, x);
+  if (s == WEFT_OK) s = check_same_device(op, mean, x);
+  if (s == WEFT_OK) s = check_same_device(op, rstd, x);
   if (s == WEFT_OK) s = stat_shape_check(op, "mean", mean, m);
   if (s == WEFT_OK) s = stat_shape_check(op, "rstd", rstd, m);
   if (s == WEFT_OK) s = check_dtype(op, mean, x);
@@ -443,7 +447,9 @@ static weft_status gn_checks(const char* op, T x, T w, T b, int64_t n, int64_t c
                          "%s: Expected %s to be a vector of size equal to the number of channels in input, but got "
                          "%s of shape %s and input of shape %s",
                          op, names[i], names[i], shape_of(ts[i], bp, sizeof bp), shape_of(x, bx, sizeof bx));
-  if (n < 0 || c < 0 || hxw < 0 || n * c * hxw != x->numel)
+  int64_t nc = 0, total = 0;
+  if (n < 0 || c < 0 || hxw < 0 || weft__mul_overflow(n, c, &nc) || weft__mul_overflow(nc, hxw, &total) ||
+      total != x->numel)
     return weft__error(WEFT_SHAPE_ERROR,
                        "%s: Expected input.numel() == N * C * HxW, but got %lld and N=%lld, C=%lld, HxW=%lld", op,
                        (long long)x->numel, (long long)n, (long long)c, (long long)hxw);

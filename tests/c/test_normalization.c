@@ -387,7 +387,15 @@ static void test_errors(void) {
   weft_tensor3 t = weft_native_group_norm(x, NULL, NULL, 2, 6, 11, 3, 1e-5);
   CHECK(t.status != WEFT_OK && !t.t[0]);
   CHECK_ERROR_HAS("native_group_norm: Expected input.numel() == N * C * HxW");
+  t = weft_native_group_norm(x, NULL, NULL, INT64_MAX / 2, 6, 12, 3, 1e-5); /* N * C * HxW overflows */
+  CHECK(t.status != WEFT_OK && !t.t[0]);
+  CHECK_ERROR_HAS("native_group_norm: Expected input.numel() == N * C * HxW");
   const bool mask[3] = {true, true, true};
+  weft_tensor* meta = weft_empty((int64_t[]){2, 3}, 2, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
+  t = weft_native_group_norm_backward(x, x, meta, meta, NULL, 2, 6, 12, 3, mask, 3);
+  CHECK(t.status != WEFT_OK);
+  CHECK_ERROR_HAS("native_group_norm_backward: expected all tensors to be on the same device");
+  weft_tensor_release(meta);
   t = weft_native_batch_norm_backward(x, x, NULL, NULL, NULL, NULL, NULL, true, 1e-5, mask, 3);
   CHECK(t.status != WEFT_OK);
   CHECK_ERROR_HAS("save_mean and save_invstd must be defined in training mode");
