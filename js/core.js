@@ -3,6 +3,7 @@
 import { formatTensor } from './format.js';
 import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
+import { installActivations } from './activation.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installUnique } from './unique.js';
@@ -1321,6 +1322,8 @@ export function createApi(M, info) {
   installMinMaxOther(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
+  // F.*'s { inplace } of the activations, dropout / dropout2d (js/activation.js)
+  installActivations(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)

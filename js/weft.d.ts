@@ -6,6 +6,8 @@ import type { ConvFunctions } from './conv.js';
 export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
+import type { ActivationFunctions } from './activation.js';
+export type { ActivationFunctions, DropoutOptions, InplaceOptions, Reduction } from './activation.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
 export type {
   AutogradNamespace, BackwardOptions, GradFn, GradOptions, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
@@ -282,8 +284,9 @@ export interface TensorCore<D extends DType = DType> {
  * have, as at run time.
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, ShapeFunctions, AutogradFunctions,
-  UniqueFunctions, IndexingFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions |
-    keyof ConvFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions> {}
+  UniqueFunctions, IndexingFunctions, ActivationFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions |
+    keyof PoolFunctions | keyof ConvFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
+    keyof IndexingFunctions | keyof ActivationFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -831,6 +831,8 @@ static T adaptive_avg_pool2d_(weft__bctx* c, T g) {
   return g ? keep(c, weft_op__adaptive_avg_pool2d(g, out, 2)) : NULL;
 }
 
+#include "autograd/formulas_act.h"
+
 /* ---- expansion ---- */
 #define G(i, e)                                   \
   if (c->needs & A(i)) {                          \
