@@ -55,3 +55,13 @@ static T log_sigmoid_double_backward(weft__bctx* c, T gg, T go, T x) {
   T s = sigmoid_of(c, x);
   return neg(c, mul(c, mul(c, gg, go), mul(c, s, rsub_scalar(c, s, 1.0))));
 }
+/* mish_backward (go (u + x s (1 - u^2)), u = tanh(softplus(x))):
+ * gg go (1 - u^2) (2 s + x s (1 - s) - 2 x s^2 u) */
+static T mish_double_backward(weft__bctx* c, T gg, T go, T x) {
+  T s = sigmoid_of(c, x);
+  T u = call1(c, weft_tanh, x ? keep(c, weft_softplus(x, weft_scalar_int(1), weft_scalar_int(20))) : NULL);
+  T xs = mul(c, x, s);
+  T inner = sub(c, add(c, mul_scalar(c, s, 2.0), mul(c, xs, rsub_scalar(c, s, 1.0))),
+                mul_scalar(c, mul(c, mul(c, xs, s), u), 2.0));
+  return mul(c, mul(c, gg, go), mul(c, rsub_scalar(c, mul(c, u, u), 1.0), inner));
+}

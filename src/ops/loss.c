@@ -501,8 +501,9 @@ static weft_tensor* huber_loss_kernel(const weft_tensor* self, const weft_tensor
   return finish(&s, reduce_loss(&s, loss, red));
 }
 
-/* d/dself: clamp(d, -k, k) (huber) or clamp(d / k, -1, 1) (smooth_l1; sign(d)
- * for k = 0), times grad_output and 1/numel(self) for 'mean' */
+/* d/dself: clamp(d, -k, k) (huber) or clamp(d / k, -1, 1) (smooth_l1), times
+ * grad_output and 1/numel(self) for 'mean'. smooth_l1 with k = 0 keeps its
+ * kernel's test order, d <= -k first: -1 where d <= 0, 1 above, NaN for NaN */
 static weft_tensor* piecewise_backward(const char* op, const weft_tensor* grad_output, const weft_tensor* self,
                                        const weft_tensor* target, const char* reduction_, double k, bool huber) {
   reduction red;
@@ -512,10 +513,13 @@ static weft_tensor* piecewise_backward(const char* op, const weft_tensor* grad_o
   weft_tensor *d = keep(&s, weft_sub(self, target, weft_scalar_int(1))), *e = NULL;
   double bound = huber ? k : 1.0;
   weft_scalar lo = weft_scalar_double(-bound), hi = weft_scalar_double(bound);
-  if (d && !huber && k == 0) e = keep(&s, weft_sign(d));
-  else if (d) {
+  if (d) {
     weft_tensor* q = huber ? d : keep(&s, weft_div_scalar(d, weft_scalar_double(k)));
     e = q ? keep(&s, weft_clamp(q, &lo, &hi)) : NULL;
+  }
+  if (e && !huber && k == 0) {
+    weft_tensor* nonpos = keep(&s, weft_le_scalar(d, weft_scalar_int(0)));
+    e = nonpos ? keep(&s, weft_where_scalar_self(nonpos, weft_scalar_int(-1), e)) : NULL;
   }
   weft_tensor* scaled = e ? keep(&s, weft_mul_scalar(e, weft_scalar_double(norm))) : NULL;
   return finish(&s, scaled ? keep(&s, weft_mul(scaled, grad_output)) : NULL);

@@ -16,7 +16,7 @@ import { loadFixture } from './fixtures-lib.mjs';
 import { problems } from './case-replay.mjs';
 import { init, close, counts, throwsWeft, replayAtThreads, VARIANTS } from './helpers.mjs';
 
-const { cases, grads, dropout } = loadFixture('act.json');
+const { cases, grads, lossGrads, dropout } = loadFixture('act.json');
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 const flat = (t) => [t.toArray()].flat(Infinity);
 
@@ -70,6 +70,32 @@ for (const variant of VARIANTS) {
           const got = gg ? flat(gg) : c.x.map(() => 0);
           i = firstMismatch(got, c.grad2, tol * 10);
           if (i >= 0) failures.push(`${what}: second derivative [${i}] ${got[i]}, want ${c.grad2[i]} (x ${c.x[i]})`);
+        }
+      });
+    }
+    assert.deepEqual(failures, []);
+    assert.deepEqual(counts(wt), before, 'nothing leaks');
+  });
+}
+
+for (const variant of VARIANTS) {
+  test(`loss gradients: d/dself, d/dtarget and nodes (${lossGrads.length} cases, ${variant})`, async () => {
+    const wt = await init({ variant });
+    const before = counts(wt);
+    const failures = [];
+    for (const c of lossGrads) {
+      wt.tidy(() => {
+        const x = wt.tensor(c.x.map(num), { dtype: 'float64' }).reshape(c.size).requiresGrad_();
+        const t = wt.tensor(c.t.map(num), { dtype: 'float64' }).reshape(c.size).requiresGrad_();
+        const w = wt.tensor(c.w.map(num), { dtype: 'float64' });
+        const loss = wt[c.fn](x, t, c.options);
+        const what = `${c.fn} ${JSON.stringify(c.options)}`;
+        const node = nodeName(loss);
+        if (node !== c.node) failures.push(`${what}: node ${node}, want ${c.node}`);
+        const [gx, gt] = wt.autograd.grad(loss.mul(c.options.reduction === 'none' ? w.reshape(c.size) : w).sum(), [x, t]);
+        for (const [name, g, want] of [['self', gx, c.gradSelf], ['target', gt, c.gradTarget]]) {
+          const i = firstMismatch(flat(g), want, 1e-12);
+          if (i >= 0) failures.push(`${what}: d/d${name}[${i}] ${flat(g)[i]}, want ${want[i]}`);
         }
       });
     }
