@@ -501,6 +501,16 @@ static weft_tensor* huber_loss_kernel(const weft_tensor* self, const weft_tensor
   return finish(&s, reduce_loss(&s, loss, red));
 }
 
+/* clamp(q, -b, b) through where (clamp refuses float16, the losses take it); NaN passes */
+static weft_tensor* clamp_by_where(tmps* s, weft_tensor* q, double b) {
+  weft_tensor *below = NULL, *above = NULL, *lo = NULL;
+  if (q && (below = keep(s, weft_lt_scalar(q, weft_scalar_double(-b)))))
+    lo = keep(s, weft_where_scalar_self(below, weft_scalar_double(-b), q));
+  if (lo && (above = keep(s, weft_gt_scalar(lo, weft_scalar_double(b)))))
+    return keep(s, weft_where_scalar_self(above, weft_scalar_double(b), lo));
+  return NULL;
+}
+
 /* d/dself: clamp(d, -k, k) (huber) or clamp(d / k, -1, 1) (smooth_l1), times
  * grad_output and 1/numel(self) for 'mean'. smooth_l1 with k = 0 keeps its
  * kernel's test order, d <= -k first: -1 where d <= 0, 1 above, NaN for NaN */
@@ -509,14 +519,12 @@ static weft_tensor* piecewise_backward(const char* op, const weft_tensor* grad_o
   reduction red;
   if (!parse_reduction(op, reduction_, &red)) return NULL;
   double norm = red == RED_MEAN ? 1.0 / (double)weft_tensor_numel(self) : 1.0;
+  weft_dtype t = weft_promote_types(self->dtype, target->dtype);
+  if (!huber && t == WEFT_FLOAT16)
+    return weft__error_null(WEFT_TYPE_ERROR, "%s: \"smooth_l1_backward_cpu_out\" not implemented for 'float16'", op);
   tmps s = {0};
   weft_tensor *d = keep(&s, weft_sub(self, target, weft_scalar_int(1))), *e = NULL;
-  double bound = huber ? k : 1.0;
-  weft_scalar lo = weft_scalar_double(-bound), hi = weft_scalar_double(bound);
-  if (d) {
-    weft_tensor* q = huber ? d : keep(&s, weft_div_scalar(d, weft_scalar_double(k)));
-    e = q ? keep(&s, weft_clamp(q, &lo, &hi)) : NULL;
-  }
+  if (d) e = clamp_by_where(&s, huber ? d : keep(&s, weft_div_scalar(d, weft_scalar_double(k))), huber ? k : 1.0);
   if (e && !huber && k == 0) {
     weft_tensor* nonpos = keep(&s, weft_le_scalar(d, weft_scalar_int(0)));
     e = nonpos ? keep(&s, weft_where_scalar_self(nonpos, weft_scalar_int(-1), e)) : NULL;

@@ -85,16 +85,27 @@ for (const variant of VARIANTS) {
     const failures = [];
     for (const c of lossGrads) {
       wt.tidy(() => {
-        const x = wt.tensor(c.x.map(num), { dtype: 'float64' }).reshape(c.size).requiresGrad_();
-        const t = wt.tensor(c.t.map(num), { dtype: 'float64' }).reshape(c.size).requiresGrad_();
-        const w = wt.tensor(c.w.map(num), { dtype: 'float64' });
+        const x = wt.tensor(c.x.map(num), { dtype: c.dtype }).reshape(c.size).requiresGrad_();
+        const t = wt.tensor(c.t.map(num), { dtype: c.dtype }).reshape(c.size).requiresGrad_();
+        const w = wt.tensor(c.w.map(num), { dtype: c.dtype });
         const loss = wt[c.fn](x, t, c.options);
-        const what = `${c.fn} ${JSON.stringify(c.options)}`;
+        const what = `${c.fn} ${JSON.stringify(c.options)} ${c.dtype}`;
         const node = nodeName(loss);
         if (node !== c.node) failures.push(`${what}: node ${node}, want ${c.node}`);
-        const [gx, gt] = wt.autograd.grad(loss.mul(c.options.reduction === 'none' ? w.reshape(c.size) : w).sum(), [x, t]);
+        const out = loss.mul(c.options.reduction === 'none' ? w.reshape(c.size) : w).sum();
+        if (c.error) {
+          try {
+            wt.autograd.grad(out, [x, t]);
+            failures.push(`${what}: no error, want ${c.error}`);
+          } catch (e) {
+            if (!e.message.includes(c.error)) failures.push(`${what}: "${e.message}" lacks "${c.error}"`);
+          }
+          return;
+        }
+        const [gx, gt] = wt.autograd.grad(out, [x, t]);
+        const tol = { float64: 1e-12, float16: 2e-3, bfloat16: 1.6e-2 }[c.dtype];
         for (const [name, g, want] of [['self', gx, c.gradSelf], ['target', gt, c.gradTarget]]) {
-          const i = firstMismatch(flat(g), want, 1e-12);
+          const i = firstMismatch(flat(g), want, tol);
           if (i >= 0) failures.push(`${what}: d/d${name}[${i}] ${flat(g)[i]}, want ${want[i]}`);
         }
       });
