@@ -5,6 +5,7 @@ import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
 import { installResize } from './resize.js';
 import { installNorm } from './norm.js';
+import { installActivations } from './activation.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installNnUtils } from './nn_utils.js';
@@ -1404,6 +1405,8 @@ export function createApi(M, info) {
   installResize(api, { Tensor, WeftError, isOptions });
   // batchNorm in torch.nn.functional's argument order (js/norm.js)
   installNorm(api, { Tensor, WeftError, isOptions, didYouMean });
+  // F.*'s { inplace } of the activations, dropout / dropout2d (js/activation.js)
+  installActivations(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)
