@@ -7,6 +7,7 @@ import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
+import { installFusion } from './fusion.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1329,5 +1330,6 @@ export function createApi(M, info) {
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
   installIndexing(api, { Tensor, WeftError, isOptions });
+  installFusion(api, { Tensor, WeftError, isOptions });
   return api;
 }

@@ -248,6 +248,8 @@ export interface OpFunctions {
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
   /** convolution_backward */
   convolutionBackward(gradOutput: Operand, input: Operand, weight: Operand, biasSizes: Shape | null, stride: Shape, padding: Shape, dilation: Shape, transposed: boolean, outputPadding: Shape, groups: number, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
+  /** _conv2d_fused */
+  Conv2dFused(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number, activation?: string, residual?: Operand | null): Tensor;
   /** mse_loss */
   mseLoss(self: Operand, target: Operand, reduction?: string): Tensor;
   /** binary_cross_entropy_with_logits */
@@ -856,20 +858,21 @@ type Name =
   | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out'
   | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d'
   | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d'
-  | 'conv2d.padding' | 'convolution_backward' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'flip'
-  | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril'
-  | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal'
-  | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor'
-  | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace'
-  | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint'
-  | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float'
-  | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out'
-  | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes'
-  | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort'
-  | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk'
-  | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather'
-  | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce'
-  | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill'
-  | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero'
-  | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward';
+  | 'conv2d.padding' | 'convolution_backward' | '_conv2d_fused' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy'
+  | 'flip' | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int'
+  | 'tril' | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out'
+  | 'diagonal' | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min'
+  | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace'
+  | 'logspace' | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like'
+  | 'randint' | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor'
+  | 'bernoulli_.float' | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack'
+  | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes'
+  | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections'
+  | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out'
+  | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out'
+  | 'gather' | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value'
+  | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out'
+  | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out'
+  | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward'
+  | 'diagonal_backward';
 export type OpName = Name | `aten::${Name}`;

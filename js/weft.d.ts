@@ -12,6 +12,8 @@ export type {
 } from './autograd.js';
 import type { OptimNamespace, WorkerOptimNamespace } from './optim.js';
 export type { AdamOptions, OptimNamespace, Optimizer, SGDOptions, WorkerOptimizer, WorkerOptimNamespace } from './optim.js';
+import type { NnNamespace } from './fusion.js';
+export type { FusableBatchNorm, FusableConv, FusionUtils, NnNamespace } from './fusion.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
@@ -292,6 +294,8 @@ export interface WeftCore extends OpsApi {
   readonly variant: Variant;
   /** torch.optim's SGD, Adam and AdamW over arrays of leaf tensors (js/optim.js). */
   readonly optim: OptimNamespace;
+  /** torch.nn's pieces: nn.utils.fuseConvBnWeights / fuseConvBnEval (js/fusion.js). */
+  readonly nn: NnNamespace;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;

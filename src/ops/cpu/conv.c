@@ -126,7 +126,7 @@ static bool act_bounds(weft_conv_act act, double* lo, double* hi) {
  * activation of e when e is given (the last K block's store) */
 static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, const char* b, char* c,
                     size_t cs, const weft_conv2d_epilogue* e) {
-  double lo, hi;
+  double lo = 0.0, hi = 0.0;
   int clamp = e && act_bounds(e->act, &lo, &hi);
   if (u->f64) {
     const struct weft_f64_gemm_params p = {1.0, 1, clamp, lo, hi};
@@ -259,14 +259,18 @@ static void pack_a_nhwc(const struct gemm_ctx* c, int64_t q, int64_t m0, int64_t
   bool run = rows == mr && (m0 % g->wo + mr <= g->wo || c->dense1x1);
   for (int64_t kk = pc, end = pc + kc; kk < end;) {
     int64_t tap = kk / cg, ci = kk % cg, len = min64(cg - ci, end - kk);
-    int64_t dy = tap / g->kw * g->dh, dx = tap % g->kw * g->dw;
+    int64_t dy = tap / g->kw * g->dh, kx = tap % g->kw, dx = kx * g->dw;
     char* dk = d + (size_t)((kk - pc) * mr) * es;
-    kk += len;
     if (run && iy0[0] + dy >= 0 && iy0[0] + dy < g->h && ix0[0] + dx >= 0 && ix0[mr - 1] + dx < g->w) {
+      /* undilated, one group: the taps on to the row's end (or the input's)
+       * are one run of channels (the stem's 7 taps x 3 channels: one call) */
+      if (g->dw == 1 && cg == g->c) len = min64((min64(g->kw - 1, g->w - 1 - ix0[mr - 1]) - kx + 1) * cg - ci, end - kk);
+      kk += len;
       const char* s = xn[0] + (size_t)(((iy0[0] + dy) * g->w + ix0[0] + dx) * g->c + ci) * es;
       tr(s, dk, (size_t)(g->sw * g->c) * es, (size_t)mr * es, (size_t)len, (size_t)mr);
       continue;
     }
+    kk += len;
     for (int i = 0; i < mr; i++) {
       int64_t iy = iy0[i] + dy, ix = ix0[i] + dx;
       bool in = i < rows && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
