@@ -76,7 +76,7 @@ export function buildCnn(wt, name, sd, { fused = true } = {}) {
     : (x, c, residual = null) => {
       let y = wt.conv2d(x, c.w, c.b, { stride: c.stride, padding: c.padding, groups: c.groups });
       if (residual) y = y.add(residual);
-      return c.act === 'relu' ? y.relu() : c.act === 'relu6' ? wt.hardtanh(y, 0, 6) : y;
+      return c.act === 'relu' ? y.relu() : c.act === 'relu6' ? y.clamp(0, 6) : y;
     };
   const fcW = get(name === 'resnet18' ? 'fc.weight' : 'classifier.1.weight');
   const fcB = get(name === 'resnet18' ? 'fc.bias' : 'classifier.1.bias');

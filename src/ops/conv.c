@@ -140,7 +140,7 @@ static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, we
   weft__strbuf_put(&s, "\"stride\":[%lld,%lld],\"padding\":[%lld,%lld],\"dilation\":[%lld,%lld],\"groups\":%lld,",
                    (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw, (long long)g->dh,
                    (long long)g->dw, (long long)g->groups);
-  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW;
+  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW || a == WEFT_CONV_WINOGRAD_NHWC;
   if (!dw)
     weft__strbuf_put(&s, "\"gemm\":{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":%lld},",
                      (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
@@ -166,7 +166,7 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
   bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
             weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
   weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
-  weft_conv2d_algo a = weft__conv2d_pick(&g, cl);
+  weft_conv2d_algo a = fuse ? weft__conv2d_fused_pick(&g, cl, compute_dtype(x->dtype)) : weft__conv2d_pick(&g, cl);
   weft_dtype t = x->dtype, ct = compute_dtype(t);
   /* 1.13's "Empty" backend for an empty weight (no input channels) returns
    * a contiguous result with no channels */

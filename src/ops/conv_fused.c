@@ -39,7 +39,7 @@ typedef struct packed_entry {
   struct packed_entry* next;
   int64_t offset, sizes[4], strides[4], groups;
   weft_dtype src, ct;
-  bool nhwc; /* the packing: NHWC's K order and NR panels, or NCHW's */
+  int packing; /* NCHW's K order and MR panels, NHWC's and NR panels, Winograd's transform */
   unsigned version;
   size_t bytes;
   double data[]; /* the panels (8-byte aligned) */
@@ -57,14 +57,15 @@ static void free_entries(void* list) {
   for (packed_entry *e = list, *next; e; e = next) next = e->next, free(e);
 }
 
-static bool nhwc_packing(weft_conv2d_algo a) {
+static int packing_of(weft_conv2d_algo a) {
+  if (a == WEFT_CONV_WINOGRAD_NHWC) return 2;
   return a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC;
 }
 
 static bool same_key(const packed_entry* e, const weft_tensor* w, weft_dtype ct, weft_conv2d_algo a, int64_t groups) {
   return e->offset == w->storage_offset && memcmp(e->sizes, w->sizes, sizeof e->sizes) == 0 &&
          memcmp(e->strides, w->strides, sizeof e->strides) == 0 && e->groups == groups && e->src == w->dtype &&
-         e->ct == ct && e->nhwc == nhwc_packing(a);
+         e->ct == ct && e->packing == packing_of(a);
 }
 
 /* The entry of w's storage for this key, packed from wc (w in ct) when
@@ -85,7 +86,7 @@ static packed_entry* find_or_pack(const weft_tensor* w, const weft_tensor* wc, w
   }
   packed_entry* e = malloc(sizeof *e + bytes);
   if (!e) return weft__error_null(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for the packed weight)", bytes);
-  *e = (packed_entry){head, w->storage_offset, {0}, {0}, g->groups, w->dtype, ct, nhwc_packing(a), version, bytes};
+  *e = (packed_entry){head, w->storage_offset, {0}, {0}, g->groups, w->dtype, ct, packing_of(a), version, bytes};
   memcpy(e->sizes, w->sizes, sizeof e->sizes);
   memcpy(e->strides, w->strides, sizeof e->strides);
   if (weft__conv2d_pack(ct, a, g, weft_tensor_data_ptr(wc), e->data) != WEFT_OK) {
@@ -126,9 +127,15 @@ weft_status weft__conv2d_fusion_check(const weft__conv2d_fusion* f, const int64_
 void weft__conv2d_fusion_json(weft__strbuf* s, const weft__conv2d_fusion* f, weft_conv2d_algo a,
                               const weft_conv2d_geom* g, weft_dtype ct) {
   size_t bytes = weft__conv2d_packed_bytes(ct, a, g);
-  weft__strbuf_put(s, "\"epilogue\":{\"bias\":\"tile start\",\"residual\":%s,\"activation\":\"%s\",\"where\":\"%s\"},",
-                   f->residual ? "\"tile start\"" : "null", act_names[f->act],
-                   bytes ? "micro-kernel store" : "row pass after the depthwise kernel");
+  bool wino = a == WEFT_CONV_WINOGRAD_NHWC;
+  const char* start = wino ? "output transform" : "tile start";
+  weft__strbuf_put(s, "\"epilogue\":{\"bias\":\"%s\",\"residual\":%s%s%s,\"activation\":\"%s\",\"where\":\"%s\"},",
+                   start, f->residual ? "\"" : "", f->residual ? start : "null", f->residual ? "\"" : "",
+                   act_names[f->act],
+                   wino ? "output transform store" : bytes ? "micro-kernel store" : "row pass after the depthwise kernel");
+  if (wino) /* 16 products [tiles x C] [C x Cout], one per position of the 4x4 transformed tile */
+    weft__strbuf_put(s, "\"gemm\":{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":16},",
+                     (long long)(g->n * ((g->ho + 1) / 2) * ((g->wo + 1) / 2)), (long long)g->cout, (long long)g->c);
   weft__strbuf_put(s, "\"packed_weight\":%s,", bytes ? "\"cached on the weight's storage\"" : "null");
 }
 

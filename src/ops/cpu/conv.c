@@ -39,7 +39,8 @@
 
 const char* weft__conv2d_algo_name(weft_conv2d_algo a) {
   static const char* const names[] = {"implicit_gemm_nhwc", "im2col_gemm_nchw", "gemm_1x1_nhwc",
-                                      "gemm_1x1_nchw",      "depthwise_nhwc",   "depthwise_nchw"};
+                                      "gemm_1x1_nchw",      "depthwise_nhwc",   "depthwise_nchw",
+                                      "winograd_f2x2_3x3_nhwc"};
   return names[a];
 }
 
@@ -682,11 +683,17 @@ weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_a
     case WEFT_CONV_GEMM_1X1_NCHW: return conv_1x1(&u, dtype, g, false, x, w, bias, y);
     case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y, NULL);
     case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y, NULL);
+    case WEFT_CONV_WINOGRAD_NHWC: break; /* the fused entry's */
   }
   return weft__error(WEFT_INTERNAL, "conv2d: unknown algorithm");
 }
 
 /* ---- the fused entry (conv_fused.h) ---- */
+
+weft_conv2d_algo weft__conv2d_fused_pick(const weft_conv2d_geom* g, bool channels_last, weft_dtype compute) {
+  if (weft__conv2d_winograd_fits(g, compute, channels_last)) return WEFT_CONV_WINOGRAD_NHWC;
+  return weft__conv2d_pick(g, channels_last);
+}
 
 /* The GEMM algorithm's weight panels: their width and K order (false for
  * the depthwise ones, which read the weight as it is) */
@@ -698,6 +705,7 @@ static bool packing_of(const ukr* u, weft_conv2d_algo a, int* r, bool* nhwc_orde
 }
 
 size_t weft__conv2d_packed_bytes(weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g) {
+  if (a == WEFT_CONV_WINOGRAD_NHWC) return weft__conv2d_winograd_bytes(g);
   int mr, nr, kc;
   weft__gemm_tile(dtype, &mr, &nr, &kc);
   ukr u = {NULL, dtype == WEFT_FLOAT64, dtype == WEFT_FLOAT64 ? 8 : 4, mr, nr};
@@ -710,6 +718,10 @@ size_t weft__conv2d_packed_bytes(weft_dtype dtype, weft_conv2d_algo a, const wef
 
 weft_status weft__conv2d_pack(weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g, const void* w,
                               void* dst) {
+  if (a == WEFT_CONV_WINOGRAD_NHWC) {
+    weft__conv2d_winograd_pack(g, w, dst);
+    return WEFT_OK;
+  }
   ukr u = ukr_of(weft__kernels(), dtype);
   int r;
   bool order;
@@ -722,6 +734,22 @@ weft_status weft__conv2d_pack(weft_dtype dtype, weft_conv2d_algo a, const weft_c
     pack_w_f32(g, w, koff, r, (float*)dst);
   free(koff);
   return WEFT_OK;
+}
+
+/* Winograd from its packed weights, transformed here when not given */
+static weft_status winograd(const weft_kernels* kt, weft_dtype dtype, const weft_conv2d_geom* g, const void* x,
+                            const void* w, const void* wpacked, const void* bias, const weft_conv2d_epilogue* e,
+                            void* y) {
+  if (dtype != WEFT_FLOAT32) return weft__error(WEFT_INTERNAL, "conv2d: Winograd runs float32 only");
+  float* own = NULL;
+  if (!wpacked) {
+    own = malloc(weft__conv2d_winograd_bytes(g));
+    if (!own) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (the transformed weight)");
+    weft__conv2d_winograd_pack(g, w, own);
+  }
+  weft_status s = weft__conv2d_winograd(kt, g, x, own ? own : wpacked, bias, e, y);
+  free(own);
+  return s;
 }
 
 weft_status weft__conv2d_fused(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a,
@@ -740,6 +768,7 @@ weft_status weft__conv2d_fused(const weft_kernels* kt, weft_dtype dtype, weft_co
     case WEFT_CONV_GEMM_1X1_NCHW: return conv_nchw(&u, g, x, w, bias, y, &fx);
     case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y, e);
     case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y, e);
+    case WEFT_CONV_WINOGRAD_NHWC: return winograd(kt, dtype, g, x, w, wpacked, bias, e, y);
   }
   return weft__error(WEFT_INTERNAL, "conv2d: unknown algorithm");
 }

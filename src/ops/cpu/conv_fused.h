@@ -22,6 +22,18 @@ typedef struct {
   const void* residual;
 } weft_conv2d_epilogue;
 
+/* The algorithm _conv2d_fused runs: weft__conv2d_pick's, or Winograd
+ * F(2x2, 3x3) for a channels_last float32 3x3 stride-1 undilated one-group
+ * convolution of 16 channels or more (src/ops/cpu/conv_winograd.c). */
+weft_conv2d_algo weft__conv2d_fused_pick(const weft_conv2d_geom* g, bool channels_last, weft_dtype compute);
+bool weft__conv2d_winograd_fits(const weft_conv2d_geom* g, weft_dtype dtype, bool channels_last);
+/* Its weights transformed and packed (bytes, and the packing of w read through g->ws). */
+size_t weft__conv2d_winograd_bytes(const weft_conv2d_geom* g);
+void weft__conv2d_winograd_pack(const weft_conv2d_geom* g, const float* w, float* dst);
+/* y (NHWC) = act(conv(x, w) + bias + residual) from the packed weights. */
+weft_status weft__conv2d_winograd(const weft_kernels* kt, const weft_conv2d_geom* g, const float* x,
+                                  const float* upack, const float* bias, const weft_conv2d_epilogue* e, float* y);
+
 /* Bytes of algorithm a's packed weight for g, dtype FLOAT32 or FLOAT64 (0:
  * a reads the weight as it is). */
 size_t weft__conv2d_packed_bytes(weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g);
