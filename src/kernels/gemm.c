@@ -7,7 +7,8 @@
  *   c  row i, column j at c[i * cs + j]; only mr rows and nc columns are
  *      written: C = alpha * A B, or C += alpha * A B when p->accumulate,
  *      clamped to [p->lo, p->hi] as it is stored when p->clamp (a
- *      convolution's fused relu / relu6, on its last K block)
+ *      convolution's fused relu / relu6, on its last K block); not
+ *      accumulating, p->bias (nc values, or NULL) is added per column
  *
  * f32 4x8, splat form: per k two B vectors are loaded and each A value is
  * broadcast (v128.load32_splat) and multiplied into its row's two
@@ -22,10 +23,14 @@
 /* Row c's nc values: v0, v1 (+ c's own when acc), clamped to [lo, hi] when clamp. */
 static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const struct weft_f32_gemm_params* p) {
   const int acc = p->accumulate;
+  const float* bias = acc ? NULL : p->bias;
   if (nc == 8) {
     if (acc) {
       v0 = wv_f32x4_add(wv_v128_load(c), v0);
       v1 = wv_f32x4_add(wv_v128_load(c + 4), v1);
+    } else if (bias) {
+      v0 = wv_f32x4_add(v0, wv_v128_load(bias));
+      v1 = wv_f32x4_add(v1, wv_v128_load(bias + 4));
     }
     if (p->clamp) {
       const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
@@ -39,12 +44,14 @@ static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const 
   const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
   if (nc >= 4) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load(c), v0);
+    if (bias) v0 = wv_f32x4_add(v0, wv_v128_load(bias)), bias += 4;
     if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
     wv_v128_store(c, v0);
     c += 4, nc -= 4, v0 = v1;
   }
   if (nc) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load_partial(c, nc * 4), v0);
+    if (bias) v0 = wv_f32x4_add(v0, wv_v128_load_partial(bias, nc * 4));
     if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
     wv_v128_store_partial(c, v0, nc * 4);
   }
@@ -84,7 +91,7 @@ void WEFT_UKERNEL(f64_gemm_4x4, u1)(size_t mr, size_t nc, size_t kc, const doubl
   for (size_t i = 0; i < mr; i++) {
     double* ci = c + i * cs;
     for (size_t j = 0; j < nc; j++) {
-      double v = (p->accumulate ? ci[j] : 0.0) + alpha * t[i][j];
+      double v = (p->accumulate ? ci[j] : p->bias ? p->bias[j] : 0.0) + alpha * t[i][j];
       ci[j] = !p->clamp ? v : v < p->lo ? p->lo : v > p->hi ? p->hi : v; /* NaN compares false: kept */
     }
   }

@@ -79,12 +79,14 @@ struct weft_f32_gemm_params {
   int accumulate;
   int clamp;
   float lo, hi;
+  const float* bias; /* not accumulating: C = alpha * A B + bias[j] (NULL: + 0) */
 };
 struct weft_f64_gemm_params {
   double alpha;
   int accumulate;
   int clamp;
   double lo, hi;
+  const double* bias;
 };
 /* A convolution's epilogue over n outputs in place (conv_epilogue.c):
  * y[i] = min(max(y[i] + r[i], lo), hi), r NULL adding nothing, NaN kept. */

@@ -100,8 +100,10 @@ for (const variant of VARIANTS) {
         if (threads > wt.maxThreads()) continue;
         wt.setNumThreads(threads);
         wt.manualSeed(7);
-        // a 3x3, a 1x1, a depthwise and the stem's 7x7 stride 2 on 3 channels
+        // a 3x3, a 1x1, a depthwise, the stem's 7x7 stride 2 on 3 channels, and a 3x3 of 32 channels
+        // (channels_last: Winograd F(2x2, 3x3))
         const shapes = [[[2, 6, 9, 7], [10, 6, 3, 3], 1, 1, 1], [[1, 16, 7, 7], [24, 16, 1, 1], 1, 0, 1],
+          [[1, 32, 9, 7], [40, 32, 3, 3], 1, 1, 1],
           [[1, 12, 8, 9], [12, 1, 3, 3], 2, 1, 12], [[1, 3, 20, 18], [8, 3, 7, 7], 2, 3, 1]];
         for (const [sx, sw, stride, padding, groups] of shapes) {
           const x = wt.randn(sx);
@@ -117,8 +119,8 @@ for (const variant of VARIANTS) {
                 const sum = residual ? plain.add(residual) : plain.clone();
                 const want = activation === 'relu' ? sum.relu() : activation === 'relu6' ? sum.clamp(0, 6) : sum.clone();
                 assert.equal(y.isContiguous(cl ? 'channels_last' : 'contiguous_format'), true);
-                const d = wt.tidy(() => y.sub(want).abs().max().item());
-                assert.ok(d < 1e-4, `${sx} ${activation} residual=${!!residual} channels_last=${cl}: ${d}`);
+                const [d, m] = wt.tidy(() => [y.sub(want).abs().max().item(), want.abs().max().item()]);
+                assert.ok(d < 2e-6 * (1 + m) * sx[1], `${sx} ${activation} residual=${!!residual} channels_last=${cl}: ${d}`);
                 for (const t of [y, sum, want]) t.dispose();
               }
             }
@@ -143,6 +145,17 @@ for (const variant of VARIANTS) {
       const plan = wt.explain('_conv2d_fused', x, w, null, { padding: 1, activation: 'relu6', residual: r });
       const p = Array.isArray(plan) ? plan[0] : plan;
       assert.equal(p.algorithm, 'implicit_gemm_nhwc');
+      const w32 = wt.randn([16, 16, 3, 3]);
+      const z = wt.zeros([1, 16, 8, 8]);
+      const x32 = z.contiguous({ memoryFormat: 'channels_last' });
+      z.dispose();
+      const pw = wt.explain('_conv2d_fused', x32, w32, null, { padding: 1, activation: 'relu' });
+      assert.equal(pw.algorithm, 'winograd_f2x2_3x3_nhwc');
+      assert.deepEqual(pw.gemm, { m: 16, n: 16, k: 16, count: 16 });
+      assert.equal(pw.epilogue.where, 'output transform store');
+      assert.equal(wt.explain('conv2d', x32, w32, null, { padding: 1 }).algorithm, 'implicit_gemm_nhwc');
+      w32.dispose();
+      x32.dispose();
       assert.deepEqual(p.epilogue, { bias: 'tile start', residual: 'tile start', activation: 'relu6',
         where: 'micro-kernel store' });
       throwsWeft(() => wt.Conv2dFused(x, w, null, { padding: 1, activation: 'gelu' }), undefined,

@@ -123,17 +123,18 @@ static bool act_bounds(weft_conv_act act, double* lo, double* hi) {
   return true;
 }
 
-/* c (mr x nc, row stride cs) += a-panel b-panel over kc, then the
+/* c (mr x nc, row stride cs) += a-panel b-panel over kc (or, when not acc,
+ * = a-panel b-panel + bias[j], bias NULL adding nothing), then the
  * activation of e when e is given (the last K block's store) */
 static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, const char* b, char* c,
-                    size_t cs, const weft_conv2d_epilogue* e) {
+                    size_t cs, const weft_conv2d_epilogue* e, int acc, const char* bias) {
   double lo = 0.0, hi = 0.0;
   int clamp = e && act_bounds(e->act, &lo, &hi);
   if (u->f64) {
-    const struct weft_f64_gemm_params p = {1.0, 1, clamp, lo, hi};
+    const struct weft_f64_gemm_params p = {1.0, acc, clamp, lo, hi, (const double*)bias};
     u->kt->f64_gemm_4x4(mr, nc, kc, (const double*)a, (const double*)b, (double*)c, cs, &p);
   } else {
-    const struct weft_f32_gemm_params p = {1.0f, 1, clamp, (float)lo, (float)hi};
+    const struct weft_f32_gemm_params p = {1.0f, acc, clamp, (float)lo, (float)hi, (const float*)bias};
     u->kt->f32_gemm_4x8(mr, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
   }
 }
@@ -296,9 +297,10 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
   size_t at = (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
   char* y = c->y + at;
   const char* res = c->epi && c->epi->residual ? (const char*)c->epi->residual + at : NULL;
-  for (int64_t i = 0; i < rows; i++)
-    start_row(u, (size_t)cols, res ? res + (size_t)(i * g->cout) * es : NULL,
-              c->bias ? c->bias + (size_t)(q * c->coutg + j0) * es : NULL, true, y + (size_t)(i * g->cout) * es);
+  const char* bias = c->bias ? c->bias + (size_t)(q * c->coutg + j0) * es : NULL;
+  /* a residual starts the tile (with the bias); else the first K block's store adds the bias */
+  for (int64_t i = 0; res && i < rows; i++)
+    start_row(u, (size_t)cols, res + (size_t)(i * g->cout) * es, bias, true, y + (size_t)(i * g->cout) * es);
   int64_t panels = cdiv(rows, u->mr);
   for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
     int64_t kc = min64(c->kcb, c->k - pc);
@@ -312,7 +314,8 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
       size_t nc = (size_t)min64(u->nr, cols - j);
       for (int64_t p = 0; p < panels; p++)
         ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, apack + (size_t)(p * kc * u->mr) * es, bp,
-                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout, pc + kc >= c->k ? c->epi : NULL);
+                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout, pc + kc >= c->k ? c->epi : NULL,
+                res || pc > 0, bias && !res ? bias + (size_t)j * es : NULL);
     }
   }
 }
@@ -466,7 +469,7 @@ static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
       for (int64_t ip = 0; ip < mpanels; ip++)
         ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es,
                 bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows,
-                pc + kc >= c->k ? c->epi : NULL);
+                pc + kc >= c->k ? c->epi : NULL, 1, NULL);
     }
   }
 }
