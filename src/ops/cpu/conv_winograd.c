@@ -30,20 +30,20 @@
 #include "ops/cpu/gemm.h"
 #include "weft/parallel.h"
 
-/* tiles per task (a multiple of MR): each packed U panel (C x NR, in L1)
- * serves TB / MR micro-kernel calls before the next; 16 tiles left the GEMMs
- * waiting on U's stream */
-#define TB 64
+/* tiles per task (a multiple of MR): 64 ran no faster than 16 on
+ * resnet18's layers (the V and M buffers then leave L2) */
+#define TB 16
 #define TASK_WORK 65536 /* multiply-adds per parallel chunk at least */
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 bool weft__conv2d_winograd_fits(const weft_conv2d_geom* g, weft_dtype dtype, bool channels_last) {
-  /* with few channels the transforms outweigh the saved products; on a small map the partial tiles at
-   * its edges waste them (resnet18's 7x7x512 runs faster as a GEMM) */
+  /* with few channels the transforms (plain loops) outweigh the saved products; on a small map the
+   * partial tiles at its edges waste them. Measured on resnet18's layers (wasm, one thread): 28x28x128
+   * and 14x14x256 run faster (1.1x, 1.5x), 56x56x64 (0.7x) and 7x7x512 slower than the GEMM. */
   return channels_last && dtype == WEFT_FLOAT32 && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
-         g->dh == 1 && g->dw == 1 && g->groups == 1 && g->c >= 64 && g->cout >= 64 && g->ho >= 10 && g->wo >= 10;
+         g->dh == 1 && g->dw == 1 && g->groups == 1 && g->c >= 96 && g->cout >= 96 && g->ho >= 10 && g->wo >= 10;
 }
 
 static void tile_sizes(int* mr, int* nr) {
