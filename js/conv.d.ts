@@ -58,11 +58,13 @@ export interface ConvFunctions {
   convTranspose1d(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTranspose1dOptions): Tensor;
 }
 
-/** explain('conv2d', ...): the algorithm conv2d runs and the GEMM it amounts to (conv1d's: as the conv2d of height 1 it runs). */
+/** explain('conv2d', ...) / explain('_conv2d_fused', ...): the algorithm that runs and the GEMM it amounts to
+ * (conv1d's: as the conv2d of height 1 it runs). */
 export interface ConvPlan {
   op: 'conv2d' | 'conv1d';
+  /** winograd_f2x2_3x3_nhwc: _conv2d_fused only (channels_last float32 3x3 stride 1, >= 96 channels, maps >= 10x10). */
   algorithm: 'implicit_gemm_nhwc' | 'im2col_gemm_nchw' | 'gemm_1x1_nhwc' | 'gemm_1x1_nchw' | 'depthwise_nhwc'
-    | 'depthwise_nchw';
+    | 'depthwise_nchw' | 'winograd_f2x2_3x3_nhwc';
   memory_format: 'contiguous_format' | 'channels_last';
   dtype: string;
   /** float32 for bfloat16, float64 for the integer dtypes. */
@@ -77,6 +79,10 @@ export interface ConvPlan {
   groups: number;
   /** The GEMM algorithms: M x N x K, count products (per group, and per image in NCHW). */
   gemm?: { m: number; n: number; k: number; count: number };
+  /** _conv2d_fused: where its bias, residual and activation were applied. */
+  epilogue?: { bias: string; residual: string | null; activation: 'none' | 'relu' | 'relu6'; where: string };
+  /** _conv2d_fused: the packed weight kept on the weight's storage (null: the depthwise kernels read it as it is). */
+  packed_weight?: string | null;
   threads: number;
 }
 

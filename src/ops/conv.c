@@ -22,6 +22,7 @@
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/conv_internal.h"
+#include "ops/conv_fused.h"
 #include "ops/cpu/conv.h"
 #include "ops/ops.h"
 #include "weft/parallel.h"
@@ -156,7 +157,7 @@ weft_dtype weft__conv_compute_dtype(weft_dtype t) {
 /* explain()'s plan: the algorithm and the GEMM it amounts to */
 /* (conv1d's as the height-1 conv2d it runs) */
 static weft_status record_plan(const char* op, weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f,
-                               weft_dtype t) {
+                               weft_dtype t, const weft__conv2d_fusion* fuse) {
   weft__strbuf s = {0};
   int64_t cg = g->c / g->groups;
   weft__strbuf_put(&s, "{\"op\":\"%s\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
@@ -170,7 +171,7 @@ static weft_status record_plan(const char* op, weft_conv2d_algo a, const weft_co
   weft__strbuf_put(&s, "\"stride\":[%lld,%lld],\"padding\":[%lld,%lld],\"dilation\":[%lld,%lld],\"groups\":%lld,",
                    (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw, (long long)g->dh,
                    (long long)g->dw, (long long)g->groups);
-  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW;
+  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW || a == WEFT_CONV_WINOGRAD_NHWC;
   if (!dw)
     weft__strbuf_put(&s, "\"gemm\":{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":%lld},",
                      (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
@@ -180,6 +181,7 @@ static weft_status record_plan(const char* op, weft_conv2d_algo a, const weft_co
                      (long long)(cg * g->kh * g->kw),
                      (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
                                      ? g->groups : g->groups * g->n));
+  if (fuse) weft__conv2d_fusion_json(&s, fuse, a, g, compute_dtype(t));
   weft__strbuf_put(&s, "\"threads\":%d}", weft_get_num_threads());
   return weft__explain_record_json(weft__strbuf_finish(&s, "explain"));
 }
@@ -189,13 +191,13 @@ static void release_all(weft_tensor** t, size_t n) {
   for (size_t i = 0; i < n; i++) weft_tensor_release(t[i]);
 }
 
-/* x, w 4-D, checked; returns the 4-D result. */
+/* x, w 4-D, checked; returns the 4-D result. fuse: _conv2d_fused's epilogue (NULL for conv2d). */
 static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
-                        weft_conv2d_geom g) {
+                        weft_conv2d_geom g, const weft__conv2d_fusion* fuse) {
   bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
             weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
   weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
-  weft_conv2d_algo a = weft__conv2d_pick(&g, cl);
+  weft_conv2d_algo a = fuse ? weft__conv2d_fused_pick(&g, cl, compute_dtype(x->dtype)) : weft__conv2d_pick(&g, cl);
   weft_dtype t = x->dtype, ct = compute_dtype(t);
   /* 1.13's "Empty" backend for an empty weight (no input channels) returns
    * a contiguous result with no channels */
@@ -204,8 +206,9 @@ static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor*
     return weft_empty(none, 4, t, x->device, WEFT_CONTIGUOUS_FORMAT);
   }
   const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
+  if (fuse && weft__conv2d_fusion_check(fuse, sizes, x) != WEFT_OK) return NULL;
   if (x->device == WEFT_DEVICE_META) return weft_empty(sizes, 4, t, WEFT_DEVICE_META, f);
-  if (weft_explaining() && record_plan(op, a, &g, f, t) != WEFT_OK) return NULL;
+  if (weft_explaining() && record_plan(op, a, &g, f, t, fuse) != WEFT_OK) return NULL;
   weft_tensor* xt = weft_to_dtype(x, ct, false);
   weft_tensor* wc = weft_to_dtype(w, ct, false);
   weft_tensor* bt = b ? weft_to_dtype(b, ct, false) : NULL;
@@ -216,8 +219,9 @@ static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor*
   weft_status s = xc && wc && y && (!b || bc) ? WEFT_OK : weft_last_status();
   if (s == WEFT_OK && !weft_explaining()) {
     for (int i = 0; i < 4; i++) g.ws[i] = wc->strides[i];
-    s = weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
-                     bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
+    s = fuse ? weft__conv2d_fusion_run(fuse, a, &g, f, ct, w, wc, xc, bc, y)
+             : weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
+                            bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
   }
   weft_tensor* r = s == WEFT_OK ? (ct == t ? weft_tensor_retain(y) : weft_to_dtype(y, t, false)) : NULL;
   release_all(tmp, sizeof tmp / sizeof tmp[0]);
@@ -241,20 +245,21 @@ static weft_tensor* as_2d(const conv_kind* k, const weft_tensor* t) {
   return k->dim == 2 ? weft_tensor_retain((weft_tensor*)t) : weft_unsqueeze(t, 2);
 }
 
-/* _convolution's checks with the parameters resolved, then the run */
+/* _convolution's checks with the parameters resolved, then the run (fuse:
+ * _conv2d_fused's epilogue, NULL otherwise) */
 static weft_tensor* convolution(const conv_kind* k, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
-                                conv_params* p) {
+                                conv_params* p, const weft__conv2d_fusion* fuse) {
   weft_conv2d_geom g;
   if (weft__conv_check_weight_dim(k, x, w, " ") != WEFT_OK) return NULL;
   if (shape_checks(k, x, w, b, p, &g) != WEFT_OK || dtype_checks(k, x, w, b) != WEFT_OK) return NULL;
-  if (k->dim == 2) return run(k->op, x, w, b, g);
+  if (k->dim == 2) return run(k->op, x, w, b, g, fuse);
   /* 1.13 makes a 1-D input contiguous first, so a permuted [N, L, C] view
    * never reads as channels_last */
   weft_tensor* xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT);
   weft_tensor* x4 = xc ? as_2d(k, xc) : NULL;
   weft_tensor_release(xc);
   weft_tensor* w4 = x4 ? as_2d(k, w) : NULL;
-  weft_tensor* y4 = w4 ? run(k->op, x4, w4, b, g) : NULL;
+  weft_tensor* y4 = w4 ? run(k->op, x4, w4, b, g, fuse) : NULL;
   weft_tensor* y = y4 ? weft_squeeze_dim(y4, 2) : NULL;
   weft_tensor_release(x4);
   weft_tensor_release(w4);
@@ -290,6 +295,7 @@ struct list_args {
   const weft_tensor *w, *b;
   const int64_t *stride, *padding, *dilation;
   int64_t ns, np, nd, groups;
+  const weft__conv2d_fusion* fuse; /* _conv2d_fused's epilogue; NULL (left out of an initializer) otherwise */
 };
 
 /* the int lists resolved (the weight's dims), with their checks */
@@ -314,7 +320,15 @@ static weft_tensor* list_body(const weft_tensor* x, const void* ctx) {
   const struct list_args* a = ctx;
   conv_params p;
   if (list_params(a, &p) != WEFT_OK) return NULL;
-  return convolution(&a->k, x, a->w, a->b, &p);
+  return convolution(&a->k, x, a->w, a->b, &p, a->fuse);
+}
+
+weft_tensor* weft__conv2d_fusable(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
+                                  const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
+                                  const int64_t* dilation, int64_t nd, int64_t groups,
+                                  const weft__conv2d_fusion* fuse) {
+  struct list_args a = {{"conv2d", 2}, weight, bias, stride, padding, dilation, ns, np, nd, groups, fuse};
+  return weft__conv_batchify(&a.k, input, list_body, &a);
 }
 
 static weft_tensor* conv_list(const char* op, int dim, const weft_tensor* input, const weft_tensor* weight,
@@ -384,7 +398,7 @@ static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
   const struct str_args* a = ctx;
   conv_params p;
   if (str_params(x, a, &p) != WEFT_OK) return NULL;
-  return convolution(&a->k, x, a->w, a->b, &p);
+  return convolution(&a->k, x, a->w, a->b, &p, NULL);
 }
 
 static weft_tensor* conv_str(const char* op, int dim, const weft_tensor* input, const weft_tensor* weight,
