@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index]
-//               [--only native|wasm|peers|gemm|pool|conv|reduce|small|shape|cat|sort|index|train]
+//               [--only native|wasm|peers|gemm|pool|conv|cnn|reduce|small|shape|cat|sort|index|train]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -335,6 +335,74 @@ if (!json && convRows.length) {
       `${r['GFLOP/s'].toFixed(2).padStart(8)}  ${f(r.ratio).padStart(6)}  ${f(r.ratio_ort).padStart(6)}`);
   }
 }
+// ---- W9: eval-mode CNNs (issue 23) ----
+// resnet18 and mobilenet_v2 (torchvision's, weights of bench/models/gen_cnn_models.py,
+// generated into bench/models/out/ when missing), batch 1, 224x224, ms per image: weft
+// wasm-simd-threads in NCHW and channels_last (and channels_last unfused) at 1 and 2
+// threads (bench/cnn_bench.mjs, logits checked against PyTorch's first), onnxruntime-web
+// at 1 and 2 on the ONNX export of the same weights, PyTorch native (python, 1 and 2
+// threads, NCHW and channels_last). `node bench/run.mjs --only cnn`.
+const cnnRows = [];
+if (section('cnn')) {
+  if (only && !existsSync(`${root}/dist/index.js`)) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  const python = '/usr/bin/python3';
+  let ready = existsSync(`${root}/bench/models/out/check.safetensors`);
+  if (!ready) {
+    log('bench: W9 models (bench/models/gen_cnn_models.py into bench/models/out/)');
+    try {
+      run(python, ['bench/models/gen_cnn_models.py'], 'gen_cnn_models.py');
+      ready = true;
+    } catch (e) {
+      log(`bench: W9 skipped (${e.message.split('\n')[0]})`);
+    }
+  }
+  const libs = [['weft-simd-threads', null], ['onnxruntime-web', 'onnxruntime-web']];
+  for (const [lib, pkg] of ready ? libs : []) {
+    if (lib.startsWith('weft') ? has('--no-wasm') && !only : has('--no-peers') && !only) continue;
+    if (pkg) ensurePeers();
+    if (pkg && !existsSync(`${root}/bench/peers/node_modules/${pkg}`)) {
+      log(`bench: W9 ${lib} skipped (bench/peers/node_modules/${pkg} is missing)`);
+      continue;
+    }
+    for (const t of [1, 2]) {
+      log(`bench: W9 ${lib} threads=${t}`);
+      try {
+        cnnRows.push(...parseLines(run(process.execPath, ['bench/cnn_bench.mjs', lib, '--threads', String(t),
+          '--reps', reps], `W9 ${lib}`)));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  for (const t of ready && !has('--no-peers') ? [1, 2] : []) {
+    log(`bench: W9 pytorch-native threads=${t}`);
+    try {
+      cnnRows.push(...parseLines(run(python, ['bench/models/torch_cnn_bench.py', '--threads', String(t), '--reps',
+        reps], 'W9 pytorch-native')));
+    } catch (e) {
+      log(e.message);
+    }
+  }
+  // weft's speed over onnxruntime-web's at the same thread count (> 1: weft ahead; the target is >= 2)
+  for (const r of cnnRows) {
+    const ort = cnnRows.find((p) => p.build === 'onnxruntime-web' && p.name === r.name && p.threads === r.threads);
+    r.vs_ort = ort ? +(ort.ms / r.ms).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (!json && cnnRows.length) {
+    const f = (v) => (v === null ? '    -' : `${v.toFixed(2)}x`);
+    console.log('\nW9: eval CNNs, batch 1, 224x224, ms per image (median); vs ort: onnxruntime-web\'s ms / this row\'s');
+    console.log(`${'model'.padEnd(16)}${'build'.padEnd(42)}threads ${'ms'.padStart(8)}  vs ort`);
+    for (const r of cnnRows) {
+      console.log(`${r.name.padEnd(16)}${`${r.build} ${r.layout}`.padEnd(42)}${String(r.threads).padEnd(8)}` +
+        `${r.ms.toFixed(2).padStart(8)}  ${f(r.vs_ort).padStart(6)}`);
+    }
+  }
+}
+
 // ---- reductions (issue 11) ----
 
 function reduceBench() {

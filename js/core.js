@@ -11,6 +11,7 @@ import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
+import { installFusion } from './fusion.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1415,5 +1416,6 @@ export function createApi(M, info) {
   installNn(api, { M, Tensor, WeftError, fail, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
   // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)
   installCheckpoint(api, { buffer });
+  installFusion(api, { Tensor, WeftError, isOptions });
   return api;
 }

@@ -248,6 +248,8 @@ export interface OpFunctions {
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
   /** convolution_backward */
   convolutionBackward(gradOutput: Operand, input: Operand, weight: Operand, biasSizes: Shape | null, stride: Shape, padding: Shape, dilation: Shape, transposed: boolean, outputPadding: Shape, groups: number, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
+  /** _conv2d_fused */
+  Conv2dFused(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number, activation?: string, residual?: Operand | null): Tensor;
   /** mse_loss */
   mseLoss(self: Operand, target: Operand, reduction?: string): Tensor;
   /** binary_cross_entropy_with_logits */

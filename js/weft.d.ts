@@ -21,6 +21,8 @@ import type { NnUtils } from './nn_utils.js';
 export type { ClipGradNormOptions, NnUtils } from './nn_utils.js';
 import type { NnNamespace } from './nn.js';
 export type { Module, Parameter, NnNamespace, NnInit, NnFunctional } from './nn.js';
+import type { FusionUtils } from './fusion.js';
+export type { FusableBatchNorm, FusableConv, FusionUtils } from './fusion.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
@@ -304,8 +306,8 @@ export interface WeftCore extends OpsApi {
   readonly variant: Variant;
   /** torch.optim's SGD, Adam and AdamW over tensors or parameter groups, and lrScheduler (js/optim.js). */
   readonly optim: OptimNamespace;
-  /** torch.nn: Module, containers, layers, init, functional (js/nn/), utils (js/nn_utils.js). */
-  readonly nn: NnNamespace & { readonly utils: NnUtils };
+  /** torch.nn: Module, containers, layers, init, functional (js/nn/), utils (js/nn_utils.js, js/fusion.js). */
+  readonly nn: NnNamespace & { readonly utils: NnUtils & FusionUtils };
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;

@@ -27,6 +27,10 @@ struct weft_storage {
    * here because every view of one base shares the storage, so they share
    * the counter (PyTorch's VariableVersion shared through view metadata). */
   atomic_uint version;
+  /* What an upper layer derived from the data and keeps while the storage
+   * lives (ops/conv_fused.c: convolution weights packed for inference),
+   * freed with the storage by weft__storage_packed_free; NULL if none. */
+  void* _Atomic packed;
 };
 
 struct weft_tensor {
@@ -52,6 +56,9 @@ struct weft_tensor {
   bool requires_grad;
   void* autograd_meta;
 };
+
+/* Set by the layer that fills a storage's packed (before the first one). */
+extern void (*_Atomic weft__storage_packed_free)(void* packed);
 
 /* Set once by the autograd layer; NULL while no tensor ever had meta. */
 extern void (*_Atomic weft__autograd_meta_free)(void* meta);

@@ -27,6 +27,7 @@ weft_storage* weft_storage_new(int64_t nbytes, weft_device device) {
   }
   atomic_init(&s->refcount, 1);
   atomic_init(&s->version, 0);
+  atomic_init(&s->packed, NULL);
   s->device = device;
   s->nbytes = nbytes;
   s->alloc_bytes = alloc_bytes;
@@ -44,10 +45,14 @@ weft_storage* weft_storage_retain(weft_storage* s) {
 void weft_storage_release(weft_storage* s) {
   if (!s) return;
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+  void* packed = atomic_load(&s->packed);
+  if (packed) atomic_load(&weft__storage_packed_free)(packed);
   if (s->data) s->allocator->free(s->allocator->ctx, s->data, s->alloc_bytes);
   weft__stats_storage(-1, s->nbytes, s->device == WEFT_DEVICE_META);
   s->allocator->free(s->allocator->ctx, s, sizeof *s);
 }
+
+void (*_Atomic weft__storage_packed_free)(void* packed);
 
 void* weft_storage_data(const weft_storage* s) { return s->data; }
 int64_t weft_storage_nbytes(const weft_storage* s) { return s->nbytes; }

@@ -5,7 +5,10 @@
  *      a[k * MR + i]; rows past mr are zeros the driver wrote)
  *   b  the packed B panel: kc steps of NR values (b[k * NR + j])
  *   c  row i, column j at c[i * cs + j]; only mr rows and nc columns are
- *      written: C = alpha * A B, or C += alpha * A B when p->accumulate
+ *      written: C = alpha * A B, or C += alpha * A B when p->accumulate,
+ *      clamped to [p->lo, p->hi] as it is stored when p->clamp (a
+ *      convolution's fused relu / relu6, on its last K block); not
+ *      accumulating, p->bias (nc values, or NULL) is added per column
  *
  * f32 4x8, splat form: per k two B vectors are loaded and each A value is
  * broadcast (v128.load32_splat) and multiplied into its row's two
@@ -17,23 +20,39 @@
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
-static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, int acc) {
+/* Row c's nc values: v0, v1 (+ c's own when acc), clamped to [lo, hi] when clamp. */
+static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const struct weft_f32_gemm_params* p) {
+  const int acc = p->accumulate;
+  const float* bias = acc ? NULL : p->bias;
   if (nc == 8) {
     if (acc) {
       v0 = wv_f32x4_add(wv_v128_load(c), v0);
       v1 = wv_f32x4_add(wv_v128_load(c + 4), v1);
+    } else if (bias) {
+      v0 = wv_f32x4_add(v0, wv_v128_load(bias));
+      v1 = wv_f32x4_add(v1, wv_v128_load(bias + 4));
+    }
+    if (p->clamp) {
+      const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
+      v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
+      v1 = wv_f32x4_min(wv_f32x4_max(v1, lo), hi);
     }
     wv_v128_store(c, v0);
     wv_v128_store(c + 4, v1);
     return;
   }
+  const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
   if (nc >= 4) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load(c), v0);
+    if (bias) v0 = wv_f32x4_add(v0, wv_v128_load(bias)), bias += 4;
+    if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
     wv_v128_store(c, v0);
     c += 4, nc -= 4, v0 = v1;
   }
   if (nc) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load_partial(c, nc * 4), v0);
+    if (bias) v0 = wv_f32x4_add(v0, wv_v128_load_partial(bias, nc * 4));
+    if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
     wv_v128_store_partial(c, v0, nc * 4);
   }
 }
@@ -55,7 +74,7 @@ void WEFT_UKERNEL(f32_gemm_4x8, splat)(size_t mr, size_t nc, size_t kc, const fl
     const wv128 va = wv_f32x4_splat(p->alpha);
     for (int i = 0; i < MR; i++) c0[i] = wv_f32x4_mul(c0[i], va), c1[i] = wv_f32x4_mul(c1[i], va);
   }
-  for (size_t i = 0; i < mr; i++) f32_store_row(c + i * cs, c0[i], c1[i], nc, p->accumulate);
+  for (size_t i = 0; i < mr; i++) f32_store_row(c + i * cs, c0[i], c1[i], nc, p);
 }
 #undef MR
 
@@ -71,6 +90,9 @@ void WEFT_UKERNEL(f64_gemm_4x4, u1)(size_t mr, size_t nc, size_t kc, const doubl
   const double alpha = p->alpha;
   for (size_t i = 0; i < mr; i++) {
     double* ci = c + i * cs;
-    for (size_t j = 0; j < nc; j++) ci[j] = (p->accumulate ? ci[j] : 0.0) + alpha * t[i][j];
+    for (size_t j = 0; j < nc; j++) {
+      double v = (p->accumulate ? ci[j] : p->bias ? p->bias[j] : 0.0) + alpha * t[i][j];
+      ci[j] = !p->clamp ? v : v < p->lo ? p->lo : v > p->hi ? p->hi : v; /* NaN compares false: kept */
+    }
   }
 }

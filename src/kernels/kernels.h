@@ -71,15 +71,33 @@ typedef void weft_f32_scan_fn(size_t n, const float* x, size_t xs, float* y, siz
 typedef void weft_f32_vscan_rows_fn(size_t rows, size_t cols, const float* x, size_t xs, float* y, size_t ys);
 /* GEMM micro-kernels (gemm.c): an mr x nc (<= MR x NR) tile of C, row stride
  * cs elements, from a packed A panel (kc x MR) and B panel (kc x NR):
- * C = alpha * A B, or C += alpha * A B when accumulate. */
+ * C = alpha * A B, or C += alpha * A B when accumulate; then, when clamp,
+ * C = min(max(C, lo), hi) as it is stored (a fused relu / relu6; NaN stays
+ * NaN). Initializers that stop after accumulate leave clamp off. */
 struct weft_f32_gemm_params {
   float alpha;
   int accumulate;
+  int clamp;
+  float lo, hi;
+  const float* bias; /* not accumulating: C = alpha * A B + bias[j] (NULL: + 0) */
 };
 struct weft_f64_gemm_params {
   double alpha;
   int accumulate;
+  int clamp;
+  double lo, hi;
+  const double* bias;
 };
+/* A convolution's epilogue over n outputs in place (conv_epilogue.c):
+ * y[i] = min(max(y[i] + r[i], lo), hi), r NULL adding nothing, NaN kept. */
+struct weft_f32_clamp_params {
+  float lo, hi;
+};
+struct weft_f64_clamp_params {
+  double lo, hi;
+};
+typedef void weft_f32_vepilogue_fn(size_t n, const float* r, float* y, const struct weft_f32_clamp_params* p);
+typedef void weft_f64_vepilogue_fn(size_t n, const double* r, double* y, const struct weft_f64_clamp_params* p);
 typedef void weft_f32_gemm_fn(size_t mr, size_t nc, size_t kc, const float* a, const float* b, float* c, size_t cs,
                               const struct weft_f32_gemm_params* p);
 typedef void weft_f64_gemm_fn(size_t mr, size_t nc, size_t kc, const double* a, const double* b, double* c,

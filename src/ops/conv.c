@@ -19,6 +19,7 @@
 #include "core/internal.h"
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
+#include "ops/conv_fused.h"
 #include "ops/cpu/conv.h"
 #include "ops/ops.h"
 #include "weft/parallel.h"
@@ -124,7 +125,8 @@ static weft_dtype compute_dtype(weft_dtype t) {
 }
 
 /* explain()'s plan: the algorithm and the GEMM it amounts to */
-static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f, weft_dtype t) {
+static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f, weft_dtype t,
+                               const weft__conv2d_fusion* fuse) {
   weft__strbuf s = {0};
   int64_t cg = g->c / g->groups;
   weft__strbuf_put(&s, "{\"op\":\"conv2d\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
@@ -138,7 +140,7 @@ static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, we
   weft__strbuf_put(&s, "\"stride\":[%lld,%lld],\"padding\":[%lld,%lld],\"dilation\":[%lld,%lld],\"groups\":%lld,",
                    (long long)g->sh, (long long)g->sw, (long long)g->ph, (long long)g->pw, (long long)g->dh,
                    (long long)g->dw, (long long)g->groups);
-  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW;
+  bool dw = a == WEFT_CONV_DEPTHWISE_NHWC || a == WEFT_CONV_DEPTHWISE_NCHW || a == WEFT_CONV_WINOGRAD_NHWC;
   if (!dw)
     weft__strbuf_put(&s, "\"gemm\":{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":%lld},",
                      (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
@@ -148,6 +150,7 @@ static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, we
                      (long long)(cg * g->kh * g->kw),
                      (long long)(a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC
                                      ? g->groups : g->groups * g->n));
+  if (fuse) weft__conv2d_fusion_json(&s, fuse, a, g, compute_dtype(t));
   weft__strbuf_put(&s, "\"threads\":%d}", weft_get_num_threads());
   return weft__explain_record_json(weft__strbuf_finish(&s, "explain"));
 }
@@ -157,12 +160,13 @@ static void release_all(weft_tensor** t, size_t n) {
   for (size_t i = 0; i < n; i++) weft_tensor_release(t[i]);
 }
 
-/* x, w 4-D, checked; returns the 4-D result. */
-static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, weft_conv2d_geom g) {
+/* x, w 4-D, checked; returns the 4-D result. fuse: _conv2d_fused's epilogue (NULL for conv2d). */
+static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, weft_conv2d_geom g,
+                        const weft__conv2d_fusion* fuse) {
   bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
             weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
   weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
-  weft_conv2d_algo a = weft__conv2d_pick(&g, cl);
+  weft_conv2d_algo a = fuse ? weft__conv2d_fused_pick(&g, cl, compute_dtype(x->dtype)) : weft__conv2d_pick(&g, cl);
   weft_dtype t = x->dtype, ct = compute_dtype(t);
   /* 1.13's "Empty" backend for an empty weight (no input channels) returns
    * a contiguous result with no channels */
@@ -171,8 +175,9 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
     return weft_empty(none, 4, t, x->device, WEFT_CONTIGUOUS_FORMAT);
   }
   const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
+  if (fuse && weft__conv2d_fusion_check(fuse, sizes, x) != WEFT_OK) return NULL;
   if (x->device == WEFT_DEVICE_META) return weft_empty(sizes, 4, t, WEFT_DEVICE_META, f);
-  if (weft_explaining() && record_plan(a, &g, f, t) != WEFT_OK) return NULL;
+  if (weft_explaining() && record_plan(a, &g, f, t, fuse) != WEFT_OK) return NULL;
   weft_tensor* xt = weft_to_dtype(x, ct, false);
   weft_tensor* wc = weft_to_dtype(w, ct, false);
   weft_tensor* bt = b ? weft_to_dtype(b, ct, false) : NULL;
@@ -183,8 +188,9 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
   weft_status s = xc && wc && y && (!b || bc) ? WEFT_OK : weft_last_status();
   if (s == WEFT_OK && !weft_explaining()) {
     for (int i = 0; i < 4; i++) g.ws[i] = wc->strides[i];
-    s = weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
-                     bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
+    s = fuse ? weft__conv2d_fusion_run(fuse, a, &g, f, ct, w, wc, xc, bc, y)
+             : weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
+                            bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
   }
   weft_tensor* r = s == WEFT_OK ? (ct == t ? weft_tensor_retain(y) : weft_to_dtype(y, t, false)) : NULL;
   release_all(tmp, sizeof tmp / sizeof tmp[0]);
@@ -204,11 +210,12 @@ static weft_status check_weight_dim(const weft_tensor* x, const weft_tensor* w, 
 }
 
 /* _convolution's checks with the parameters resolved, then the run; x 4-D */
-static weft_tensor* convolution(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, conv_params* p) {
+static weft_tensor* convolution(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, conv_params* p,
+                                const weft__conv2d_fusion* fuse) {
   weft_conv2d_geom g;
   if (check_weight_dim(x, w, " ") != WEFT_OK) return NULL;
   if (shape_checks(x, w, b, p, &g) != WEFT_OK || dtype_checks(x, w, b) != WEFT_OK) return NULL;
-  return run(x, w, b, g);
+  return run(x, w, b, g, fuse);
 }
 
 /* weight dims and groups, the checks before the parameters expand */
@@ -241,6 +248,7 @@ struct list_args {
   const weft_tensor *w, *b;
   const int64_t *stride, *padding, *dilation;
   int64_t ns, np, nd, groups;
+  const weft__conv2d_fusion* fuse; /* _conv2d_fused's epilogue, NULL for conv2d */
 };
 
 /* conv2d's int lists resolved, with their checks */
@@ -262,13 +270,22 @@ static weft_status list_params(const struct list_args* a, conv_params* p) {
 static weft_tensor* list_body(const weft_tensor* x, const void* ctx) {
   conv_params p;
   if (list_params(ctx, &p) != WEFT_OK) return NULL;
-  return convolution(x, ((const struct list_args*)ctx)->w, ((const struct list_args*)ctx)->b, &p);
+  const struct list_args* a = ctx;
+  return convolution(x, a->w, a->b, &p, a->fuse);
+}
+
+weft_tensor* weft__conv2d_fusable(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
+                                  const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
+                                  const int64_t* dilation, int64_t nd, int64_t groups,
+                                  const weft__conv2d_fusion* fuse) {
+  struct list_args a = {weight, bias, stride, padding, dilation, ns, np, nd, groups, fuse};
+  return batchify(input, list_body, &a);
 }
 
 static weft_tensor* conv2d_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
                                   const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                   const int64_t* dilation, int64_t nd, int64_t groups) {
-  struct list_args a = {weight, bias, stride, padding, dilation, ns, np, nd, groups};
+  struct list_args a = {weight, bias, stride, padding, dilation, ns, np, nd, groups, NULL};
   return batchify(input, list_body, &a);
 }
 
@@ -318,7 +335,7 @@ static weft_status str_params(const weft_tensor* x, const struct str_args* a, co
 static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
   conv_params p;
   if (str_params(x, ctx, &p) != WEFT_OK) return NULL;
-  return convolution(x, ((const struct str_args*)ctx)->w, ((const struct str_args*)ctx)->b, &p);
+  return convolution(x, ((const struct str_args*)ctx)->w, ((const struct str_args*)ctx)->b, &p, NULL);
 }
 
 static weft_tensor* conv2d_padding_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
@@ -427,7 +444,7 @@ static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which) {
-  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
+  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups, NULL}, which};
   return backward(input, &b);
 }
 
@@ -491,7 +508,7 @@ static weft_tensor3 convolution_backward_kernel(const weft_tensor* gy, const wef
                                                 const bool* mask, int64_t nm) {
   (void)bias_sizes, (void)nb, (void)output_padding, (void)nop; /* checked by PyTorch only for other backends */
   weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
-  struct list_args a = {w, NULL, stride, padding, dilation, ns, np, nd, groups};
+  struct list_args a = {w, NULL, stride, padding, dilation, ns, np, nd, groups, NULL};
   if (backward_checks(gy, x, &a, transposed, nm) != WEFT_OK) {
     renamed_error();
     r.status = weft_last_status();

@@ -1,6 +1,8 @@
 /* The GEMM micro-kernels and driver (src/kernels/gemm.c, src/ops/cpu/gemm.c):
  *   - micro-kernels: the SIMD backend against the scalar one, bit for bit,
- *     at every mr <= MR, nc <= NR, several kc, alpha, accumulate;
+ *     at every mr <= MR, nc <= NR, several kc, alpha, accumulate, and the
+ *     clamp of a fused activation (none, [0, inf), [-0.3, 0.4]), and a
+ *     bias added per column when not accumulating;
  *   - the driver against a naive float64 reference, float32 and float64,
  *     every M / N remainder of the tile and K across the KC block, at 1-4
  *     threads, with row-major, transposed, sliced and broadcast (stride 0)
@@ -26,10 +28,14 @@ static void test_microkernels(void) {
     for (size_t mr = 1; mr <= 4; mr++)
       for (size_t nc = 1; nc <= 8; nc++)
         for (int acc = 0; acc < 2; acc++)
-          for (int al = 0; al < 2; al++) {
+          for (int al = 0; al < 2; al++)
+            for (int cl = 0; cl < 3; cl++) {
             float c1[4 * 11], c2[4 * 11];
             for (int i = 0; i < 44; i++) c1[i] = c2[i] = (float)i * 0.25f;
-            struct weft_f32_gemm_params p = {al ? 0.5f : 1.0f, acc};
+            const float lo = cl == 2 ? -0.3f : 0.0f, hi = cl == 2 ? 0.4f : (float)INFINITY;
+            static const float fb[8] = {0.5f, -1, 2, 0.25f, -0.75f, 1.5f, 3, -2};
+            static const double db[8] = {0.5, -1, 2, 0.25, -0.75, 1.5, 3, -2};
+            struct weft_f32_gemm_params p = {al ? 0.5f : 1.0f, acc, cl != 0, lo, hi, cl == 1 ? fb : NULL};
             simd->f32_gemm_4x8(mr, nc, kcs[ki], a, b, c1, 11, &p);
             sc->f32_gemm_4x8(mr, nc, kcs[ki], a, b, c2, 11, &p);
             for (int i = 0; i < 44; i++) bad += !kt_same_f32(c1[i], c2[i]);
@@ -40,7 +46,8 @@ static void test_microkernels(void) {
                 if (i < mr && j < nc) {
                   double s = 0;
                   for (size_t k = 0; k < kcs[ki]; k++) s += (double)a[k * 4 + i] * b[k * 8 + j];
-                  want = (acc ? want : 0) + (al ? 0.5 : 1.0) * s;
+                  want = (acc ? want : cl == 1 ? fb[j] : 0) + (al ? 0.5 : 1.0) * s;
+                  if (cl) want = want < lo ? lo : want > hi ? hi : want;
                   bad += fabs(c1[i * 11 + j] - want) > 1e-4 * (1 + fabs(want));
                 } else {
                   bad += c1[i * 11 + j] != want;
@@ -49,10 +56,12 @@ static void test_microkernels(void) {
             if (nc <= 4) {
               double d1[4 * 5], d2[4 * 5];
               for (int i = 0; i < 20; i++) d1[i] = d2[i] = i * 0.5;
-              struct weft_f64_gemm_params q = {al ? 0.5 : 1.0, acc};
+              struct weft_f64_gemm_params q = {al ? 0.5 : 1.0, acc, cl != 0, lo, hi, cl == 1 ? db : NULL};
               simd->f64_gemm_4x4(mr, nc, kcs[ki], ad, bd, d1, 5, &q);
               sc->f64_gemm_4x4(mr, nc, kcs[ki], ad, bd, d2, 5, &q);
               bad += memcmp(d1, d2, sizeof d1) != 0;
+              for (size_t i = 0; i < mr && cl; i++)
+                for (size_t j = 0; j < nc; j++) bad += d1[i * 5 + j] < lo || d1[i * 5 + j] > hi;
             }
           }
   CHECK(bad == 0);

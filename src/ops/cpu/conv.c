@@ -20,12 +20,15 @@
  *   the width; NHWC: one pixel's channels per kernel call, taps in the
  *   padding reading a row of zeros).
  * Bias: the output tile is filled with it first and the GEMM accumulates
- * (the micro-kernels' accumulate flag), so no second pass. */
+ * (the micro-kernels' accumulate flag), so no second pass. A fused epilogue
+ * (conv_fused.h) starts the tile at bias + residual and clamps in the
+ * micro-kernel's store of the last K block. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "ops/cpu/conv.h"
+#include "ops/cpu/conv_fused.h"
 #include "ops/cpu/gemm.h"
 #include "weft/parallel.h"
 
@@ -36,7 +39,8 @@
 
 const char* weft__conv2d_algo_name(weft_conv2d_algo a) {
   static const char* const names[] = {"implicit_gemm_nhwc", "im2col_gemm_nchw", "gemm_1x1_nhwc",
-                                      "gemm_1x1_nchw",      "depthwise_nhwc",   "depthwise_nchw"};
+                                      "gemm_1x1_nchw",      "depthwise_nhwc",   "depthwise_nchw",
+                                      "winograd_f2x2_3x3_nhwc"};
   return names[a];
 }
 
@@ -110,15 +114,49 @@ static ukr ukr_of(const weft_kernels* kt, weft_dtype dtype) {
   return u;
 }
 
-/* c (mr x nc, row stride cs) += a-panel b-panel over kc */
+/* The clamp of activation act: false for none. */
+static bool act_bounds(weft_conv_act act, double* lo, double* hi) {
+  *lo = -__builtin_inf(), *hi = __builtin_inf();
+  if (act == WEFT_CONV_ACT_NONE) return false;
+  *lo = 0.0;
+  if (act == WEFT_CONV_ACT_RELU6) *hi = 6.0;
+  return true;
+}
+
+/* c (mr x nc, row stride cs) += a-panel b-panel over kc (or, when not acc,
+ * = a-panel b-panel + bias[j], bias NULL adding nothing), then the
+ * activation of e when e is given (the last K block's store) */
 static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, const char* b, char* c,
-                    size_t cs) {
+                    size_t cs, const weft_conv2d_epilogue* e, int acc, const char* bias) {
+  double lo = 0.0, hi = 0.0;
+  int clamp = e && act_bounds(e->act, &lo, &hi);
   if (u->f64) {
-    const struct weft_f64_gemm_params p = {1.0, 1};
+    const struct weft_f64_gemm_params p = {1.0, acc, clamp, lo, hi, (const double*)bias};
     u->kt->f64_gemm_4x4(mr, nc, kc, (const double*)a, (const double*)b, (double*)c, cs, &p);
   } else {
-    const struct weft_f32_gemm_params p = {1.0f, 1};
+    const struct weft_f32_gemm_params p = {1.0f, acc, clamp, (float)lo, (float)hi, (const float*)bias};
     u->kt->f32_gemm_4x8(mr, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
+  }
+}
+
+/* y = r + bias over n values (bias one value per output when per_value,
+ * else a single one); r NULL: y = bias; bias NULL: y = r (or 0) */
+static void start_row(const ukr* u, size_t n, const char* r, const char* bias, bool per_value, char* y) {
+  const struct weft_f32_binary_params one = {1.0f};
+  if (!r && !bias) {
+    memset(y, 0, n * u->es);
+  } else if (!bias) {
+    memcpy(y, r, n * u->es);
+  } else if (!u->f64 && r) {
+    (per_value ? u->kt->f32_vadd : u->kt->f32_vaddc)(n, (const float*)r, (const float*)bias, (float*)y, &one);
+  } else if (u->f64) {
+    double* yd = (double*)y;
+    const double *rd = (const double*)r, *bd = (const double*)bias;
+    for (size_t i = 0; i < n; i++) yd[i] = (rd ? rd[i] : 0.0) + bd[per_value ? i : 0];
+  } else if (per_value) {
+    memcpy(y, bias, n * 4);
+  } else {
+    for (size_t i = 0; i < n; i++) ((float*)y)[i] = *(const float*)bias;
   }
 }
 
@@ -191,6 +229,8 @@ struct gemm_ctx {
   const char* wpack;
   const char* bias;
   char* y;
+  const weft_conv2d_epilogue* epi; /* NULL: none */
+  bool dense1x1;                   /* 1x1, stride 1, no padding: GEMM rows are consecutive pixels */
   int64_t k, kcb, cg, coutg, rpad; /* rpad: Coutg rounded up to the weight panels' width */
   int64_t rows;                    /* GEMM rows per group: NHWC N*Ho*Wo pixels; NCHW Ho*Wo per image */
   int64_t ntr, ntn, ns;            /* tiles along the pixels; NHWC: along Coutg, columns per tile */
@@ -218,17 +258,21 @@ static void pack_a_nhwc(const struct gemm_ctx* c, int64_t q, int64_t m0, int64_t
     iy0[i] = oy * g->sh - g->ph, ix0[i] = ox * g->sw - g->pw;
     xn[i] = c->x + (size_t)(n * g->h * g->w * g->c + q * cg) * es;
   }
-  bool run = rows == mr && m0 % g->wo + mr <= g->wo;
+  bool run = rows == mr && (m0 % g->wo + mr <= g->wo || c->dense1x1);
   for (int64_t kk = pc, end = pc + kc; kk < end;) {
     int64_t tap = kk / cg, ci = kk % cg, len = min64(cg - ci, end - kk);
-    int64_t dy = tap / g->kw * g->dh, dx = tap % g->kw * g->dw;
+    int64_t dy = tap / g->kw * g->dh, kx = tap % g->kw, dx = kx * g->dw;
     char* dk = d + (size_t)((kk - pc) * mr) * es;
-    kk += len;
     if (run && iy0[0] + dy >= 0 && iy0[0] + dy < g->h && ix0[0] + dx >= 0 && ix0[mr - 1] + dx < g->w) {
+      /* undilated, one group: the taps on to the row's end (or the input's)
+       * are one run of channels (the stem's 7 taps x 3 channels: one call) */
+      if (g->dw == 1 && cg == g->c) len = min64((min64(g->kw - 1, g->w - 1 - ix0[mr - 1]) - kx + 1) * cg - ci, end - kk);
+      kk += len;
       const char* s = xn[0] + (size_t)(((iy0[0] + dy) * g->w + ix0[0] + dx) * g->c + ci) * es;
       tr(s, dk, (size_t)(g->sw * g->c) * es, (size_t)mr * es, (size_t)len, (size_t)mr);
       continue;
     }
+    kk += len;
     for (int i = 0; i < mr; i++) {
       int64_t iy = iy0[i] + dy, ix = ix0[i] + dx;
       bool in = i < rows && iy >= 0 && iy < g->h && ix >= 0 && ix < g->w;
@@ -250,14 +294,13 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
   const size_t es = u->es;
   int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntr, q = tile / (c->ntn * c->ntr);
   int64_t m0 = mt * MC_NHWC, rows = min64(MC_NHWC, c->rows - m0), j0 = nt * c->ns, cols = min64(c->ns, c->coutg - j0);
-  char* y = c->y + (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
-  for (int64_t i = 0; i < rows; i++) {
-    char* row = y + (size_t)(i * g->cout) * es;
-    if (c->bias)
-      memcpy(row, c->bias + (size_t)(q * c->coutg + j0) * es, (size_t)cols * es);
-    else
-      memset(row, 0, (size_t)cols * es);
-  }
+  size_t at = (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
+  char* y = c->y + at;
+  const char* res = c->epi && c->epi->residual ? (const char*)c->epi->residual + at : NULL;
+  const char* bias = c->bias ? c->bias + (size_t)(q * c->coutg + j0) * es : NULL;
+  /* a residual starts the tile (with the bias); else the first K block's store adds the bias */
+  for (int64_t i = 0; res && i < rows; i++)
+    start_row(u, (size_t)cols, res + (size_t)(i * g->cout) * es, bias, true, y + (size_t)(i * g->cout) * es);
   int64_t panels = cdiv(rows, u->mr);
   for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
     int64_t kc = min64(c->kcb, c->k - pc);
@@ -271,7 +314,8 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
       size_t nc = (size_t)min64(u->nr, cols - j);
       for (int64_t p = 0; p < panels; p++)
         ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, apack + (size_t)(p * kc * u->mr) * es, bp,
-                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout);
+                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout, pc + kc >= c->k ? c->epi : NULL,
+                res || pc > 0, bias && !res ? bias + (size_t)j * es : NULL);
     }
   }
 }
@@ -302,6 +346,7 @@ static int64_t grain_for(int64_t work_per_tile) {
  * the tiles, frees the weight. */
 static weft_status gemm_conv(struct gemm_ctx* c, const void* w, bool nhwc_order, int r, int64_t ntiles,
                              int64_t work_per_tile) {
+  if (c->wpack) return weft_parallel_for(0, ntiles, grain_for(work_per_tile), run_tiles, c); /* packed before */
   char* wpack = pack_weight(&c->u, c->g, w, nhwc_order, r);
   if (!wpack) return weft_last_status();
   c->wpack = wpack;
@@ -310,9 +355,17 @@ static weft_status gemm_conv(struct gemm_ctx* c, const void* w, bool nhwc_order,
   return s;
 }
 
+/* the fused entry's extras: the epilogue and a weight packed before */
+typedef struct {
+  const weft_conv2d_epilogue* epi;
+  const void* wpacked;
+  bool dense1x1;
+} fused_extras;
+
 static struct gemm_ctx gemm_ctx_of(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* bias, void* y,
-                                   int r) {
+                                   int r, const fused_extras* fx) {
   struct gemm_ctx c = {.u = *u, .g = g, .x = x, .bias = bias, .y = y};
+  if (fx) c.epi = fx->epi, c.wpack = fx->wpacked, c.dense1x1 = fx->dense1x1;
   c.cg = g->c / g->groups, c.coutg = g->cout / g->groups;
   c.k = c.cg * g->kh * g->kw, c.kcb = k_block(c.k);
   c.rpad = cdiv(c.coutg, r) * r;
@@ -320,8 +373,8 @@ static struct gemm_ctx gemm_ctx_of(const ukr* u, const weft_conv2d_geom* g, cons
 }
 
 static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
-                             void* y) {
-  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->nr);
+                             void* y, const fused_extras* fx) {
+  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->nr, fx);
   c.rows = g->n * g->ho * g->wo, c.ntr = cdiv(c.rows, MC_NHWC);
   c.ns = cols_per_tile(c.coutg, c.ntr * g->groups, u->nr);
   c.ntn = cdiv(c.coutg, c.ns);
@@ -343,6 +396,11 @@ static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void
     const int nr = c->u.nr;                                                                                   \
     const int64_t hw = g->h * g->w, khw = g->kh * g->kw;                                                      \
     const T* xg = (const T*)c->x + (n * g->c + q * c->cg) * hw;                                               \
+    if (c->dense1x1 && cols == nr) { /* k is the channel; the NR pixels are consecutive */                    \
+      for (int64_t kk = 0; kk < kc; kk++, d += nr)                                                            \
+        for (int j = 0; j < nr; j++) d[j] = xg[(pc + kk) * hw + p0 + j];                                      \
+      return;                                                                                                 \
+    }                                                                                                         \
     int64_t iy0[8], ix0[8];                                                                                   \
     for (int j = 0; j < nr; j++) {                                                                            \
       int64_t pj = p0 + (j < cols ? j : 0);                                                                   \
@@ -387,17 +445,12 @@ static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
   const size_t es = u->es;
   int64_t pt = tile % c->ntr, q = tile / c->ntr % g->groups, n = tile / (c->ntr * g->groups);
   int64_t p0 = pt * NS_NCHW, cols = min64(NS_NCHW, c->rows - p0);
-  char* y = c->y + (size_t)((n * g->cout + q * c->coutg) * c->rows + p0) * es;
-  for (int64_t co = 0; co < c->coutg; co++) {
-    char* row = y + (size_t)(co * c->rows) * es;
-    const char* b = c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL;
-    if (!b)
-      memset(row, 0, (size_t)cols * es);
-    else if (es == 8)
-      for (int64_t j = 0; j < cols; j++) ((double*)row)[j] = *(const double*)b;
-    else
-      for (int64_t j = 0; j < cols; j++) ((float*)row)[j] = *(const float*)b;
-  }
+  size_t at = (size_t)((n * g->cout + q * c->coutg) * c->rows + p0) * es;
+  char* y = c->y + at;
+  const char* res = c->epi && c->epi->residual ? (const char*)c->epi->residual + at : NULL;
+  for (int64_t co = 0; co < c->coutg; co++)
+    start_row(u, (size_t)cols, res ? res + (size_t)(co * c->rows) * es : NULL,
+              c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL, false, y + (size_t)(co * c->rows) * es);
   int64_t panels = cdiv(cols, u->nr), mpanels = cdiv(c->coutg, u->mr);
   for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
     int64_t kc = min64(c->kcb, c->k - pc);
@@ -415,14 +468,15 @@ static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
       const char* bp = bpack + (size_t)(jp * kc * u->nr) * es;
       for (int64_t ip = 0; ip < mpanels; ip++)
         ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es,
-                bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows);
+                bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows,
+                pc + kc >= c->k ? c->epi : NULL, 1, NULL);
     }
   }
 }
 
 static weft_status conv_nchw(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
-                             void* y) {
-  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->mr);
+                             void* y, const fused_extras* fx) {
+  struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->mr, fx);
   c.rows = g->ho * g->wo, c.ntr = cdiv(c.rows, NS_NCHW);
   c.tile = nchw_tile, c.scratch = (size_t)(cdiv(NS_NCHW, u->nr) * u->nr * c.kcb) * u->es;
   return gemm_conv(&c, w, false, u->mr, g->n * g->groups * c.ntr, NS_NCHW * c.coutg * c.k);
@@ -491,7 +545,23 @@ struct dw_ctx {
   const char* bias;
   char* y;
   const char* zero; /* NHWC: a row of C zeros */
+  const weft_conv2d_epilogue* epi; /* NULL: none */
 };
+
+/* The epilogue over the n outputs at byte offset `at` of y, just written */
+static void dw_epilogue(const struct dw_ctx* c, size_t at, size_t n) {
+  const weft_conv2d_epilogue* e = c->epi;
+  double lo, hi;
+  act_bounds(e->act, &lo, &hi);
+  const char* r = e->residual ? (const char*)e->residual + at : NULL;
+  if (c->f64) {
+    const struct weft_f64_clamp_params p = {lo, hi};
+    c->kt->f64_conv_epilogue(n, (const double*)r, (double*)(c->y + at), &p);
+  } else {
+    const struct weft_f32_clamp_params p = {(float)lo, (float)hi};
+    c->kt->f32_conv_epilogue(n, (const float*)r, (float*)(c->y + at), &p);
+  }
+}
 
 /* NHWC, multiplier 1: output rows r = n * Ho + oy, one kernel call per pixel */
 static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
@@ -521,6 +591,7 @@ static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
         c->kt->f32_dwconv_nhwc((size_t)g->c, (size_t)taps, (const float* const*)ptr, (const float*)c->w,
                                (const float*)c->bias, (float*)yp);
     }
+    if (c->epi) dw_epilogue(c, (size_t)(r * g->wo * g->c) * c->es, (size_t)(g->wo * g->c));
   }
   free(ptr);
   return WEFT_OK;
@@ -576,6 +647,7 @@ static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
       else
         c->kt->f32_dwconv_row((size_t)g->wo, (size_t)taps, (const float* const*)ptr, (size_t)g->sw,
                               (const float*)wt, c->bias ? ((const float*)c->bias)[co] : 0.0f, (float*)yp);
+      if (c->epi) dw_epilogue(c, (size_t)(yp - c->y), (size_t)g->wo);
     }
   }
   free(ptr), free(wt), free(pad);
@@ -583,8 +655,8 @@ static weft_status run_dw_nchw(void* p, int64_t begin, int64_t end) {
 }
 
 static weft_status conv_depthwise(const ukr* u, const weft_conv2d_geom* g, bool nhwc, const char* x, const char* w,
-                                  const void* bias, char* y) {
-  struct dw_ctx c = {u->kt, u->f64, u->es, g, x, w, bias, y, NULL};
+                                  const void* bias, char* y, const weft_conv2d_epilogue* e) {
+  struct dw_ctx c = {u->kt, u->f64, u->es, g, x, w, bias, y, NULL, e};
   int64_t taps = g->kh * g->kw, per_row = g->wo * taps * (nhwc ? g->c : 1);
   if (!nhwc) return weft_parallel_for(0, g->n * g->cout, grain_for(per_row * g->ho), run_dw_nchw, &c);
   char* pack = malloc(u->es * (size_t)(taps * g->c) + u->es * (size_t)g->c);
@@ -608,12 +680,98 @@ weft_status weft__conv2d(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_a
   if (g->n * g->cout * g->ho * g->wo == 0) return WEFT_OK;
   ukr u = ukr_of(kt, dtype);
   switch (a) {
-    case WEFT_CONV_IMPLICIT_GEMM_NHWC: return conv_nhwc(&u, g, x, w, bias, y);
-    case WEFT_CONV_IM2COL_GEMM_NCHW: return conv_nchw(&u, g, x, w, bias, y);
+    case WEFT_CONV_IMPLICIT_GEMM_NHWC: return conv_nhwc(&u, g, x, w, bias, y, NULL);
+    case WEFT_CONV_IM2COL_GEMM_NCHW: return conv_nchw(&u, g, x, w, bias, y, NULL);
     case WEFT_CONV_GEMM_1X1_NHWC: return conv_1x1(&u, dtype, g, true, x, w, bias, y);
     case WEFT_CONV_GEMM_1X1_NCHW: return conv_1x1(&u, dtype, g, false, x, w, bias, y);
-    case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y);
-    case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y);
+    case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y, NULL);
+    case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y, NULL);
+    case WEFT_CONV_WINOGRAD_NHWC: break; /* the fused entry's */
+  }
+  return weft__error(WEFT_INTERNAL, "conv2d: unknown algorithm");
+}
+
+/* ---- the fused entry (conv_fused.h) ---- */
+
+weft_conv2d_algo weft__conv2d_fused_pick(const weft_conv2d_geom* g, bool channels_last, weft_dtype compute) {
+  if (weft__conv2d_winograd_fits(g, compute, channels_last)) return WEFT_CONV_WINOGRAD_NHWC;
+  return weft__conv2d_pick(g, channels_last);
+}
+
+/* The GEMM algorithm's weight panels: their width and K order (false for
+ * the depthwise ones, which read the weight as it is) */
+static bool packing_of(const ukr* u, weft_conv2d_algo a, int* r, bool* nhwc_order) {
+  bool nhwc = a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC;
+  bool nchw = a == WEFT_CONV_IM2COL_GEMM_NCHW || a == WEFT_CONV_GEMM_1X1_NCHW;
+  *r = nhwc ? u->nr : u->mr, *nhwc_order = nhwc;
+  return nhwc || nchw;
+}
+
+size_t weft__conv2d_packed_bytes(weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g) {
+  if (a == WEFT_CONV_WINOGRAD_NHWC) return weft__conv2d_winograd_bytes(g);
+  int mr, nr, kc;
+  weft__gemm_tile(dtype, &mr, &nr, &kc);
+  ukr u = {NULL, dtype == WEFT_FLOAT64, dtype == WEFT_FLOAT64 ? 8 : 4, mr, nr};
+  int r;
+  bool order;
+  if (!packing_of(&u, a, &r, &order)) return 0;
+  int64_t coutg = g->cout / g->groups, k = g->c / g->groups * g->kh * g->kw;
+  return (size_t)(g->groups * cdiv(coutg, r) * r * (k > 0 ? k : 1)) * u.es;
+}
+
+weft_status weft__conv2d_pack(weft_dtype dtype, weft_conv2d_algo a, const weft_conv2d_geom* g, const void* w,
+                              void* dst) {
+  if (a == WEFT_CONV_WINOGRAD_NHWC) {
+    weft__conv2d_winograd_pack(g, w, dst);
+    return WEFT_OK;
+  }
+  ukr u = ukr_of(weft__kernels(), dtype);
+  int r;
+  bool order;
+  if (!packing_of(&u, a, &r, &order)) return WEFT_OK;
+  ptrdiff_t* koff = weight_koffsets(g, order);
+  if (!koff) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  if (u.f64)
+    pack_w_f64(g, w, koff, r, (double*)dst);
+  else
+    pack_w_f32(g, w, koff, r, (float*)dst);
+  free(koff);
+  return WEFT_OK;
+}
+
+/* Winograd from its packed weights, transformed here when not given */
+static weft_status winograd(const weft_kernels* kt, weft_dtype dtype, const weft_conv2d_geom* g, const void* x,
+                            const void* w, const void* wpacked, const void* bias, const weft_conv2d_epilogue* e,
+                            void* y) {
+  if (dtype != WEFT_FLOAT32) return weft__error(WEFT_INTERNAL, "conv2d: Winograd runs float32 only");
+  float* own = NULL;
+  if (!wpacked) {
+    own = malloc(weft__conv2d_winograd_bytes(g));
+    if (!own) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (the transformed weight)");
+    weft__conv2d_winograd_pack(g, w, own);
+  }
+  weft_status s = weft__conv2d_winograd(kt, g, x, own ? own : wpacked, bias, e, y);
+  free(own);
+  return s;
+}
+
+weft_status weft__conv2d_fused(const weft_kernels* kt, weft_dtype dtype, weft_conv2d_algo a,
+                               const weft_conv2d_geom* g, const void* x, const void* w, const void* wpacked,
+                               const void* bias, const weft_conv2d_epilogue* e, void* y) {
+  if (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64)
+    return weft__error(WEFT_INTERNAL, "conv2d: no kernel for dtype %s", weft_dtype_name(dtype));
+  if (g->n * g->cout * g->ho * g->wo == 0) return WEFT_OK;
+  ukr u = ukr_of(kt, dtype);
+  bool one = a == WEFT_CONV_GEMM_1X1_NHWC || a == WEFT_CONV_GEMM_1X1_NCHW;
+  fused_extras fx = {e, wpacked, one};
+  switch (a) {
+    case WEFT_CONV_IMPLICIT_GEMM_NHWC:
+    case WEFT_CONV_GEMM_1X1_NHWC: return conv_nhwc(&u, g, x, w, bias, y, &fx);
+    case WEFT_CONV_IM2COL_GEMM_NCHW:
+    case WEFT_CONV_GEMM_1X1_NCHW: return conv_nchw(&u, g, x, w, bias, y, &fx);
+    case WEFT_CONV_DEPTHWISE_NHWC: return conv_depthwise(&u, g, true, x, w, bias, y, e);
+    case WEFT_CONV_DEPTHWISE_NCHW: return conv_depthwise(&u, g, false, x, w, bias, y, e);
+    case WEFT_CONV_WINOGRAD_NHWC: return winograd(kt, dtype, g, x, w, wpacked, bias, e, y);
   }
   return weft__error(WEFT_INTERNAL, "conv2d: unknown algorithm");
 }

@@ -32,6 +32,7 @@ typedef enum {
   WEFT_CONV_GEMM_1X1_NCHW,      /* the same, one GEMM per image */
   WEFT_CONV_DEPTHWISE_NHWC,     /* groups == c == cout */
   WEFT_CONV_DEPTHWISE_NCHW,     /* groups == c, cout a multiple of c */
+  WEFT_CONV_WINOGRAD_NHWC,      /* _conv2d_fused only: 3x3 stride 1, float32 (conv_winograd.c) */
 } weft_conv2d_algo;
 
 /* The algorithm for g in this memory format (channels_last or not). */

@@ -127,8 +127,8 @@ struct tile_ctx {
 
 static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
   const struct tile_ctx* t = p;
-  struct weft_f32_gemm_params p32 = {(float)t->alpha, t->accumulate};
-  struct weft_f64_gemm_params p64 = {t->alpha, t->accumulate};
+  struct weft_f32_gemm_params p32 = {.alpha = (float)t->alpha, .accumulate = t->accumulate};
+  struct weft_f64_gemm_params p64 = {.alpha = t->alpha, .accumulate = t->accumulate};
   for (int64_t tile = begin; tile < end; tile++) {
     int64_t i0 = (tile / t->ntn) * t->mc, j0 = (tile % t->ntn) * t->ns;
     int64_t i1 = i0 + t->mc < t->m ? i0 + t->mc : t->m, j1 = j0 + t->ns < t->nc ? j0 + t->ns : t->nc;
