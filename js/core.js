@@ -4,6 +4,7 @@ import { formatTensor } from './format.js';
 import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
 import { installNorm } from './norm.js';
+import { installResize } from './resize.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installNnUtils } from './nn_utils.js';
@@ -1402,6 +1403,8 @@ export function createApi(M, info) {
   installPool(api, { Tensor, WeftError, isOptions });
   // batchNorm in torch.nn.functional's argument order (js/norm.js)
   installNorm(api, { Tensor, WeftError, isOptions });
+  // wt.pad's options, wt.interpolate (F.interpolate over the upsample ops; js/resize.js)
+  installResize(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)

@@ -395,6 +395,64 @@ export interface OpFunctions {
   sliceBackward(gradOutput: Operand, inputSizes: Shape, dim: number, start: number, end: number, step: number): Tensor;
   /** diagonal_backward */
   diagonalBackward(gradOutput: Operand, inputSizes: Shape, offset: number, dim1: number, dim2: number): Tensor;
+  /** pad */
+  pad(self: Operand, pad: Shape, mode?: string, value?: number | null): Tensor;
+  /** constant_pad_nd */
+  constantPadNd(self: Operand, pad: Shape, value?: Scalar): Tensor;
+  /** _pad_circular */
+  PadCircular(self: Operand, ...pad: ShapeArgs): Tensor;
+  /** reflection_pad1d */
+  reflectionPad1d(self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad1d_backward */
+  reflectionPad1dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad2d */
+  reflectionPad2d(self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad2d_backward */
+  reflectionPad2dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad3d */
+  reflectionPad3d(self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad3d_backward */
+  reflectionPad3dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad1d */
+  replicationPad1d(self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad1d_backward */
+  replicationPad1dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad2d */
+  replicationPad2d(self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad2d_backward */
+  replicationPad2dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad3d */
+  replicationPad3d(self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad3d_backward */
+  replicationPad3dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** upsample_nearest1d */
+  upsampleNearest1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
+  /** _upsample_nearest_exact1d */
+  UpsampleNearestExact1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
+  /** upsample_linear1d */
+  upsampleLinear1d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
+  /** upsample_nearest2d */
+  upsampleNearest2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** _upsample_nearest_exact2d */
+  UpsampleNearestExact2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bilinear2d */
+  upsampleBilinear2d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bicubic2d */
+  upsampleBicubic2d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_nearest1d_backward */
+  upsampleNearest1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
+  /** _upsample_nearest_exact1d_backward */
+  UpsampleNearestExact1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
+  /** upsample_linear1d_backward */
+  upsampleLinear1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
+  /** upsample_nearest2d_backward */
+  upsampleNearest2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** _upsample_nearest_exact2d_backward */
+  UpsampleNearestExact2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bilinear2d_backward */
+  upsampleBilinear2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bicubic2d_backward */
+  upsampleBicubic2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -827,6 +885,50 @@ export interface OpMethods {
   indexPut_(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
   /** index_put */
   indexPut(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
+  /** pad */
+  pad(pad: Shape, mode?: string, value?: number | null): Tensor;
+  /** constant_pad_nd */
+  constantPadNd(pad: Shape, value?: Scalar): Tensor;
+  /** _pad_circular */
+  PadCircular(...pad: ShapeArgs): Tensor;
+  /** reflection_pad1d */
+  reflectionPad1d(padding: number | Shape): Tensor;
+  /** reflection_pad1d_backward */
+  reflectionPad1dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad2d */
+  reflectionPad2d(padding: number | Shape): Tensor;
+  /** reflection_pad2d_backward */
+  reflectionPad2dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad3d */
+  reflectionPad3d(padding: number | Shape): Tensor;
+  /** reflection_pad3d_backward */
+  reflectionPad3dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** replication_pad1d */
+  replicationPad1d(padding: number | Shape): Tensor;
+  /** replication_pad1d_backward */
+  replicationPad1dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** replication_pad2d */
+  replicationPad2d(padding: number | Shape): Tensor;
+  /** replication_pad2d_backward */
+  replicationPad2dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** replication_pad3d */
+  replicationPad3d(padding: number | Shape): Tensor;
+  /** replication_pad3d_backward */
+  replicationPad3dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** upsample_nearest1d */
+  upsampleNearest1d(outputSize: number | Shape, scales?: number | null): Tensor;
+  /** _upsample_nearest_exact1d */
+  UpsampleNearestExact1d(outputSize: number | Shape, scales?: number | null): Tensor;
+  /** upsample_linear1d */
+  upsampleLinear1d(outputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
+  /** upsample_nearest2d */
+  upsampleNearest2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** _upsample_nearest_exact2d */
+  UpsampleNearestExact2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bilinear2d */
+  upsampleBilinear2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bicubic2d */
+  upsampleBicubic2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
