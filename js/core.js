@@ -1402,7 +1402,7 @@ export function createApi(M, info) {
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
   // batchNorm in torch.nn.functional's argument order (js/norm.js)
-  installNorm(api, { Tensor, WeftError, isOptions });
+  installNorm(api, { Tensor, WeftError, isOptions, didYouMean });
   // wt.pad's options, wt.interpolate (F.interpolate over the upsample ops; js/resize.js)
   installResize(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)

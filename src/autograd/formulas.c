@@ -931,8 +931,8 @@ static T batch_norm_grads(weft__bctx* c, int which) {
   if (weft_grad_enabled()) return batch_norm_composite(c, which);
   bool mask[3];
   norm_mask(c, 0, 1, 2, mask);
-  return trio_pick(c, weft_native_batch_norm_backward(grad, S(0), S(1), S(3), S(4), RES, RES2, BOOLA(5), DBL(7), mask, 3),
-                   which);
+  return trio_pick(
+      c, weft_native_batch_norm_backward(grad, S(0), S(1), S(3), S(4), RES, RES2, BOOLA(5), DBL(7), mask, 3), which);
 }
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) */
 static T layer_norm_grads(weft__bctx* c, int which) {
@@ -940,7 +940,8 @@ static T layer_norm_grads(weft__bctx* c, int which) {
   if (weft_grad_enabled()) return layer_norm_composite(c, which);
   bool mask[3];
   norm_mask(c, 0, 2, 3, mask);
-  return trio_pick(c, weft_native_layer_norm_backward(grad, S(0), IL(1), ILN(1), RES, RES2, S(2), S(3), mask, 3), which);
+  return trio_pick(c, weft_native_layer_norm_backward(grad, S(0), IL(1), ILN(1), RES, RES2, S(2), S(3), mask, 3),
+                   which);
 }
 /* native_group_norm(input, weight, bias, N, C, HxW, group, eps) */
 static T group_norm_grads(weft__bctx* c, int which) {
@@ -948,8 +949,8 @@ static T group_norm_grads(weft__bctx* c, int which) {
   if (weft_grad_enabled()) return group_norm_composite(c, which);
   bool mask[3];
   norm_mask(c, 0, 1, 2, mask);
-  return trio_pick(c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3),
-                   which);
+  return trio_pick(
+      c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3), which);
 }
 #include "autograd/formulas_resize.inc"
 
