@@ -341,7 +341,8 @@ if (!json && convRows.length) {
 // wasm-simd-threads in NCHW and channels_last (and channels_last unfused) at 1 and 2
 // threads (bench/cnn_bench.mjs, logits checked against PyTorch's first), onnxruntime-web
 // at 1 and 2 on the ONNX export of the same weights, PyTorch native (python, 1 and 2
-// threads, NCHW and channels_last). `node bench/run.mjs --only cnn`.
+// threads, NCHW and channels_last). `node bench/run.mjs --only cnn [--clock cpu]` (cpu: process CPU
+// time, for a loaded machine; at 2 threads it counts both threads' time).
 const cnnRows = [];
 if (section('cnn')) {
   if (only && !existsSync(`${root}/dist/index.js`)) {
@@ -371,7 +372,7 @@ if (section('cnn')) {
       log(`bench: W9 ${lib} threads=${t}`);
       try {
         cnnRows.push(...parseLines(run(process.execPath, ['bench/cnn_bench.mjs', lib, '--threads', String(t),
-          '--reps', reps], `W9 ${lib}`)));
+          '--reps', reps, '--clock', opt('--clock', 'wall')], `W9 ${lib}`)));
       } catch (e) {
         log(e.message);
       }
@@ -381,7 +382,7 @@ if (section('cnn')) {
     log(`bench: W9 pytorch-native threads=${t}`);
     try {
       cnnRows.push(...parseLines(run(python, ['bench/models/torch_cnn_bench.py', '--threads', String(t), '--reps',
-        reps], 'W9 pytorch-native')));
+        reps, '--clock', opt('--clock', 'wall')], 'W9 pytorch-native')));
     } catch (e) {
       log(e.message);
     }

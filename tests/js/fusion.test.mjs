@@ -100,10 +100,10 @@ for (const variant of VARIANTS) {
         if (threads > wt.maxThreads()) continue;
         wt.setNumThreads(threads);
         wt.manualSeed(7);
-        // a 3x3, a 1x1, a depthwise, the stem's 7x7 stride 2 on 3 channels, and a 3x3 of 32 channels
-        // (channels_last: Winograd F(2x2, 3x3))
+        // a 3x3, a 1x1, a depthwise, the stem's 7x7 stride 2 on 3 channels, and a 3x3 of 96 channels
+        // on 11x10 (channels_last: Winograd F(2x2, 3x3), partial tiles)
         const shapes = [[[2, 6, 9, 7], [10, 6, 3, 3], 1, 1, 1], [[1, 16, 7, 7], [24, 16, 1, 1], 1, 0, 1],
-          [[1, 32, 9, 7], [40, 32, 3, 3], 1, 1, 1],
+          [[1, 96, 11, 10], [100, 96, 3, 3], 1, 1, 1],
           [[1, 12, 8, 9], [12, 1, 3, 3], 2, 1, 12], [[1, 3, 20, 18], [8, 3, 7, 7], 2, 3, 1]];
         for (const [sx, sw, stride, padding, groups] of shapes) {
           const x = wt.randn(sx);
@@ -145,13 +145,13 @@ for (const variant of VARIANTS) {
       const plan = wt.explain('_conv2d_fused', x, w, null, { padding: 1, activation: 'relu6', residual: r });
       const p = Array.isArray(plan) ? plan[0] : plan;
       assert.equal(p.algorithm, 'implicit_gemm_nhwc');
-      const w32 = wt.randn([16, 16, 3, 3]);
-      const z = wt.zeros([1, 16, 8, 8]);
+      const w32 = wt.randn([96, 96, 3, 3]);
+      const z = wt.zeros([1, 96, 10, 10]);
       const x32 = z.contiguous({ memoryFormat: 'channels_last' });
       z.dispose();
       const pw = wt.explain('_conv2d_fused', x32, w32, null, { padding: 1, activation: 'relu' });
       assert.equal(pw.algorithm, 'winograd_f2x2_3x3_nhwc');
-      assert.deepEqual(pw.gemm, { m: 16, n: 16, k: 16, count: 16 });
+      assert.deepEqual(pw.gemm, { m: 25, n: 96, k: 96, count: 16 });
       assert.equal(pw.epilogue.where, 'output transform store');
       assert.equal(wt.explain('conv2d', x32, w32, null, { padding: 1 }).algorithm, 'implicit_gemm_nhwc');
       w32.dispose();

@@ -331,7 +331,8 @@ static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
 
 /* Columns per N tile: all of Coutg unless there are too few tiles for the threads. */
 static int64_t cols_per_tile(int64_t coutg, int64_t mtiles, int nr) {
-  int64_t want = 4 * (int64_t)(weft_in_parallel_region() ? 1 : weft_get_num_threads());
+  int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
+  int64_t want = threads > 1 ? 4 * (int64_t)threads : 1; /* one thread: no split (each N tile repacks A) */
   int64_t ntn = mtiles >= want ? 1 : cdiv(want, mtiles);
   int64_t ns = cdiv(cdiv(coutg, ntn), nr) * nr;
   return ns < 4 * nr ? 4 * nr : ns;

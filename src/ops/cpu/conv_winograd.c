@@ -30,16 +30,20 @@
 #include "ops/cpu/gemm.h"
 #include "weft/parallel.h"
 
-#define TB 16          /* tiles per task (a multiple of MR) */
+/* tiles per task (a multiple of MR): each packed U panel (C x NR, in L1)
+ * serves TB / MR micro-kernel calls before the next; 16 tiles left the GEMMs
+ * waiting on U's stream */
+#define TB 64
 #define TASK_WORK 65536 /* multiply-adds per parallel chunk at least */
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 bool weft__conv2d_winograd_fits(const weft_conv2d_geom* g, weft_dtype dtype, bool channels_last) {
-  /* below ~16 channels the transforms outweigh the saved products */
+  /* with few channels the transforms outweigh the saved products; on a small map the partial tiles at
+   * its edges waste them (resnet18's 7x7x512 runs faster as a GEMM) */
   return channels_last && dtype == WEFT_FLOAT32 && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
-         g->dh == 1 && g->dw == 1 && g->groups == 1 && g->c >= 16 && g->cout >= 16;
+         g->dh == 1 && g->dw == 1 && g->groups == 1 && g->c >= 64 && g->cout >= 64 && g->ho >= 10 && g->wo >= 10;
 }
 
 static void tile_sizes(int* mr, int* nr) {
@@ -125,51 +129,55 @@ static void input_transform(const struct wino_ctx* c, int64_t t0, int64_t nt, fl
   }
 }
 
-static float act(const struct wino_ctx* c, float v) {
-  if (!c->clamp) return v;
-  v = v < c->lo ? c->lo : v; /* NaN compares false: kept */
-  return v > c->hi ? c->hi : v;
-}
-
-/* Y = A^T m A for the tiles' outputs in columns [j0, j0 + cols), then the epilogue */
+/* Y = A^T m A for the tiles' outputs in columns [j0, j0 + cols), then the
+ * epilogue: per tile, the 16 values of a column make its 4 outputs at once
+ * (loops over columns with no branch: outputs past the map go to a scratch
+ * row, a missing bias or residual reads zeros) */
 static void output_transform(const struct wino_ctx* c, int64_t t0, int64_t nt, int64_t j0, int64_t cols,
-                             const float* m) {
+                             const float* m, float* spill) {
   const weft_conv2d_geom* g = c->g;
   const int64_t ms = TB * c->ns; /* floats per xi */
   const float* res = c->e ? (const float*)c->e->residual : NULL;
+  const float* bias = c->bias ? c->bias + j0 : c->zero;
+  const float lo = c->clamp ? c->lo : -INFINITY, hi = c->clamp ? c->hi : INFINITY;
   for (int64_t i = 0; i < nt; i++) {
     int64_t t = t0 + i, n = t / (c->th * c->tw), ty = t / c->tw % c->th, tx = t % c->tw;
     const float* mi = m + i * c->ns;
-    for (int oy = 0; oy < 2; oy++)
-      for (int ox = 0; ox < 2; ox++) {
-        int64_t yy = 2 * ty + oy, xx = 2 * tx + ox;
-        if (yy >= g->ho || xx >= g->wo) continue;
-        size_t at = (size_t)(((n * g->ho + yy) * g->wo + xx) * g->cout + j0);
-        float* yp = c->y + at;
-        const float* rp = res ? res + at : NULL;
-        for (int64_t j = 0; j < cols; j++) {
-          float row[4]; /* (A^T m) row oy, over the 4 columns */
-          for (int s = 0; s < 4; s++) {
-            const float m0 = mi[(0 * 4 + s) * ms + j], m1 = mi[(1 * 4 + s) * ms + j];
-            const float m2 = mi[(2 * 4 + s) * ms + j], m3 = mi[(3 * 4 + s) * ms + j];
-            row[s] = oy == 0 ? m0 + m1 + m2 : m1 - m2 - m3;
-          }
-          float v = ox == 0 ? row[0] + row[1] + row[2] : row[1] - row[2] - row[3];
-          if (c->bias) v += c->bias[j0 + j];
-          if (rp) v += rp[j];
-          yp[j] = act(c, v);
-        }
+    float* yp[4];
+    const float* rp[4];
+    for (int o = 0; o < 4; o++) {
+      int64_t yy = 2 * ty + o / 2, xx = 2 * tx + o % 2;
+      size_t at = (size_t)(((n * g->ho + yy) * g->wo + xx) * g->cout + j0);
+      bool in = yy < g->ho && xx < g->wo;
+      yp[o] = in ? c->y + at : spill;
+      rp[o] = res && in ? res + at : c->zero;
+    }
+    for (int64_t j = 0; j < cols; j++) {
+      float r0[4], r1[4]; /* A^T m: rows 0 and 1, over the 4 columns */
+      for (int s = 0; s < 4; s++) {
+        const float m0 = mi[s * ms + j], m1 = mi[(4 + s) * ms + j], m2 = mi[(8 + s) * ms + j], m3 = mi[(12 + s) * ms + j];
+        r0[s] = m0 + m1 + m2;
+        r1[s] = m1 - m2 - m3;
       }
+      const float b = bias[j];
+      float v[4] = {r0[0] + r0[1] + r0[2] + b + rp[0][j], r0[1] - r0[2] - r0[3] + b + rp[1][j],
+                    r1[0] + r1[1] + r1[2] + b + rp[2][j], r1[1] - r1[2] - r1[3] + b + rp[3][j]};
+      for (int o = 0; o < 4; o++) { /* clamp; a NaN compares false and stays */
+        float w = v[o] < lo ? lo : v[o];
+        yp[o][j] = w > hi ? hi : w;
+      }
+    }
   }
 }
 
 static weft_status run_tasks(void* p, int64_t begin, int64_t end) {
   const struct wino_ctx* c = p;
   const int64_t C = c->g->c;
-  size_t vbytes = sizeof(float) * (size_t)(16 * TB * C), mbytes = sizeof(float) * (size_t)(16 * TB * c->ns);
+  size_t vbytes = sizeof(float) * (size_t)(16 * TB * C), mbytes = sizeof(float) * (size_t)(17 * TB * c->ns);
   float* v = malloc(vbytes + mbytes);
   if (!v) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for Winograd tiles)", vbytes + mbytes);
   float* m = v + 16 * TB * C;
+  float* spill = m + 16 * TB * c->ns; /* outputs past the map */
   const struct weft_f32_gemm_params gp = {.alpha = 1.0f, .accumulate = 0};
   int64_t last_tb = -1;
   for (int64_t task = begin; task < end; task++) {
@@ -185,7 +193,7 @@ static weft_status run_tasks(void* p, int64_t begin, int64_t end) {
                               v + xi * TB * C + pi * C * c->mr, bp, m + xi * TB * c->ns + pi * c->mr * c->ns + j,
                               (size_t)c->ns, &gp);
       }
-    output_transform(c, t0, nt, j0, cols, m);
+    output_transform(c, t0, nt, j0, cols, m, spill);
   }
   free(v);
   return WEFT_OK;
@@ -204,7 +212,7 @@ weft_status weft__conv2d_winograd(const weft_kernels* kt, const weft_conv2d_geom
   if (c.ns < 4 * c.nr) c.ns = 4 * c.nr;
   c.ntn = cdiv(g->cout, c.ns);
   if (e && e->act != WEFT_CONV_ACT_NONE) c.clamp = true, c.lo = 0.0f, c.hi = e->act == WEFT_CONV_ACT_RELU6 ? 6.0f : INFINITY;
-  float* zero = calloc((size_t)g->c, sizeof(float));
+  float* zero = calloc((size_t)(g->c > g->cout ? g->c : g->cout), sizeof(float)); /* input padding, no bias */
   if (!zero) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
   c.zero = zero;
   int64_t per_task = 16 * TB * g->c * c.ns, grain = TASK_WORK / (per_task > 0 ? per_task : 1);
