@@ -7,6 +7,10 @@
  *                      left to right): vectorized along j. NCHW: the vertical
  *                      pass over rows the horizontal pass made; NHWC: the
  *                      taps' pixels, j over channels.
+ *   f32_resize_pixels  NHWC: n output pixels of c channels, pixel j the sum of
+ *                      its k taps x[j*k + m] (pixels) times w[j*k + m]: one
+ *                      call per output row; across channels (4 a vector), or
+ *                      one channel at a time when c < 4 (an image's RGB).
  *   f32_resize_gather  the horizontal pass of one input row:
  *                      y[j] = x[idx[j*k]] * w[j*k] + ... + x[idx[j*k+k-1]] * w[j*k+k-1].
  *                      Gathers, which wasm SIMD has no instruction for: the
@@ -66,5 +70,31 @@ void WEFT_UKERNEL(f32_resize_gather, u4)(size_t n, size_t k, const float* x, con
     float a = x[ij[0]] * wj[0];
     for (size_t m = 1; m < k; m++) a += x[ij[m]] * wj[m];
     y[j] = a;
+  }
+}
+
+void WEFT_UKERNEL(f32_resize_pixels, u4)(size_t n, size_t c, size_t k, const float* const* x, const float* w,
+                                         float* y) {
+  for (size_t j = 0; j < n; j++, x += k, w += k, y += c) {
+    size_t i = 0;
+    if (c >= 4) {
+      for (; i + 4 <= c; i += 4) {
+        wv128 a = wv_f32x4_mul(wv_v128_load(x[0] + i), wv_f32x4_splat(w[0]));
+        for (size_t m = 1; m < k; m++) a = wv_f32x4_add(a, wv_f32x4_mul(wv_v128_load(x[m] + i), wv_f32x4_splat(w[m])));
+        wv_v128_store(y + i, a);
+      }
+      if (i < c) { /* the last 4 channels again, overlapping: every lane's sum is the same */
+        i = c - 4;
+        wv128 a = wv_f32x4_mul(wv_v128_load(x[0] + i), wv_f32x4_splat(w[0]));
+        for (size_t m = 1; m < k; m++) a = wv_f32x4_add(a, wv_f32x4_mul(wv_v128_load(x[m] + i), wv_f32x4_splat(w[m])));
+        wv_v128_store(y + i, a);
+      }
+      continue;
+    }
+    for (; i < c; i++) {
+      float a = x[0][i] * w[0];
+      for (size_t m = 1; m < k; m++) a += x[m][i] * w[m];
+      y[i] = a;
+    }
   }
 }

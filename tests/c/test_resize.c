@@ -1,5 +1,5 @@
 /* Padding and resizing (issue 23): the kernels (f32_resize_blend,
- * f32_resize_gather) of the SIMD and the scalar tables against a naive loop,
+ * f32_resize_gather, f32_resize_pixels) of the SIMD and the scalar tables against a naive loop,
  * bit for bit, at every length 1..40 and tap count 1..4; the resize driver
  * on random geometries of every mode, both formats, float32 with both
  * tables at 1 and 3 threads against the plain reference loop (bit for bit),
@@ -59,6 +59,29 @@ static void test_kernels(void) {
         bad += memcmp(y, want, n * sizeof(float)) != 0 || y[n] != 12345.0f;
       }
     }
+  /* pixels: n pixels x c channels (c < 4 scalar, >= 4 vectors with an overlapping tail) */
+  for (size_t c = 1; c <= 19; c++)
+    for (size_t n = 1; n <= 5; n++)
+      for (int k = 1; k <= 4; k++) {
+        float px_data[4][20 * 6], out[6 * 20 + 1], ref[6 * 20];
+        const float* px[6 * 4];
+        float pw[6 * 4];
+        for (int m = 0; m < 4; m++)
+          for (size_t j = 0; j < 20 * 6; j++) px_data[m][j] = rnd();
+        for (size_t j = 0; j < n; j++)
+          for (int m = 0; m < k; m++) px[j * k + m] = px_data[m] + (next() % 5) * c, pw[j * k + m] = rnd() / 8;
+        for (size_t j = 0; j < n; j++)
+          for (size_t i = 0; i < c; i++) {
+            float a = px[j * k][i] * pw[j * k];
+            for (int m = 1; m < k; m++) a = a + px[j * k + m][i] * pw[j * k + m];
+            ref[j * c + i] = a;
+          }
+        for (int t = 0; t < 2; t++) {
+          out[n * c] = 12345.0f;
+          tables[t]->f32_resize_pixels(n, c, (size_t)k, px, pw, out);
+          bad += memcmp(out, ref, n * c * sizeof(float)) != 0 || out[n * c] != 12345.0f;
+        }
+      }
   printf("kernels: %d mismatches\n", bad);
   CHECK(bad == 0);
 }

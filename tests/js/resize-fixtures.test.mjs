@@ -127,3 +127,35 @@ test('interpolate: the image pipeline (uint8 -> float, bilinear 224 x 224, chann
   for (const t of [u8, xf, y, cl, ycl, n]) t.dispose();
   assert.deepEqual(counts(wt), before);
 });
+
+// The backward ops are linear in grad_output, so the derivative of
+// <backward(gy), v> with respect to gy is the forward op of v: checked for
+// every backward op through createGraph (their BackwardBackward formulas).
+test('pad and interpolate: second derivatives (createGraph)', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  const runs = [
+    ['bilinear', (t) => wt.interpolate(t, { size: [7, 5], mode: 'bilinear' }), [1, 2, 4, 3]],
+    ['bicubic', (t) => wt.interpolate(t, { scaleFactor: 1.5, mode: 'bicubic', alignCorners: true }), [1, 2, 4, 3]],
+    ['nearest', (t) => wt.interpolate(t, { size: [7, 5] }), [1, 2, 4, 3]],
+    ['nearest-exact 1d', (t) => wt.interpolate(t, { size: 7, mode: 'nearest-exact' }), [1, 2, 4]],
+    ['linear', (t) => wt.interpolate(t, { size: 7, mode: 'linear' }), [1, 2, 4]],
+    ['reflect', (t) => wt.pad(t, [1, 2, 2, 0], { mode: 'reflect' }), [1, 2, 4, 3]],
+    ['replicate', (t) => wt.pad(t, [1, 2], { mode: 'replicate' }), [2, 4, 3]],
+    ['constant', (t) => wt.pad(t, [1, -1, 2, 0]), [1, 2, 4, 3]],
+  ];
+  for (const [name, f, shape] of runs) {
+    wt.tidy(() => {
+      const x = wt.randn(shape).requiresGrad_();
+      const v = wt.randn(shape);
+      const y = f(x);
+      const gy = wt.randn(y.shape).requiresGrad_();
+      const [gx] = wt.autograd.grad([y], [x], { gradOutputs: [gy], createGraph: true });
+      const [ggy] = wt.autograd.grad([gx.mul(v).sum()], [gy]);
+      const want = f(v);
+      const diff = ggy.sub(want).abs().max().item();
+      assert.ok(diff < 1e-5, `${name}: d<gx, v>/dgy is the forward of v (${diff})`);
+    });
+  }
+  assert.deepEqual(counts(wt), before);
+});

@@ -265,32 +265,38 @@ static weft_status nchw_f32(const job* jb, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* NHWC (linear): tasks are (image, output row); the kernel runs across
- * channels over the taps last to first (the vector path's right-to-left sum). */
+/* NHWC (linear): tasks are (image, output row); one kernel call per row,
+ * across channels, over the taps last to first (the vector path's
+ * right-to-left sum). */
 static weft_status nhwc_f32(const job* jb, int64_t begin, int64_t end) {
   const weft_resize2d* g = jb->g;
   const int64_t C = g->c;
-  const int kh = jb->th.k, kw = jb->tw.k;
+  const int kh = jb->th.k, kw = jb->tw.k, k = kh * kw;
+  const float** px = malloc((size_t)(g->ow * k) * sizeof(float*) + 1);
+  float* w = malloc((size_t)(g->ow * k) * sizeof(float) + 1);
+  if (!px || !w) {
+    free(px);
+    free(w);
+    return weft__error(WEFT_OUT_OF_MEMORY, "interpolate: out of memory");
+  }
   for (int64_t t = begin; t < end; t++) {
     int64_t n = t / g->oh, oh = t % g->oh;
     const float* xn = (const float*)jb->x + n * g->h * g->w * C;
-    float* yr = (float*)jb->y + t * g->ow * C;
     const int64_t* ih = jb->th.idx + oh * kh;
     const float* wh = (const float*)jb->th.w + oh * kh;
-    for (int64_t ow = 0; ow < g->ow; ow++) {
+    for (int64_t ow = 0, m = 0; ow < g->ow; ow++) {
       const int64_t* iw = jb->tw.idx + ow * kw;
       const float* ww = (const float*)jb->tw.w + ow * kw;
-      const float* px[4];
-      float w[4];
-      int m = 0;
       for (int i = kh - 1; i >= 0; i--)
         for (int j = kw - 1; j >= 0; j--, m++) {
           px[m] = xn + (ih[i] * g->w + iw[j]) * C;
           w[m] = wh[i] * ww[j];
         }
-      jb->kt->f32_resize_blend((size_t)C, (size_t)m, px, w, yr + ow * C);
     }
+    jb->kt->f32_resize_pixels((size_t)g->ow, (size_t)C, (size_t)k, px, w, (float*)jb->y + t * g->ow * C);
   }
+  free(px);
+  free(w);
   return WEFT_OK;
 }
 
