@@ -125,7 +125,7 @@ static void bench_unary(const weft_kernels* k, int json) {
     const struct ucase* u = &cases[c];
     for (size_t i = 0; i < U_ELEMS; i++) x[i] = u->lo + (u->hi - u->lo) * (float)((i * 2654435761u) % U_ELEMS) / U_ELEMS;
     weft_f32_vunary_fn* fn = *(weft_f32_vunary_fn* const*)((const char*)k + u->off);
-    struct weft_f32_unary_params prm = {u->approximate};
+    struct weft_f32_unary_params prm = {.approximate = u->approximate};
     double tv[REPS], tl[REPS];
     for (int r = -1; r < REPS; r++) { /* r = -1 warms up */
       double t0 = cpu_ms();

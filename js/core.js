@@ -5,6 +5,7 @@ import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
 import { installNorm } from './norm.js';
 import { installResize } from './resize.js';
+import { installActivations } from './activation.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installNnUtils } from './nn_utils.js';
@@ -1405,6 +1406,8 @@ export function createApi(M, info) {
   installNorm(api, { Tensor, WeftError, isOptions, didYouMean });
   // wt.pad's options, wt.interpolate (F.interpolate over the upsample ops; js/resize.js)
   installResize(api, { Tensor, WeftError, isOptions });
+  // F.*'s { inplace } of the activations, dropout / dropout2d (js/activation.js)
+  installActivations(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)

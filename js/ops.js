@@ -21,7 +21,13 @@ export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperC
 // Function-only in PyTorch although their first argument is a Tensor self.
 // (scripts/gen_types.mjs declares the functions and methods by these rules too.)
 export const NOT_METHODS = new Set(['empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like',
-  'randn_like']);
+  'randn_like',
+  // torch.nn.functional only (issue 23): the activations (their in-place forms stay methods, x.elu_(),
+  // the only generated spelling of them), their backward ops, the regression losses, dropout
+  ...['elu', 'hardtanh', 'relu6', 'leaky_relu', 'softplus', 'silu', 'mish', 'hardswish', 'hardsigmoid',
+    'log_sigmoid'].flatMap((n) => [n, `${n}_backward`]),
+  'l1_loss', 'smooth_l1_loss', 'smooth_l1_loss_backward', 'huber_loss', 'huber_loss_backward',
+  'dropout', 'dropout_', 'feature_dropout', 'feature_dropout_']);
 
 // A malloc'd JSON string from C, parsed and freed.
 function readJson(M, fail, ptr, op) {

@@ -136,6 +136,44 @@ export interface OpFunctions {
   relu(self: Operand, options?: { out?: Tensor }): Tensor;
   /** gelu, gelu.out */
   gelu(self: Operand, options?: { approximate?: string; out?: Tensor }): Tensor;
+  /** elu, elu.out */
+  elu(self: Operand, alpha?: Scalar, scale?: Scalar, inputScale?: Scalar, options?: { out?: Tensor }): Tensor;
+  /** elu_backward */
+  eluBackward(gradOutput: Operand, alpha: Scalar, scale: Scalar, inputScale: Scalar, isResult: boolean, selfOrResult: Operand): Tensor;
+  /** hardtanh, hardtanh.out */
+  hardtanh(self: Operand, minVal?: Scalar, maxVal?: Scalar, options?: { out?: Tensor }): Tensor;
+  /** hardtanh_backward */
+  hardtanhBackward(gradOutput: Operand, self: Operand, minVal: Scalar, maxVal: Scalar): Tensor;
+  /** relu6 */
+  relu6(self: Operand): Tensor;
+  /** leaky_relu, leaky_relu.out */
+  leakyRelu(self: Operand, negativeSlope?: Scalar, options?: { out?: Tensor }): Tensor;
+  /** leaky_relu_backward */
+  leakyReluBackward(gradOutput: Operand, self: Operand, negativeSlope: Scalar, selfIsResult: boolean): Tensor;
+  /** softplus, softplus.out */
+  softplus(self: Operand, beta?: Scalar, threshold?: Scalar, options?: { out?: Tensor }): Tensor;
+  /** softplus_backward */
+  softplusBackward(gradOutput: Operand, self: Operand, beta: Scalar, threshold: Scalar): Tensor;
+  /** silu, silu.out */
+  silu(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** silu_backward */
+  siluBackward(gradOutput: Operand, self: Operand): Tensor;
+  /** mish, mish.out */
+  mish(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** mish_backward */
+  mishBackward(gradOutput: Operand, self: Operand): Tensor;
+  /** hardswish, hardswish.out */
+  hardswish(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** hardswish_backward */
+  hardswishBackward(gradOutput: Operand, self: Operand): Tensor;
+  /** hardsigmoid, hardsigmoid.out */
+  hardsigmoid(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** hardsigmoid_backward */
+  hardsigmoidBackward(gradOutput: Operand, self: Operand): Tensor;
+  /** log_sigmoid, log_sigmoid.out */
+  logSigmoid(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** log_sigmoid_backward */
+  logSigmoidBackward(gradOutput: Operand, self: Operand): Tensor;
   /** erf, erf.out */
   erf(self: Operand, options?: { out?: Tensor }): Tensor;
   /** floor, floor.out */
@@ -650,6 +688,20 @@ export interface OpMethods {
   gelu(options?: { approximate?: string; out?: Tensor }): Tensor;
   /** gelu_ */
   gelu_(options?: { approximate?: string }): Tensor;
+  /** elu_ */
+  elu_(alpha?: Scalar, scale?: Scalar, inputScale?: Scalar): Tensor;
+  /** hardtanh_ */
+  hardtanh_(minVal?: Scalar, maxVal?: Scalar): Tensor;
+  /** leaky_relu_ */
+  leakyRelu_(negativeSlope?: Scalar): Tensor;
+  /** silu_ */
+  silu_(): Tensor;
+  /** mish_ */
+  mish_(): Tensor;
+  /** hardswish_ */
+  hardswish_(): Tensor;
+  /** hardsigmoid_ */
+  hardsigmoid_(): Tensor;
   /** erf, erf.out */
   erf(options?: { out?: Tensor }): Tensor;
   /** erf_ */

@@ -10,6 +10,8 @@ import type { NormFunctions } from './norm.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { ResizeFunctions, ResizeTensorOps } from './resize.js';
 export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from './resize.js';
+import type { ActivationFunctions } from './activation.js';
+export type { ActivationFunctions, DropoutOptions, InplaceOptions, Reduction } from './activation.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
 export type {
   AutogradNamespace, BackwardOptions, GradFn, GradOptions, RemovableHandle, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
@@ -298,10 +300,10 @@ export interface TensorCore<D extends DType = DType> {
  * have, as at run time.
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
-  ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, Omit<OpFunctions, keyof WeftCore |
-    keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions | keyof ConvFunctions | keyof NormFunctions |
-    keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions |
-    keyof CheckpointFunctions> {}
+  ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
+  Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
+    keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -349,6 +349,76 @@ weft_tensor* weft_gelu(const weft_tensor* self, const char* approximate);
 weft_status weft_gelu_(weft_tensor* self, const char* approximate);
 /* gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!) */
 weft_tensor* weft_gelu_out(const weft_tensor* self, const char* approximate, weft_tensor* out);
+/* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
+weft_tensor* weft_elu(const weft_tensor* self, weft_scalar alpha, weft_scalar scale, weft_scalar input_scale);
+/* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
+weft_status weft_elu_(weft_tensor* self, weft_scalar alpha, weft_scalar scale, weft_scalar input_scale);
+/* elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_elu_out(const weft_tensor* self, weft_scalar alpha, weft_scalar scale, weft_scalar input_scale, weft_tensor* out);
+/* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
+weft_tensor* weft_elu_backward(const weft_tensor* grad_output, weft_scalar alpha, weft_scalar scale, weft_scalar input_scale, bool is_result, const weft_tensor* self_or_result);
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+weft_tensor* weft_hardtanh(const weft_tensor* self, weft_scalar min_val, weft_scalar max_val);
+/* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
+weft_status weft_hardtanh_(weft_tensor* self, weft_scalar min_val, weft_scalar max_val);
+/* hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_hardtanh_out(const weft_tensor* self, weft_scalar min_val, weft_scalar max_val, weft_tensor* out);
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+weft_tensor* weft_hardtanh_backward(const weft_tensor* grad_output, const weft_tensor* self, weft_scalar min_val, weft_scalar max_val);
+/* relu6(Tensor self) -> Tensor */
+weft_tensor* weft_relu6(const weft_tensor* self);
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+weft_tensor* weft_leaky_relu(const weft_tensor* self, weft_scalar negative_slope);
+/* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
+weft_status weft_leaky_relu_(weft_tensor* self, weft_scalar negative_slope);
+/* leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_leaky_relu_out(const weft_tensor* self, weft_scalar negative_slope, weft_tensor* out);
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
+weft_tensor* weft_leaky_relu_backward(const weft_tensor* grad_output, const weft_tensor* self, weft_scalar negative_slope, bool self_is_result);
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+weft_tensor* weft_softplus(const weft_tensor* self, weft_scalar beta, weft_scalar threshold);
+/* softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_softplus_out(const weft_tensor* self, weft_scalar beta, weft_scalar threshold, weft_tensor* out);
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+weft_tensor* weft_softplus_backward(const weft_tensor* grad_output, const weft_tensor* self, weft_scalar beta, weft_scalar threshold);
+/* silu(Tensor self) -> Tensor */
+weft_tensor* weft_silu(const weft_tensor* self);
+/* silu_(Tensor(a!) self) -> Tensor(a!) */
+weft_status weft_silu_(weft_tensor* self);
+/* silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_silu_out(const weft_tensor* self, weft_tensor* out);
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+weft_tensor* weft_silu_backward(const weft_tensor* grad_output, const weft_tensor* self);
+/* mish(Tensor self) -> Tensor */
+weft_tensor* weft_mish(const weft_tensor* self);
+/* mish_(Tensor(a!) self) -> Tensor(a!) */
+weft_status weft_mish_(weft_tensor* self);
+/* mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_mish_out(const weft_tensor* self, weft_tensor* out);
+/* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
+weft_tensor* weft_mish_backward(const weft_tensor* grad_output, const weft_tensor* self);
+/* hardswish(Tensor self) -> Tensor */
+weft_tensor* weft_hardswish(const weft_tensor* self);
+/* hardswish_(Tensor(a!) self) -> Tensor(a!) */
+weft_status weft_hardswish_(weft_tensor* self);
+/* hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_hardswish_out(const weft_tensor* self, weft_tensor* out);
+/* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
+weft_tensor* weft_hardswish_backward(const weft_tensor* grad_output, const weft_tensor* self);
+/* hardsigmoid(Tensor self) -> Tensor */
+weft_tensor* weft_hardsigmoid(const weft_tensor* self);
+/* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
+weft_status weft_hardsigmoid_(weft_tensor* self);
+/* hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_hardsigmoid_out(const weft_tensor* self, weft_tensor* out);
+/* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
+weft_tensor* weft_hardsigmoid_backward(const weft_tensor* grad_output, const weft_tensor* self);
+/* log_sigmoid(Tensor self) -> Tensor */
+weft_tensor* weft_log_sigmoid(const weft_tensor* self);
+/* log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_log_sigmoid_out(const weft_tensor* self, weft_tensor* out);
+/* log_sigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
+weft_tensor* weft_log_sigmoid_backward(const weft_tensor* grad_output, const weft_tensor* self);
 /* erf(Tensor self) -> Tensor */
 weft_tensor* weft_erf(const weft_tensor* self);
 /* erf_(Tensor(a!) self) -> Tensor(a!) */

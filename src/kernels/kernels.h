@@ -23,6 +23,7 @@ struct weft_f32_binary_params {
 };
 struct weft_f32_unary_params {
   int approximate; /* gelu: 0 'none' (erf), 1 'tanh' */
+  float a, b, c;   /* hardtanh: min, max; leaky_relu: slope; elu: alpha, scale, input_scale */
 };
 
 /* contiguous n elements x -> y (copies, casts) */
@@ -223,5 +224,7 @@ float weft__f32_sin_1(float x);
 float weft__f32_cos_1(float x);
 float weft__f32_tan_1(float x);
 float weft__f32_gelu_1(float x, int approximate); /* approximate: 0 'none', 1 'tanh' */
+float weft__f32_silu_1(float x);
+float weft__f32_elu_1(float x, const struct weft_f32_unary_params* p); /* p: a alpha, b scale, c input_scale */
 
 #endif

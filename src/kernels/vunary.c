@@ -38,3 +38,41 @@ VUNARY(vtrunc)
 VUNARY(vround)
 VUNARY(vrecip)
 VUNARY(vrsqrt)
+
+/* ---- activations with parameters (PyTorch's scalar formulas, same order of
+ * operations, so the plain-C rows give the same bits) ---- */
+/* hardtanh / relu6: clamp(x, a, b) as std::min(std::max(x, a), b): pmax/pmin
+ * keep NaN and -0 where x passes, as PyTorch's clamp does */
+#define OPP_vhardtanh(v) wv_f32x4_pmin(wv_f32x4_pmax(v, A), B)
+/* leaky_relu: x > 0 ? x : x * a */
+#define OPP_vleaky_relu(v) wv_v128_bitselect(v, wv_f32x4_mul(v, A), wv_f32x4_gt(v, Z))
+/* hardsigmoid: min(max(x + 3, 0), 6) / 6; hardswish: x times that */
+#define ACT_HS(v) wv_f32x4_pmin(wv_f32x4_pmax(wv_f32x4_add(v, THREE), Z), SIX)
+#define OPP_vhardsigmoid(v) wv_f32x4_div(ACT_HS(v), SIX)
+#define OPP_vhardswish(v) wv_f32x4_div(wv_f32x4_mul(v, ACT_HS(v)), SIX)
+
+#define VUNARY_P(op)                                                                                \
+  void WEFT_UKERNEL(f32_##op, u8)(size_t n, const float* x, float* y,                               \
+                                  const struct weft_f32_unary_params* p) {                          \
+    const wv128 A = wv_f32x4_splat(p ? p->a : 0.0f), B = wv_f32x4_splat(p ? p->b : 0.0f);           \
+    const wv128 Z = wv_v128_zero(), THREE = wv_f32x4_splat(3.0f), SIX = wv_f32x4_splat(6.0f);       \
+    (void)A, (void)B, (void)Z, (void)THREE, (void)SIX;                                              \
+    for (; n >= 8; n -= 8, x += 8, y += 8) {                                                        \
+      wv128 v0 = wv_v128_load(x), v1 = wv_v128_load(x + 4);                                         \
+      wv_v128_store(y, OPP_##op(v0));                                                               \
+      wv_v128_store(y + 4, OPP_##op(v1));                                                           \
+    }                                                                                               \
+    if (n >= 4) {                                                                                   \
+      wv128 v = wv_v128_load(x);                                                                    \
+      wv_v128_store(y, OPP_##op(v));                                                                \
+      n -= 4, x += 4, y += 4;                                                                       \
+    }                                                                                               \
+    if (n) {                                                                                        \
+      wv128 v = wv_v128_load_partial(x, n * 4);                                                     \
+      wv_v128_store_partial(y, OPP_##op(v), n * 4);                                                 \
+    }                                                                                               \
+  }
+VUNARY_P(vhardtanh)
+VUNARY_P(vleaky_relu)
+VUNARY_P(vhardsigmoid)
+VUNARY_P(vhardswish)

@@ -406,6 +406,19 @@ static inline wv128 vm_tan(wv128 x, const struct weft_f32_unary_params* p) {
   return vm_trig_fixup(x, y, tanf);
 }
 
+/* ---- activations by PyTorch's formulas (its vectorized CPU kernels') ---- */
+/* silu(x) = x / (1 + exp(-x)): -inf gives NaN and large negative x -0, as there */
+static inline wv128 vm_silu(wv128 x, const struct weft_f32_unary_params* p) {
+  return DIV(x, ADD(F(1.0f), vm_exp(wv_f32x4_neg(x), p)));
+}
+/* elu(x) = x > 0 ? x * scale : (exp(x * input_scale) - 1) * (alpha * scale),
+ * p = {alpha, scale, input_scale}; exp - 1, not expm1, as PyTorch's kernel */
+static inline wv128 vm_elu(wv128 x, const struct weft_f32_unary_params* p) {
+  float negcoef = p->a * p->b;
+  wv128 neg = MUL(SUB(vm_exp(MUL(x, F(p->c)), p), F(1.0f)), F(negcoef));
+  return SEL(wv_f32x4_gt(x, wv_v128_zero()), MUL(x, F(p->b)), neg);
+}
+
 /* ---- kernels: two vectors per iteration, one vector, a lane tail ---- */
 
 #define VMATH_LOOP(fn)                                                                              \
@@ -435,6 +448,8 @@ VMATH(erf)
 VMATH(sin)
 VMATH(cos)
 VMATH(tan)
+VMATH(silu)
+VMATH(elu)
 
 /* ---- softmax: exp(x - c) and its sum in one pass ---- */
 
@@ -570,6 +585,12 @@ VMATH_1(erf)
 VMATH_1(sin)
 VMATH_1(cos)
 VMATH_1(tan)
+VMATH_1(silu)
+float weft__f32_elu_1(float x, const struct weft_f32_unary_params* p) {
+  float r[4];
+  wv_v128_store(r, vm_elu(wv_f32x4_splat(x), p));
+  return r[0];
+}
 float weft__f32_gelu_1(float x, int approximate) {
   float r[4];
   wv_v128_store(r, approximate ? vm_gelu_tanh(wv_f32x4_splat(x)) : vm_gelu_erf(wv_f32x4_splat(x)));

@@ -175,6 +175,7 @@ typedef struct {
   weft_tensor* owned[3]; /* wrapped numbers made here */
   weft_scalar alpha;
   int approximate;
+  double sp[4]; /* the schema's positional numbers (ew_params.sp) */
   weft_dtype compute[WEFT_ITER_MAX_OPERANDS]; /* per operand; [0]: what the row produces */
   weft_iter it;
   bool built;
@@ -183,6 +184,28 @@ typedef struct {
 static void call_release(ew_call* c) {
   for (int i = 0; i < 3; i++) weft_tensor_release(c->owned[i]);
   if (c->built) weft_iter_destroy(&c->it);
+}
+
+/* PyTorch's argument checks of the activations (Activation.cpp) */
+static weft_status activation_checks(const ew_call* c) {
+  weft_dtype t = weft_tensor_dtype(c->in.t[0]);
+  if ((c->op == EW_hardtanh || c->op == EW_relu6) && t == WEFT_BOOL)
+    return weft__error(WEFT_TYPE_ERROR, "%s: bool inputs not supported for hardtanh", c->d->name);
+  if (c->op == EW_hardtanh && t == WEFT_UINT8 && (c->sp[0] < 0 || c->sp[1] < 0))
+    return weft__error(WEFT_INVALID_ARGUMENT, "hardtanh: cannot do hardtanh on an unsigned type with negative limits");
+  if (c->op == EW_elu_backward && c->sp[3] != 0 && c->sp[0] < 0)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "elu_backward: In-place elu backward calculation is triggered with a negative slope which is "
+                       "not supported. This is caused by calling in-place forward function with a negative slope, "
+                       "please call out-of-place version instead.");
+  if (c->op == EW_leaky_relu_backward && c->sp[1] != 0 && c->sp[0] < 0)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "leaky_relu_backward: In-place leakyReLu backward calculation is triggered with a negative "
+                       "slope which is not supported. This is caused by calling in-place forward function with a "
+                       "negative slope, please call out-of-place version instead. File an issue at "
+                       "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu backward "
+                       "calculation with negative slope");
+  return WEFT_OK;
 }
 
 static weft_status pre_checks(ew_call* c) {
@@ -207,7 +230,7 @@ static weft_status pre_checks(ew_call* c) {
   if (c->op == EW_relu && weft_tensor_dtype(o->t[0]) == WEFT_BOOL)
     return weft__error(WEFT_TYPE_ERROR, "relu: Boolean inputs not supported for relu");
   (void)d;
-  return WEFT_OK;
+  return activation_checks(c);
 }
 
 static void add_inputs(weft_iter_config* cfg, const ew_operands* o) {
@@ -680,6 +703,8 @@ static weft_status impl(ew_call* c) {
                 : c->alpha.tag == WEFT_SCALAR_BOOL ? c->alpha.v.b : c->alpha.v.i;
   x.p.alpha_d = round_alpha(scalar_f64(c->alpha), x.compute[1]);
   x.p.approximate = c->approximate;
+  memcpy(x.p.sp, c->sp, sizeof x.p.sp);
+  x.f32_un.a = (float)c->sp[0], x.f32_un.b = (float)c->sp[1], x.f32_un.c = (float)c->sp[2];
   x.p.zero_division = &zero_division;
   x.f32_bin.alpha = (float)x.p.alpha_d;
   x.f32_un.approximate = c->approximate;
@@ -773,8 +798,9 @@ static weft_device device_of(const ew_in* in, int n, const weft_tensor* dst) {
 }
 
 static weft_tensor* pow_scalar_base(ew_call* c, const ew_in* in);
+static weft_tensor* log_sigmoid_contiguous(const ew_in* in, const double* sp);
 static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
-                      const char* approximate);
+                      const char* approximate, const double* sp);
 
 /* at::native::resize_output: an out= tensor of another shape becomes
  * contiguous in the new shape (its storage grows when too small). */
@@ -791,8 +817,8 @@ static weft_status resize_output(weft_tensor* t, const int64_t* sizes, int ndim)
  * same-kind rule of every other out= (a float result never truncates into an
  * integer out), so the copy only casts where a structured op would. */
 static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in* in, weft_scalar alpha,
-                                const char* approximate) {
-  weft_tensor* tmp = weft__ew(op, EW_FUNCTIONAL, NULL, nin, in, alpha, approximate);
+                                const char* approximate, const double* sp) {
+  weft_tensor* tmp = weft__ew(op, EW_FUNCTIONAL, NULL, nin, in, alpha, approximate, sp);
   if (!tmp) return NULL;
   if (!weft_can_cast(tmp->dtype, out->dtype)) {
     weft_dtype rt = tmp->dtype;
@@ -810,11 +836,11 @@ static weft_tensor* out_by_copy(ew_op op, weft_tensor* out, int nin, const ew_in
  * out). Returns a new reference to the result (dst itself for in-place and
  * out=), or NULL with the error set. */
 static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, const ew_in* in, weft_scalar alpha,
-                             const char* approximate) {
+                             const char* approximate, const double* sp) {
   if (op == EW_fill_ || op == EW_zero_) return fill_op(op, dst, in);
   /* relu.out and add/sub/mul/div.Scalar_out are not structured in 1.13 */
   if (mode == EW_OUT && (op == EW_relu || ((op == EW_add || op == EW_sub || op == EW_mul || op == EW_div) && !in[1].t)))
-    return out_by_copy(op, dst, nin, in, alpha, approximate);
+    return out_by_copy(op, dst, nin, in, alpha, approximate, sp);
   ew_call c;
   /* not the iterator (2 KB): weft_iter_build sets all of it, and clearing
    * it twice showed in the cost of a small op */
@@ -825,12 +851,15 @@ static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, 
   c.mode = mode;
   c.dst = mode == EW_FUNCTIONAL ? NULL : dst;
   c.alpha = alpha;
+  if (sp) memcpy(c.sp, sp, sizeof c.sp);
+  if (op == EW_relu6) c.sp[0] = 0, c.sp[1] = 6; /* hardtanh(0, 6) */
   if (op == EW_gelu) {
     if (!approximate || strcmp(approximate, "none") == 0) c.approximate = 0;
     else if (strcmp(approximate, "tanh") == 0) c.approximate = 1;
     else return weft__error_null(WEFT_INVALID_ARGUMENT, "gelu: approximate argument must be either none or tanh.");
   }
   if (op == EW_pow && !in[0].t) return pow_scalar_base(&c, in);
+  if (op == EW_log_sigmoid && mode == EW_FUNCTIONAL) return log_sigmoid_contiguous(in, sp);
   weft_device dev = device_of(in, nin, dst);
   c.in.n = nin;
   for (int i = 0; i < nin; i++) {
@@ -850,6 +879,18 @@ static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, 
   weft_tensor* r = NULL;
   if (meta(&c) == WEFT_OK && impl(&c) == WEFT_OK) r = weft_tensor_retain(weft_iter_output(&c.it, 0));
   call_release(&c);
+  return r;
+}
+
+/* log_sigmoid allocates its output (log_sigmoid_forward's) contiguous
+ * whatever the input's layout, as 1.13 does */
+static weft_tensor* log_sigmoid_contiguous(const ew_in* in, const double* sp) {
+  const weft_tensor* x = in[0].t;
+  weft_tensor* out = weft_empty(weft_tensor_sizes(x), weft_tensor_dim(x), weft_tensor_dtype(x), weft_tensor_device(x),
+                                WEFT_CONTIGUOUS_FORMAT);
+  if (!out) return NULL;
+  weft_tensor* r = weft__ew(EW_log_sigmoid, EW_OUT, out, 1, in, weft_scalar_int(1), NULL, sp);
+  weft_tensor_release(out);
   return r;
 }
 
@@ -875,13 +916,13 @@ static weft_tensor* pow_scalar_base(ew_call* c, const ew_in* in) {
   weft_tensor* r;
   if (scalar_f64(in[0].s) == 1.0) {
     /* the out= tensor still takes the exponent's shape */
-    r = weft__ew(EW_mul, EW_OUT, out, 2, (ew_in[]){EW_T(e), EW_S(weft_scalar_int(0))}, weft_scalar_int(1), NULL);
+    r = weft__ew(EW_mul, EW_OUT, out, 2, (ew_in[]){EW_T(e), EW_S(weft_scalar_int(0))}, weft_scalar_int(1), NULL, NULL);
     if (r) {
       weft_tensor_release(r);
       r = fill_op(EW_fill_, out, (ew_in[]){EW_T(out), EW_S(weft_scalar_int(1))});
     }
   } else {
-    r = weft__ew(EW_pow, EW_OUT, out, 2, (ew_in[]){{w, in[0].s, true}, EW_T(e)}, weft_scalar_int(1), NULL);
+    r = weft__ew(EW_pow, EW_OUT, out, 2, (ew_in[]){{w, in[0].s, true}, EW_T(e)}, weft_scalar_int(1), NULL, NULL);
   }
   weft_tensor_release(w);
   weft_tensor_release(out);
@@ -914,7 +955,7 @@ static weft_status weft__ew_status(weft_tensor* r) {
  * as int Scalars for PyTorch's overflow check (fill_(uint8, -1) wraps). */
 static weft_status k_fill_double(weft_tensor* self, double v) {
   weft_scalar s = (v == trunc(v) && fabs(v) < 9007199254740992.0) ? weft_scalar_int((int64_t)v) : weft_scalar_double(v);
-  return weft__ew_status(weft__ew(EW_fill_, EW_INPLACE, self, 2, (ew_in[]){EW_T(self), EW_S(s)}, weft_scalar_int(1), NULL));
+  return weft__ew_status(weft__ew(EW_fill_, EW_INPLACE, self, 2, (ew_in[]){EW_T(self), EW_S(s)}, weft_scalar_int(1), NULL, NULL));
 }
 
 weft_status weft__elementwise_register(void) {

@@ -25,6 +25,7 @@ typedef struct {
   int64_t alpha_i;  /* add/sub alpha for integer compute */
   double alpha_d;   /* and for floating compute (rounded to the compute dtype) */
   int approximate;  /* gelu: 0 none, 1 tanh */
+  double sp[4];     /* the schema's positional numbers (elementwise_table.h), in order */
   atomic_int* zero_division; /* set by integer floor_divide/remainder by 0 */
 } ew_params;
 

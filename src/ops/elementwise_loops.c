@@ -104,6 +104,69 @@ static inline double gelu_d(double a, int tanh_form) {
   return a * 0.5 * (1 + erf(a * M_SQRT1_2));
 }
 
+/* ---- activations, by PyTorch 1.13's CPU kernels' scalar formulas (order of
+ * operations kept: the f32 SIMD kernels of vunary.c compute the same).
+ * p->sp holds the schema's numbers in order. EX / L1P / TH: exp, log1p and
+ * tanh in M (float: the vector kernels' code, so every path gives one answer). ---- */
+#define ACT_HELPERS(M, sfx, EX, L1P, TH)                                                      \
+  static inline M hardtanh_##sfx(M u, M lo, M hi) {                                          \
+    M y = u < lo ? lo : u; /* std::min(std::max(u, lo), hi): NaN and -0 pass */               \
+    return hi < y ? hi : y;                                                                   \
+  }                                                                                           \
+  static inline M elu_backward_##sfx(M g, M b, const ew_params* p) {                          \
+    M negcoef = (M)p->sp[0] * (M)p->sp[1], poscoef = (M)p->sp[1], negiptcoef = (M)p->sp[2];   \
+    if (b > 0) return g * poscoef; /* NaN: the other branch, as the vector kernel */            \
+    return p->sp[3] != 0 ? g * negiptcoef * (b + negcoef) : g * negiptcoef * negcoef * EX(b * negiptcoef); \
+  }                                                                                           \
+  static inline M softplus_##sfx(M x, const ew_params* p) {                                   \
+    M beta = (M)p->sp[0], threshold = (M)p->sp[1];                                            \
+    return (x * beta) > threshold ? x : L1P(EX(x * beta)) / beta;                             \
+  }                                                                                           \
+  static inline M softplus_backward_##sfx(M g, M x, const ew_params* p) {                     \
+    M beta = (M)p->sp[0], threshold = (M)p->sp[1], z = EX(x * beta);                          \
+    return (x * beta) > threshold ? g : g * z / (z + (M)1);                                   \
+  }                                                                                           \
+  static inline M silu_backward_##sfx(M g, M x) {                                             \
+    M sig = (M)1 / ((M)1 + EX(-x));                                                           \
+    return g * sig * ((M)1 + x * ((M)1 - sig));                                               \
+  }                                                                                           \
+  static inline M mish_##sfx(M x) { return x * TH(L1P(EX(x))); }                             \
+  static inline M mish_backward_##sfx(M g, M x) {                                             \
+    M sig = (M)1 / ((M)1 + EX(-x)), ts = TH(L1P(EX(x)));                                      \
+    return g * (ts + x * sig * ((M)1 - ts * ts));                                             \
+  }                                                                                           \
+  static inline M hs_##sfx(M x) { /* min(max(x + 3, 0), 6) */                                 \
+    M y = x + (M)3;                                                                           \
+    y = y < (M)0 ? (M)0 : y;                                                                  \
+    return (M)6 < y ? (M)6 : y;                                                               \
+  }                                                                                           \
+  static inline M hardswish_backward_##sfx(M g, M x) { /* the vector kernel's: x >= 3 -> g */ \
+    if (x < (M)-3) return (M)0;                                                               \
+    return x >= (M)3 ? g : g * ((x / (M)3) + (M)0.5);                                         \
+  }                                                                                           \
+  static inline M log_sigmoid_##sfx(M x) { /* min(x, 0) - log1p(exp(-|x|)) */                \
+    M z = EX(x < 0 ? x : -x);                                                                 \
+    return (x < 0 ? x : (M)0) - L1P(z);                                                       \
+  }                                                                                           \
+  static inline M log_sigmoid_backward_##sfx(M g, M x) { /* g sigmoid(-x) */                 \
+    M z = EX(x < 0 ? x : -x);                                                                 \
+    return g * (x < 0 ? (M)1 : z) / ((M)1 + z);                                               \
+  }
+ACT_HELPERS(float, f, weft__f32_exp_1, weft__f32_log1p_1, weft__f32_tanh_1)
+ACT_HELPERS(double, d, exp, log1p, tanh)
+static inline double silu_d(double x) { return x / (1 + exp(-x)); }
+static inline float silu_f(float x) { return weft__f32_silu_1(x); }
+/* float elu runs the SIMD kernel's code (a VMATH op) */
+static inline float elu_vm_f(float x, const ew_params* p) {
+  struct weft_f32_unary_params q = {0, (float)p->sp[0], (float)p->sp[1], (float)p->sp[2]};
+  return weft__f32_elu_1(x, &q);
+}
+static inline double elu_vm_d(double x, const ew_params* p) {
+  double negcoef = p->sp[0] * p->sp[1], poscoef = p->sp[1], negiptcoef = p->sp[2];
+  return x > 0 ? x * poscoef : (exp(x * negiptcoef) - 1) * negcoef;
+}
+static inline int64_t i_hardtanh(int64_t u, int64_t lo, int64_t hi) { return u < lo ? lo : hi < u ? hi : u; }
+
 /* M-typed dispatch: float -> the f helper / libm's f-suffixed function */
 #define GF(fn, x) _Generic((x), float: fn##_f, default: fn##_d)
 #define LM(fn, x) _Generic((x), float: fn##f, default: fn)(x)
@@ -179,6 +242,32 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
 #define F_gelu(u, p) GVM(gelu, u)(u, (p)->approximate)
 #define F_erf(u, p) VM(erf, u)
 #define F_reciprocal(u, p) ((__typeof__(u))1 / (u))
+/* activations (ACT_HELPERS above); hardtanh and relu6 also clamp integers */
+#define F_elu(u, p) _Generic((u), float: elu_vm_f, default: elu_vm_d)(u, p)
+#define F_elu_backward(u, v, p) GF(elu_backward, u)(u, v, p)
+#define I_hardtanh(u, p) i_hardtanh(u, (int64_t)(p)->sp[0], (int64_t)(p)->sp[1])
+#define F_hardtanh(u, p) GF(hardtanh, u)(u, (__typeof__(u))(p)->sp[0], (__typeof__(u))(p)->sp[1])
+/* the vector kernel's test: NaN gives 0 */
+#define F_hardtanh_backward(u, v, p) \
+  (((v) > (__typeof__(v))(p)->sp[0] && (v) < (__typeof__(v))(p)->sp[1]) ? (u) : (__typeof__(u))0)
+#define I_relu6(u, p) i_hardtanh(u, 0, 6)
+#define F_relu6(u, p) GF(hardtanh, u)(u, 0, 6)
+#define F_leaky_relu(u, p) ((u) > 0 ? (u) : (u) * (__typeof__(u))(p)->sp[0])
+#define F_leaky_relu_backward(u, v, p) ((v) > 0 ? (u) : (u) * (__typeof__(u))(p)->sp[0])
+#define F_softplus(u, p) GF(softplus, u)(u, p)
+#define F_softplus_backward(u, v, p) GF(softplus_backward, u)(u, v, p)
+#define F_silu(u, p) GF(silu, u)(u)
+#define F_silu_backward(u, v, p) GF(silu_backward, u)(u, v)
+#define F_mish(u, p) GF(mish, u)(u)
+#define F_mish_backward(u, v, p) GF(mish_backward, u)(u, v)
+#define F_hardswish(u, p) ((u) * GF(hs, u)(u) / (__typeof__(u))6)
+#define F_hardswish_backward(u, v, p) GF(hardswish_backward, u)(u, v)
+#define F_hardsigmoid(u, p) (GF(hs, u)(u) / (__typeof__(u))6)
+/* PyTorch's one_sixth is 1.0f / 6.0f, a float, for double too */
+#define F_hardsigmoid_backward(u, v, p) \
+  (((v) > (__typeof__(v))-3 && (v) < (__typeof__(v))3) ? (u) * (__typeof__(u))(1.0f / 6.0f) : (__typeof__(u))0)
+#define F_log_sigmoid(u, p) GF(log_sigmoid, u)(u)
+#define F_log_sigmoid_backward(u, v, p) GF(log_sigmoid_backward, u)(u, v)
 
 /* ---- row templates ---- */
 #define AT(T, base, i, s) ((T*)((base) + (ptrdiff_t)(i) * (s)))

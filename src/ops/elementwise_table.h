@@ -31,8 +31,11 @@
  *              scalar definition I_<name> (integers, in int64_t), F_<name>
  *              (floating, in float or double) or C_<name> (comparisons)
  *   args       the schema arguments of the functional form; the operands
- *              are its positional Tensors, the rest (alpha, approximate)
- *              are passed to weft__ew
+ *              are its positional Tensors; its positional numbers (Scalar,
+ *              bool: leaky_relu's negative_slope, elu_backward's is_result;
+ *              at most 4) reach the rows as doubles (ew_params.sp, in
+ *              schema order); the keyword-only ones (alpha, approximate) are
+ *              passed to weft__ew by name
  *   overloads  PyTorch's overload names, each a schema: default (none),
  *              Tensor, Scalar, ...; a leading _ is the in-place form, a
  *              trailing out the out= form. Which operands are Scalars
@@ -99,6 +102,25 @@
   X(sigmoid, UNF, F, "Tensor self", "default _default out", "sigmoid_cpu", EW_H, VMATH(vsigmoid)) \
   X(relu, UN, IF, "Tensor self", "default _default out", "clamp_min_cpu", EW_H, UNARY(vrelu)) \
   X(gelu, UN, F, "Tensor self, *, str approximate=\"none\"", "default _default out", "GeluKernelImpl", EW_H | EW_B | EW_INTS, VMATH(vgelu)) \
+  X(elu, UN, F, "Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1", "default _default out", "elu_cpu", EW_H | EW_B | EW_INTS, VMATH(velu)) \
+  X(elu_backward, BIN, F, "Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result", "default", "elu_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(hardtanh, UN, IF, "Tensor self, Scalar min_val=-1, Scalar max_val=1", "default _default out", "clamp_scalar_cpu", EW_H, UNARY(vhardtanh)) \
+  X(hardtanh_backward, BIN, F, "Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val", "default", "hardtanh_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(relu6, UN, IF, "Tensor self", "default", "clamp_scalar_cpu", EW_H, UNARY(vhardtanh)) \
+  X(leaky_relu, UN, F, "Tensor self, Scalar negative_slope=0.01", "default _default out", "leaky_relu_cpu", EW_H | EW_B | EW_INTS, UNARY(vleaky_relu)) \
+  X(leaky_relu_backward, BIN, F, "Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result", "default", "leaky_relu_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(softplus, UN, F, "Tensor self, Scalar beta=1, Scalar threshold=20", "default out", "softplus_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(softplus_backward, BIN, F, "Tensor grad_output, Tensor self, Scalar beta, Scalar threshold", "default", "softplus_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(silu, UN, F, "Tensor self", "default _default out", "silu_cpu", EW_H | EW_B | EW_INTS, VMATH(vsilu)) \
+  X(silu_backward, BIN, F, "Tensor grad_output, Tensor self", "default", "silu_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(mish, UN, F, "Tensor self", "default _default out", "mish_cpu", EW_H | EW_BF | EW_B | EW_INTS, NONE) \
+  X(mish_backward, BIN, F, "Tensor grad_output, Tensor self", "default", "mish_backward_cpu", EW_H | EW_BF | EW_B | EW_INTS, NONE) \
+  X(hardswish, UN, F, "Tensor self", "default _default out", "hardswish_cpu", EW_H | EW_B | EW_INTS, UNARY(vhardswish)) \
+  X(hardswish_backward, BIN, F, "Tensor grad_output, Tensor self", "default", "hardswish_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(hardsigmoid, UN, F, "Tensor self", "default _default out", "hardsigmoid_cpu", EW_H | EW_B | EW_INTS, UNARY(vhardsigmoid)) \
+  X(hardsigmoid_backward, BIN, F, "Tensor grad_output, Tensor self", "default", "hardsigmoid_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(log_sigmoid, UN, F, "Tensor self", "default out", "log_sigmoid_cpu", EW_H | EW_B | EW_INTS, NONE) \
+  X(log_sigmoid_backward, BIN, F, "Tensor grad_output, Tensor self", "default", "log_sigmoid_backward_cpu", EW_H | EW_B | EW_INTS, NONE) \
   X(erf, UNF, F, "Tensor self", "default _default out", "erf_vml_cpu", EW_H, VMATH(verf)) \
   X(floor, UN, IF, "Tensor self", "default _default out", "floor_vml_cpu", EW_H | EW_B, UNARY(vfloor)) \
   X(ceil, UN, IF, "Tensor self", "default _default out", "ceil_vml_cpu", EW_H | EW_B, UNARY(vceil)) \

@@ -120,16 +120,25 @@ export function readTable(text = read(TABLE)) {
     const op = { name, build, dtypes, args: cString(args), kname: cString(kname), refused, simd };
     const parts = splitTop(op.args);
     const star = parts.indexOf('*');
-    op.operands = (star < 0 ? parts : parts.slice(0, star)).map((p) => {
+    // positional: the Tensor operands and the numbers between or after them
+    // (leaky_relu's negative_slope, elu_backward's is_result), in schema order
+    op.positional = (star < 0 ? parts : parts.slice(0, star)).map((p) => {
       const [type, n] = p.split(' ');
-      if (type !== 'Tensor' || !n) throw new Error(`${name}: operand '${p}' is not 'Tensor <name>'`);
-      return n;
+      if (!n) throw new Error(`${name}: argument '${p}' is not '<type> <name>'`);
+      if (type !== 'Tensor' && !PARAM_TYPES.has(type)) throw new Error(`${name}: '${p}' is no Tensor, Scalar or bool`);
+      return { text: p, type, name: n.replace(/=.*/, '') };
     });
+    op.operands = op.positional.filter((a) => a.type === 'Tensor').map((a) => a.name);
+    op.params = op.positional.filter((a) => a.type !== 'Tensor').map((a) => a.name);
+    if (op.params.length > 4) throw new Error(`${name}: more than 4 number arguments (ew_params.sp)`);
     op.kwargs = star < 0 ? [] : parts.slice(star + 1);
     op.overloads = cString(overloads).split(/\s+/).map((token) => overload(op, token));
     return op;
   });
 }
+
+// The types of positional number arguments (passed to weft__ew as doubles, ew_params.sp).
+const PARAM_TYPES = new Set(['Scalar', 'bool', 'float']);
 
 // Operand kinds (T Tensor, S Scalar) an overload name stands for.
 const ALL_TENSORS = new Set(['default', 'Tensor', 'Tensor_Tensor', 'self']);
@@ -155,7 +164,12 @@ function overload(op, token) {
   if (inplace && kinds[0] !== 'T') fail('in place on a Scalar');
   const suffix = kinds.includes('S') ? KIND_SUFFIX[kinds] : '';
   if (suffix === undefined) fail(`no C name for operand kinds ${kinds}: give one (<overload>=<cname>)`);
-  const args = op.operands.map((name, i) => `${kinds[i] === 'S' ? 'Scalar' : inplace && i === 0 ? 'Tensor(a!)' : 'Tensor'} ${name}`);
+  let k = 0;
+  const args = op.positional.map((a) => {
+    if (a.type !== 'Tensor') return a.text;
+    const i = k++;
+    return `${kinds[i] === 'S' ? 'Scalar' : inplace && i === 0 ? 'Tensor(a!)' : 'Tensor'} ${a.name}`;
+  });
   // kwargs are keyword-only, except beside a Scalar operand (add.Scalar(Tensor self, Scalar other, Scalar alpha=1))
   if (op.kwargs.length) args.push(...(kinds.includes('S') ? [] : ['*']), ...op.kwargs);
   if (out) args.push(...(args.includes('*') ? [] : ['*']), 'Tensor(a!) out');
@@ -170,8 +184,11 @@ function overload(op, token) {
 
 // ---- outputs ----
 
-const KIND = { Tensor: 'TENSOR', 'Tensor(a!)': 'MTENSOR', Scalar: 'SCALAR', str: 'STRING' };
-const CTYPE = { TENSOR: 'const weft_tensor*', MTENSOR: 'weft_tensor*', SCALAR: 'weft_scalar', STRING: 'const char*' };
+const KIND = { Tensor: 'TENSOR', 'Tensor(a!)': 'MTENSOR', Scalar: 'SCALAR', str: 'STRING', bool: 'BOOL', float: 'DOUBLE' };
+const CTYPE = { TENSOR: 'const weft_tensor*', MTENSOR: 'weft_tensor*', SCALAR: 'weft_scalar', STRING: 'const char*',
+  BOOL: 'bool', DOUBLE: 'double' };
+// a number argument as the double weft__ew reads (ew_params.sp)
+const AS_DOUBLE = { SCALAR: (n) => `weft_scalar_to_double(${n})`, BOOL: (n) => `(double)${n}`, DOUBLE: (n) => n };
 // weft__ew's parameters besides the operands, and their defaults
 const EW_EXTRA = { alpha: 'weft_scalar_int(1)', approximate: 'NULL' };
 
@@ -192,16 +209,18 @@ function kernelLine(op, ov) {
   const args = cArgs(ov);
   const extra = { ...EW_EXTRA };
   const ins = [];
+  const sp = [];
   for (const a of args) {
     if (a.name === 'out') continue;
-    if (a.name in extra) extra[a.name] = a.name;
+    if (op.params.includes(a.name)) sp.push(AS_DOUBLE[a.kind](a.name));
+    else if (a.name in extra) extra[a.name] = a.name;
     else if (op.operands.includes(a.name)) ins.push(a.kind === 'SCALAR' ? `EW_S(${a.name})` : `EW_T(${a.name})`);
     else throw new Error(`${ov.name}: weft__ew takes no '${a.name}'`);
   }
   const mode = ov.inplace ? 'EW_INPLACE' : ov.out ? 'EW_OUT' : 'EW_FUNCTIONAL';
   const dst = ov.inplace ? op.operands[0] : ov.out ? 'out' : 'NULL';
   const call = `weft__ew(EW_${op.name}, ${mode}, ${dst}, ${ins.length}, (ew_in[]){${ins.join(', ')}}, ` +
-    `${extra.alpha}, ${extra.approximate})`;
+    `${extra.alpha}, ${extra.approximate}, ${sp.length ? `(const double[4]){${sp.join(', ')}}` : 'NULL'})`;
   const ret = ov.inplace ? 'weft_status' : 'weft_tensor*';
   const body = ov.inplace ? `return weft__ew_status(${call});` : `return ${call};`;
   return `EW_KERNEL(${ov.cname}, ${ret}, (${args.map((a) => a.param).join(', ')}), ${body})`;

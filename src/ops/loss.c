@@ -442,7 +442,104 @@ static weft_tensor* cross_entropy_kernel(const weft_tensor* self, const weft_ten
   return finish(&s, r);
 }
 
+/* ---- issue 23: l1_loss, smooth_l1_loss, huber_loss ---- */
+
+static weft_tensor* l1_loss_kernel(const weft_tensor* self, const weft_tensor* target, const char* reduction_) {
+  reduction red;
+  if (!parse_reduction("l1_loss", reduction_, &red)) return NULL;
+  tmps s = {0};
+  weft_tensor* d = keep(&s, weft_sub(self, target, weft_scalar_int(1)));
+  return finish(&s, reduce_loss(&s, d ? keep(&s, weft_abs(d)) : NULL, red));
+}
+
+/* The checks smooth_l1_loss / huber_loss make: reduction, the parameter's
+ * sign, a floating compute dtype (their CPU kernels' AT_DISPATCH). */
+static bool regression_checks(const char* op, const char* kname, const weft_tensor* self, const weft_tensor* target,
+                              const char* reduction_, reduction* red) {
+  if (!parse_reduction(op, reduction_, red)) return false;
+  weft_dtype t = weft_promote_types(self->dtype, target->dtype);
+  if (!weft_dtype_is_floating(t)) {
+    weft__error(WEFT_TYPE_ERROR, "%s: \"%s\" not implemented for '%s'", op, kname, weft_dtype_name(t));
+    return false;
+  }
+  return true;
+}
+
+/* |d| < k ? 0.5 |d|^2 / k * quad_scale : (|d| - k / 2) * lin_scale, d = self - target */
+static weft_tensor* piecewise_loss(tmps* s, const weft_tensor* self, const weft_tensor* target, double k, bool huber) {
+  weft_tensor *d, *z, *quad = NULL, *lin = NULL, *small = NULL;
+  if (!(d = keep(s, weft_sub(self, target, weft_scalar_int(1)))) || !(z = keep(s, weft_abs(d)))) return NULL;
+  weft_tensor* half_z2 = keep(s, weft_mul(keep(s, weft_mul_scalar(z, weft_scalar_double(0.5))), z));
+  if (half_z2) quad = huber ? half_z2 : keep(s, weft_div_scalar(half_z2, weft_scalar_double(k)));
+  lin = keep(s, weft_add_scalar(z, weft_scalar_double(-0.5 * k), weft_scalar_int(1)));
+  if (lin && huber) lin = keep(s, weft_mul_scalar(lin, weft_scalar_double(k)));
+  small = keep(s, weft_lt_scalar(z, weft_scalar_double(k)));
+  return quad && lin && small ? keep(s, weft_where(small, quad, lin)) : NULL;
+}
+
+static weft_tensor* smooth_l1_loss_kernel(const weft_tensor* self, const weft_tensor* target, const char* reduction_,
+                                          double beta) {
+  reduction red;
+  if (!regression_checks("smooth_l1_loss", "smooth_l1_cpu", self, target, reduction_, &red)) return NULL;
+  if (beta < 0)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "smooth_l1_loss: smooth_l1_loss does not support negative values for beta.");
+  if (beta == 0) return l1_loss_kernel(self, target, reduction_);
+  tmps s = {0};
+  return finish(&s, reduce_loss(&s, piecewise_loss(&s, self, target, beta, false), red));
+}
+
+static weft_tensor* huber_loss_kernel(const weft_tensor* self, const weft_tensor* target, const char* reduction_,
+                                      double delta) {
+  reduction red;
+  if (!regression_checks("huber_loss", "huber_cpu", self, target, reduction_, &red)) return NULL;
+  if (!(delta > 0))
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "huber_loss: huber_loss does not support non-positive values for delta.");
+  tmps s = {0};
+  weft_tensor* loss = piecewise_loss(&s, self, target, delta, true);
+  /* its output is empty_like(self): the promoted values cast back to self's dtype */
+  if (loss && loss->dtype != self->dtype) loss = keep(&s, weft_to_dtype(loss, self->dtype, false));
+  return finish(&s, reduce_loss(&s, loss, red));
+}
+
+/* d/dself: clamp(d, -k, k) (huber) or clamp(d / k, -1, 1) (smooth_l1; sign(d)
+ * for k = 0), times grad_output and 1/numel(self) for 'mean' */
+static weft_tensor* piecewise_backward(const char* op, const weft_tensor* grad_output, const weft_tensor* self,
+                                       const weft_tensor* target, const char* reduction_, double k, bool huber) {
+  reduction red;
+  if (!parse_reduction(op, reduction_, &red)) return NULL;
+  double norm = red == RED_MEAN ? 1.0 / (double)weft_tensor_numel(self) : 1.0;
+  tmps s = {0};
+  weft_tensor *d = keep(&s, weft_sub(self, target, weft_scalar_int(1))), *e = NULL;
+  double bound = huber ? k : 1.0;
+  weft_scalar lo = weft_scalar_double(-bound), hi = weft_scalar_double(bound);
+  if (d && !huber && k == 0) e = keep(&s, weft_sign(d));
+  else if (d) {
+    weft_tensor* q = huber ? d : keep(&s, weft_div_scalar(d, weft_scalar_double(k)));
+    e = q ? keep(&s, weft_clamp(q, &lo, &hi)) : NULL;
+  }
+  weft_tensor* scaled = e ? keep(&s, weft_mul_scalar(e, weft_scalar_double(norm))) : NULL;
+  return finish(&s, scaled ? keep(&s, weft_mul(scaled, grad_output)) : NULL);
+}
+
+static weft_tensor* smooth_l1_loss_backward_kernel(const weft_tensor* grad_output, const weft_tensor* self,
+                                                   const weft_tensor* target, const char* reduction_, double beta) {
+  return piecewise_backward("smooth_l1_loss_backward", grad_output, self, target, reduction_, beta, false);
+}
+static weft_tensor* huber_loss_backward_kernel(const weft_tensor* grad_output, const weft_tensor* self,
+                                               const weft_tensor* target, const char* reduction_, double delta) {
+  return piecewise_backward("huber_loss_backward", grad_output, self, target, reduction_, delta, true);
+}
+
 weft_status weft__loss_register(void) {
+  WEFT_KERNEL(l1_loss, COMPOSITE_IMPLICIT_AUTOGRAD, l1_loss_kernel);
+  WEFT_KERNEL(smooth_l1_loss, CPU, smooth_l1_loss_kernel);
+  WEFT_KERNEL(smooth_l1_loss, META, smooth_l1_loss_kernel);
+  WEFT_KERNEL(smooth_l1_loss_backward, CPU, smooth_l1_loss_backward_kernel);
+  WEFT_KERNEL(smooth_l1_loss_backward, META, smooth_l1_loss_backward_kernel);
+  WEFT_KERNEL(huber_loss, CPU, huber_loss_kernel);
+  WEFT_KERNEL(huber_loss, META, huber_loss_kernel);
+  WEFT_KERNEL(huber_loss_backward, CPU, huber_loss_backward_kernel);
+  WEFT_KERNEL(huber_loss_backward, META, huber_loss_backward_kernel);
   WEFT_KERNEL(mse_loss, COMPOSITE_IMPLICIT_AUTOGRAD, mse_loss_kernel);
   WEFT_KERNEL(binary_cross_entropy_with_logits, COMPOSITE_IMPLICIT_AUTOGRAD, bce_logits_kernel);
   WEFT_KERNEL(nll_loss, CPU, nll_loss_kernel);

@@ -297,7 +297,7 @@ static void test_unary(void) {
     }
     for (size_t c = 0; c < sizeof uapprox / sizeof uapprox[0]; c++) {
       weft_f32_vunary_fn* fn = *(weft_f32_vunary_fn* const*)((const char*)k + uapprox[c].off);
-      struct weft_f32_unary_params p = {uapprox[c].approximate};
+      struct weft_f32_unary_params p = {.approximate = uapprox[c].approximate};
       int ok = 1;
       for (size_t si = 0; si < KT_NSIZES; si++) {
         size_t n = kt_sizes[si];

@@ -109,7 +109,7 @@ enum { BLK = 1024 };
 /* run case c of table k over xs[0..n), fold the errors into s */
 static void measure(const weft_kernels* k, const struct vcase* c, const float* xs, size_t n, stat* s) {
   weft_f32_vunary_fn* fn = *(weft_f32_vunary_fn* const*)((const char*)k + c->off);
-  struct weft_f32_unary_params p = {c->approximate};
+  struct weft_f32_unary_params p = {.approximate = c->approximate};
   float y[BLK];
   for (size_t i0 = 0; i0 < n; i0 += BLK) {
     size_t m = n - i0 < BLK ? n - i0 : BLK;
@@ -189,7 +189,7 @@ static void test_specials(void) {
     for (size_t ci = 0; ci < NCASES; ci++) {
       const struct vcase* c = &cases[ci];
       weft_f32_vunary_fn* fn = *(weft_f32_vunary_fn* const*)((const char*)k + c->off);
-      struct weft_f32_unary_params p = {c->approximate};
+      struct weft_f32_unary_params p = {.approximate = c->approximate};
       float y[NSP];
       fn(NSP, sp, y, &p);
       int ok = 1;
@@ -212,7 +212,7 @@ static void test_sizes_and_backends(void) {
   static float x[MAXN], y[MAXN + 8], y2[MAXN + 8], z[MAXN];
   for (size_t ci = 0; ci < NCASES; ci++) {
     const struct vcase* c = &cases[ci];
-    struct weft_f32_unary_params p = {c->approximate};
+    struct weft_f32_unary_params p = {.approximate = c->approximate};
     for (int bk = 0; bk < KT_NBACKENDS; bk++) {
       const weft_kernels* k = kt_backend(bk);
       weft_f32_vunary_fn* fn = *(weft_f32_vunary_fn* const*)((const char*)k + c->off);
@@ -246,7 +246,7 @@ static void test_sizes_and_backends(void) {
   static float xs[N], ya[N], yb[N];
   for (size_t ci = 0; ci < NCASES; ci++) {
     const struct vcase* c = &cases[ci];
-    struct weft_f32_unary_params p = {c->approximate};
+    struct weft_f32_unary_params p = {.approximate = c->approximate};
     weft_f32_vunary_fn* fa = *(weft_f32_vunary_fn* const*)((const char*)kb + c->off);
     weft_f32_vunary_fn* fb = *(weft_f32_vunary_fn* const*)((const char*)ks + c->off);
     long diff = 0;

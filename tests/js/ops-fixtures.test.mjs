@@ -13,6 +13,7 @@
 import { test } from 'node:test';
 import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, close, counts, VARIANTS } from './helpers.mjs';
+import { NOT_METHODS } from '../../js/ops.js';
 
 const FIXTURE = loadFixture('ops.json');
 const CASES = FIXTURE.cases;
@@ -101,7 +102,7 @@ function generatedCall(wt, info, vals, idx) {
   const tag = (kind) => `${kind}${info.isOut ? '+out' : ''}${dropped ? '+defaults' : ''}`;
   const selfAt = info.args.findIndex((a) => a.name === 'self');
   const selfIsTensor = selfAt >= 0 && typeof vals[selfAt] === 'object';
-  const useMethod = info.inplace || (selfIsTensor && (idx / FORM_EVERY) % 2 === 1);
+  const useMethod = info.inplace || (selfIsTensor && (idx / FORM_EVERY) % 2 === 1 && !NOT_METHODS.has(info.base));
   if (useMethod) {
     const self = vals[selfAt];
     const rest = pos.filter((_, j) => j !== selfAt);
