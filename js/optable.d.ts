@@ -298,6 +298,16 @@ export interface OpFunctions {
   nllLossBackward(gradOutput: Operand, self: Operand, target: Operand, weight: Operand | null, reduction: string, ignoreIndex: number): Tensor;
   /** cross_entropy */
   crossEntropy(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
+  /** l1_loss */
+  l1Loss(self: Operand, target: Operand, reduction?: string): Tensor;
+  /** smooth_l1_loss */
+  smoothL1Loss(self: Operand, target: Operand, reduction?: string, beta?: number): Tensor;
+  /** smooth_l1_loss_backward */
+  smoothL1LossBackward(gradOutput: Operand, self: Operand, target: Operand, reduction: string, beta: number): Tensor;
+  /** huber_loss */
+  huberLoss(self: Operand, target: Operand, reduction?: string, delta?: number): Tensor;
+  /** huber_loss_backward */
+  huberLossBackward(gradOutput: Operand, self: Operand, target: Operand, reduction: string, delta: number): Tensor;
   /** native_batch_norm */
   nativeBatchNorm(input: Operand, weight: Operand | null, bias: Operand | null, runningMean: Operand | null, runningVar: Operand | null, training: boolean, momentum: number, eps: number): [Tensor | null, Tensor | null, Tensor | null];
   /** native_batch_norm_backward */
@@ -491,6 +501,10 @@ export interface OpFunctions {
   upsampleBilinear2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bicubic2d_backward */
   upsampleBicubic2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** dropout */
+  dropout(input: Operand, p: number, train: boolean): Tensor;
+  /** feature_dropout */
+  featureDropout(input: Operand, p: number, train: boolean): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1014,23 +1028,28 @@ type Name =
   | 'sqrt' | 'sqrt_' | 'sqrt.out' | 'rsqrt' | 'rsqrt_' | 'rsqrt.out' | 'sin' | 'sin_'
   | 'sin.out' | 'cos' | 'cos_' | 'cos.out' | 'tan' | 'tan_' | 'tan.out' | 'tanh'
   | 'tanh_' | 'tanh.out' | 'sigmoid' | 'sigmoid_' | 'sigmoid.out' | 'relu' | 'relu_' | 'relu.out'
-  | 'gelu' | 'gelu_' | 'gelu.out' | 'erf' | 'erf_' | 'erf.out' | 'floor' | 'floor_'
-  | 'floor.out' | 'ceil' | 'ceil_' | 'ceil.out' | 'round' | 'round_' | 'round.out' | 'trunc'
-  | 'trunc_' | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out' | 'logical_not' | 'logical_not_' | 'logical_not.out'
-  | 'where' | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar' | 'where.self_out' | 'fill_.Tensor' | 'zero_'
-  | 'sum' | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod' | 'prod.dim_int'
-  | 'prod.int_out' | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min' | 'argmax'
-  | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int' | 'var'
-  | 'var.dim' | 'var.correction' | 'var.correction_out' | 'std' | 'std.dim' | 'std.correction' | 'std.correction_out' | 'max.dim'
-  | 'max.dim_max' | 'min.dim' | 'min.dim_min' | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean'
-  | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod' | 'cumprod_'
-  | 'cumprod.out' | 'norm' | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype' | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out'
-  | 'all' | 'all.dim' | 'all.out' | 'all.all_out' | 'any' | 'any.dim' | 'any.out' | 'any.all_out'
-  | 'logsumexp' | 'logsumexp.out' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm' | 'addmm.out'
-  | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out'
-  | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d'
-  | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d'
-  | 'conv2d.padding' | 'convolution_backward' | '_conv2d_fused' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy'
+  | 'gelu' | 'gelu_' | 'gelu.out' | 'elu' | 'elu_' | 'elu.out' | 'elu_backward' | 'hardtanh'
+  | 'hardtanh_' | 'hardtanh.out' | 'hardtanh_backward' | 'relu6' | 'leaky_relu' | 'leaky_relu_' | 'leaky_relu.out' | 'leaky_relu_backward'
+  | 'softplus' | 'softplus.out' | 'softplus_backward' | 'silu' | 'silu_' | 'silu.out' | 'silu_backward' | 'mish'
+  | 'mish_' | 'mish.out' | 'mish_backward' | 'hardswish' | 'hardswish_' | 'hardswish.out' | 'hardswish_backward' | 'hardsigmoid'
+  | 'hardsigmoid_' | 'hardsigmoid.out' | 'hardsigmoid_backward' | 'log_sigmoid' | 'log_sigmoid.out' | 'log_sigmoid_backward' | 'erf' | 'erf_'
+  | 'erf.out' | 'floor' | 'floor_' | 'floor.out' | 'ceil' | 'ceil_' | 'ceil.out' | 'round'
+  | 'round_' | 'round.out' | 'trunc' | 'trunc_' | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out'
+  | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where' | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar'
+  | 'where.self_out' | 'fill_.Tensor' | 'zero_' | 'sum' | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim'
+  | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out' | 'amax' | 'amax.out' | 'amin' | 'amin.out'
+  | 'max' | 'min' | 'argmax' | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int'
+  | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim' | 'var.correction' | 'var.correction_out' | 'std' | 'std.dim'
+  | 'std.correction' | 'std.correction_out' | 'max.dim' | 'max.dim_max' | 'min.dim' | 'min.dim_min' | 'var_mean' | 'var_mean.dim'
+  | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out' | 'cumsum' | 'cumsum_'
+  | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'norm' | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype'
+  | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out' | 'all' | 'all.dim' | 'all.out' | 'all.all_out' | 'any'
+  | 'any.dim' | 'any.out' | 'any.all_out' | 'logsumexp' | 'logsumexp.out' | 'mm' | 'mm.out' | 'bmm'
+  | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv'
+  | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d'
+  | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward'
+  | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d' | 'conv2d.padding' | 'convolution_backward' | '_conv2d_fused' | 'mse_loss' | 'binary_cross_entropy_with_logits'
+  | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'l1_loss' | 'smooth_l1_loss' | 'smooth_l1_loss_backward' | 'huber_loss' | 'huber_loss_backward'
   | 'native_batch_norm' | 'native_batch_norm_backward' | 'native_layer_norm' | 'native_layer_norm_backward' | 'native_group_norm' | 'native_group_norm_backward' | 'batch_norm' | 'layer_norm'
   | 'group_norm' | 'flip' | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor'
   | 'repeat_interleave.self_int' | 'tril' | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag'
@@ -1050,5 +1069,6 @@ type Name =
   | 'slice_backward' | 'diagonal_backward' | 'pad' | 'constant_pad_nd' | '_pad_circular' | 'reflection_pad1d' | 'reflection_pad1d_backward' | 'reflection_pad2d'
   | 'reflection_pad2d_backward' | 'reflection_pad3d' | 'reflection_pad3d_backward' | 'replication_pad1d' | 'replication_pad1d_backward' | 'replication_pad2d' | 'replication_pad2d_backward' | 'replication_pad3d'
   | 'replication_pad3d_backward' | 'upsample_nearest1d' | '_upsample_nearest_exact1d' | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d'
-  | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward' | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward';
+  | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward' | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout'
+  | 'dropout_' | 'feature_dropout' | 'feature_dropout_';
 export type OpName = Name | `aten::${Name}`;
