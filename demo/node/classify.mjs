@@ -110,6 +110,9 @@ function buildModel(wt, sd) {
   throw new Error('the state dict is neither a torchvision resnet18/34/50 nor a mobilenet_v2 one');
 }
 
+// Python's round() (CenterCrop's offsets): halves to even
+const roundHalfEven = (v) => (v % 1 === 0.5 && Math.floor(v) % 2 === 0 ? Math.floor(v) : Math.round(v));
+
 // image -> [1, 3, 224, 224] channels_last, normalized as torchvision's ImageNet transforms
 function preprocess(wt, { width, height, rgb }) {
   if (typeof wt.interpolate !== 'function') throw new Error('this weft build has no wt.interpolate');
@@ -118,7 +121,7 @@ function preprocess(wt, { width, height, rgb }) {
     const s = 256 / Math.min(width, height);
     const size = width <= height ? [Math.floor(height * s), 256] : [256, Math.floor(width * s)];
     const resized = wt.interpolate(img, { size, mode: 'bilinear', alignCorners: false });
-    const top = Math.round((size[0] - 224) / 2), left = Math.round((size[1] - 224) / 2);
+    const top = roundHalfEven((size[0] - 224) / 2), left = roundHalfEven((size[1] - 224) / 2);
     const crop = resized.narrow(2, top, 224).narrow(3, left, 224);
     const mean = wt.tensor(MEAN).reshape([1, 3, 1, 1]), std = wt.tensor(STD).reshape([1, 3, 1, 1]);
     return crop.sub(mean).div(std).contiguous({ memoryFormat: 'channels_last' });
