@@ -7,7 +7,9 @@
 // bench/models/weft_cnn.mjs (BatchNorm folded into the convs, each conv +
 // bias + activation + residual one _conv2d_fused call), in NCHW and in
 // channels_last (the input's memory format; every activation follows it),
-// and the same folded model unfused (conv2d, add, relu) as "unfused"; before
+// and the same folded model unfused (conv2d, add, relu) as "unfused"; and
+// through weft/models' modules (resnet18 / mobilenetV2, loadStateDict, eval:
+// their own fused path) as "models nchw" / "models channels_last"; before
 // timing, each one's logits for check.safetensors' input are compared with
 // PyTorch's (max abs diff printed as max_abs_diff; over 1e-3 of the logits'
 // range fails the run). onnxruntime-web: the <model>.onnx exported from the same
@@ -17,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { benchArgs, benchMain, ortInit, weftInit } from './peer_util.mjs';
 import { buildCnn } from './models/weft_cnn.mjs';
+import { models } from 'weft/models';
 
 const cli = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
@@ -24,6 +27,14 @@ const OUT = new URL('./models/out/', import.meta.url);
 const MODELS = ['resnet18', 'mobilenet_v2'];
 const read = (file) => readFileSync(new URL(file, OUT));
 const checks = new Map(); // key -> max abs diff to PyTorch
+
+// the logits' max abs diff to PyTorch's, recorded (over 1e-3 of their range fails the run)
+function measure(key, y, want, range) {
+  const got = y.reshape([-1]).toArray();
+  const diff = Math.max(...got.map((v, i) => Math.abs(v - want[i])));
+  if (!(diff <= 1e-3 * range)) throw new Error(`${key}: logits differ from PyTorch's by ${diff}`);
+  checks.set(key, diff);
+}
 
 async function weft(variant) {
   const wt = await weftInit(variant, cli);
@@ -38,13 +49,22 @@ async function weft(variant) {
       const x = layout.startsWith('channels_last') ? check.input.contiguous({ memoryFormat: 'channels_last' })
         : check.input.clone();
       const y = net.forward(x);
-      const got = y.reshape([-1]).toArray();
-      y.dispose();
-      const diff = Math.max(...got.map((v, i) => Math.abs(v - want[i])));
-      if (!(diff <= 1e-3 * range)) throw new Error(`W9 ${name} ${layout}: logits differ from PyTorch's by ${diff}`);
       const key = `W9 ${name}|${layout}`;
-      checks.set(key, diff);
+      measure(key, y, want, range);
+      y.dispose();
       out[key] = () => net.forward(x).dispose();
+    }
+    for (const layout of ['nchw', 'channels_last']) {
+      const model = name === 'resnet18' ? models(wt).resnet18() : models(wt).mobilenetV2();
+      model.loadStateDict(sd);
+      model.eval();
+      if (layout === 'channels_last') model.to({ memoryFormat: layout });
+      const x = check.input.contiguous({ memoryFormat: layout === 'nchw' ? 'contiguous_format' : layout });
+      const run = () => wt.noGrad(() => model(x));
+      const y = run();
+      measure(`W9 ${name}|models ${layout}`, y, want, range);
+      y.dispose();
+      out[`W9 ${name}|models ${layout}`] = () => run().dispose();
     }
   }
   return out;

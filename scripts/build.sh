@@ -13,5 +13,6 @@ weft_quiet cmake --build build/native -j2
 scripts/build-wasm.sh
 cp js/*.js js/*.d.ts dist/
 mkdir -p dist/nn && cp js/nn/*.js dist/nn/
+mkdir -p dist/models && cp js/models/*.js js/models/*.d.ts dist/models/
 mv dist/build-id.js.new dist/build-id.js
 echo "build: dist/ is ready"

@@ -39,6 +39,13 @@ export function makeInit(api, { Tensor, WeftError, typeName, parse }) {
   }
 
   const wide = (dtype) => dtype === 'float64';
+  // out[i] = fround(x[i] * s + m) in a plain loop (Float32Array.from with a
+  // map function goes through the iterator protocol: ~10x slower on 10^6 values)
+  const affine32 = (x, s, m) => {
+    const out = new Float32Array(x.length);
+    for (let i = 0; i < x.length; i++) out[i] = f(x[i] * s + m);
+    return out;
+  };
   const draws = (fn, n, dtype) => api.tidy(() => fn(api.empty([n], { dtype })).data());
 
   function uniformValues(a, b) {
@@ -47,7 +54,7 @@ export function makeInit(api, { Tensor, WeftError, typeName, parse }) {
       if (wide(dtype)) return u.map((x) => x * (b - a) + a);
       const lo = f(a);
       const range = f(f(b) - lo);
-      return Float32Array.from(u, (x) => f(x * range + lo));
+      return affine32(u, range, lo);
     };
   }
 
@@ -57,7 +64,7 @@ export function makeInit(api, { Tensor, WeftError, typeName, parse }) {
       if (wide(dtype)) return z.map((x) => x * std + mean);
       const s = f(std);
       const m = f(mean);
-      return Float32Array.from(z, (x) => f(x * s + m));
+      return affine32(z, s, m);
     };
   }
 

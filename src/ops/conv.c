@@ -295,7 +295,7 @@ struct list_args {
   const weft_tensor *w, *b;
   const int64_t *stride, *padding, *dilation;
   int64_t ns, np, nd, groups;
-  const weft__conv2d_fusion* fuse; /* _conv2d_fused's epilogue; NULL (left out of an initializer) otherwise */
+  const weft__conv2d_fusion* fuse; /* _conv2d_fused's epilogue, NULL for the other convolutions */
 };
 
 /* the int lists resolved (the weight's dims), with their checks */
@@ -334,7 +334,7 @@ weft_tensor* weft__conv2d_fusable(const weft_tensor* input, const weft_tensor* w
 static weft_tensor* conv_list(const char* op, int dim, const weft_tensor* input, const weft_tensor* weight,
                               const weft_tensor* bias, const int64_t* stride, int64_t ns, const int64_t* padding,
                               int64_t np, const int64_t* dilation, int64_t nd, int64_t groups) {
-  struct list_args a = {{op, dim}, weight, bias, stride, padding, dilation, ns, np, nd, groups};
+  struct list_args a = {{op, dim}, weight, bias, stride, padding, dilation, ns, np, nd, groups, NULL};
   return weft__conv_batchify(&a.k, input, list_body, &a);
 }
 
@@ -520,7 +520,7 @@ static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which) {
-  struct back_args b = {grad_output, {{"conv2d", 2}, weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
+  struct back_args b = {grad_output, {{"conv2d", 2}, weight, NULL, stride, padding, dilation, ns, np, nd, groups, NULL}, which};
   return backward(input, &b);
 }
 
@@ -587,7 +587,7 @@ static weft_tensor3 convolution_backward_kernel(const weft_tensor* gy, const wef
                                                 const bool* mask, int64_t nm) {
   (void)bias_sizes, (void)nb; /* checked by PyTorch only for other backends */
   weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
-  struct list_args a = {{"conv2d", 2}, w, NULL, stride, padding, dilation, ns, np, nd, groups};
+  struct list_args a = {{"conv2d", 2}, w, NULL, stride, padding, dilation, ns, np, nd, groups, NULL};
   if (backward_checks(gy, x, &a, transposed, nm) != WEFT_OK) {
     renamed_error();
     r.status = weft_last_status();

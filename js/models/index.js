@@ -1,0 +1,31 @@
+// weft/models: torchvision's resnet18/34/50 and mobilenet_v2 over wt.nn
+// (issue 23). Every export takes the weft API object first:
+//   import { resnet18 } from 'weft/models';
+//   const model = resnet18(wt, { numClasses: 1000 });
+//   model.loadStateDict(wt.load(bytes));   // torch.save(torchvision_model.state_dict())
+// models(wt) gives the classes made for that wt (ResNet, BasicBlock,
+// Bottleneck, MobileNetV2, InvertedResidual, Conv2dNormActivation), built once
+// per API object.
+import { makeCommon } from './common.js';
+import { makeResnet } from './resnet.js';
+import { makeMobilenet } from './mobilenet.js';
+
+const made = new WeakMap();
+
+export function models(wt) {
+  if (!wt || typeof wt !== 'object' || !wt.nn || typeof wt.nn.Module !== 'function') {
+    throw new TypeError('weft/models: the first argument must be the weft API object (from `await init()`)');
+  }
+  let m = made.get(wt);
+  if (!m) {
+    const common = makeCommon(wt);
+    m = Object.freeze({ ...makeResnet(wt, common), ...makeMobilenet(wt, common) });
+    made.set(wt, m);
+  }
+  return m;
+}
+
+export const resnet18 = (wt, options) => models(wt).resnet18(options);
+export const resnet34 = (wt, options) => models(wt).resnet34(options);
+export const resnet50 = (wt, options) => models(wt).resnet50(options);
+export const mobilenetV2 = (wt, options) => models(wt).mobilenetV2(options);
