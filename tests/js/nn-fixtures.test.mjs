@@ -31,21 +31,6 @@ function ordered(v) {
 }
 const ulps = (a, b) => Math.abs(ordered(a) - ordered(b));
 
-// The ops each layer calls that other parts of issue 23 add: a case whose op
-// this build lacks is skipped (until merged).
-function missingOps(wt, { ctor, opts }) {
-  const need = {
-    Conv1d: ['conv1d'], ConvTranspose2d: ['convTranspose2d'], BatchNorm1d: ['batchNorm'], BatchNorm2d: ['batchNorm'],
-    GroupNorm: ['groupNorm'], LayerNorm: ['layerNorm'], Dropout: ['dropout'], Dropout2d: ['dropout2d'], Upsample: ['interpolate'],
-    ZeroPad2d: ['pad'], ConstantPad1d: ['pad'], ConstantPad2d: ['pad'], ReflectionPad1d: ['pad'], ReflectionPad2d: ['pad'],
-    ReplicationPad1d: ['pad'], ReplicationPad2d: ['pad'], ReLU6: ['relu6'], LeakyReLU: ['leakyRelu'], ELU: ['elu'],
-    SiLU: ['silu'], Mish: ['mish'], Hardswish: ['hardswish'], Hardsigmoid: ['hardsigmoid'], Hardtanh: ['hardtanh'],
-    Softplus: ['softplus'], L1Loss: ['l1Loss'], SmoothL1Loss: ['smoothL1Loss'], HuberLoss: ['huberLoss'],
-  }[ctor] ?? [];
-  if (opts.padding_mode && opts.padding_mode !== 'zeros') need.push('pad');
-  return need.filter((op) => typeof wt[op] !== 'function');
-}
-
 function compare(label, got, want, tol, problems) {
   if (JSON.stringify(got.shape) !== JSON.stringify(want.size)) {
     problems.push(`${label}: shape [${got.shape}] vs [${want.size}]`);
@@ -130,11 +115,8 @@ for (const variant of VARIANTS) {
   test(`${variant}: module outputs, gradients and running statistics`, async (t) => {
     const wt = await init({ variant });
     const problems = [];
-    let ran = 0;
     for (const c of FX.modules) {
       const label = `${c.layer.ctor}(${JSON.stringify(c.layer.args)}, ${JSON.stringify(c.layer.opts)})${c.train ? '' : ' eval'}`;
-      if (missingOps(wt, c.layer).length) continue; // until merged
-      ran++;
       wt.tidy(() => {
         const m = make(wt, c.layer);
         m.train(c.train);
@@ -160,7 +142,6 @@ for (const variant of VARIANTS) {
         m.dispose();
       });
     }
-    t.diagnostic(`${ran} of ${FX.modules.length} cases ran (the rest wait for their ops)`);
     assert.deepEqual(problems, []);
   });
 }
@@ -239,11 +220,9 @@ test('a nested module: repr, state-dict keys in order, names, strict loading, ou
   assert.deepEqual(net.loadStateDict(full), { missingKeys: [], unexpectedKeys: [] });
   assert.equal(net.heads.at(0).weight, weight, 'copied in place: the same Parameter');
   compare('heads.0.weight', weight, N.state['heads.0.weight'], 0, []);
-  if (typeof wt.batchNorm === 'function') { // until merged
-    const problems = [];
-    net.eval();
-    compare('net out', wt.noGrad(() => net(toTensor(wt, N.input))), N.out, 2e-5, problems);
-    assert.deepEqual(problems, []);
-  }
+  const problems = [];
+  net.eval();
+  compare('net out', wt.noGrad(() => net(toTensor(wt, N.input))), N.out, 2e-5, problems);
+  assert.deepEqual(problems, []);
   net.dispose();
 });
