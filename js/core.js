@@ -3,6 +3,7 @@
 import { formatTensor } from './format.js';
 import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
+import { installNorm } from './norm.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
 import { installNnUtils } from './nn_utils.js';
@@ -1398,6 +1399,8 @@ export function createApi(M, info) {
   installMinMaxOther(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
+  // batchNorm in torch.nn.functional's argument order (js/norm.js)
+  installNorm(api, { Tensor, WeftError, isOptions });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)

@@ -258,6 +258,24 @@ export interface OpFunctions {
   nllLossBackward(gradOutput: Operand, self: Operand, target: Operand, weight: Operand | null, reduction: string, ignoreIndex: number): Tensor;
   /** cross_entropy */
   crossEntropy(self: Operand, target: Operand, weight?: Operand | null, reduction?: string, ignoreIndex?: number, labelSmoothing?: number): Tensor;
+  /** native_batch_norm */
+  nativeBatchNorm(input: Operand, weight: Operand | null, bias: Operand | null, runningMean: Operand | null, runningVar: Operand | null, training: boolean, momentum: number, eps: number): [Tensor | null, Tensor | null, Tensor | null];
+  /** native_batch_norm_backward */
+  nativeBatchNormBackward(gradOut: Operand, input: Operand, weight: Operand | null, runningMean: Operand | null, runningVar: Operand | null, saveMean: Operand | null, saveInvstd: Operand | null, train: boolean, eps: number, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
+  /** native_layer_norm */
+  nativeLayerNorm(input: Operand, normalizedShape: Shape, weight: Operand | null, bias: Operand | null, eps: number): [Tensor | null, Tensor | null, Tensor | null];
+  /** native_layer_norm_backward */
+  nativeLayerNormBackward(gradOut: Operand, input: Operand, normalizedShape: Shape, mean: Operand, rstd: Operand, weight: Operand | null, bias: Operand | null, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
+  /** native_group_norm */
+  nativeGroupNorm(input: Operand, weight: Operand | null, bias: Operand | null, N: number, C: number, HxW: number, group: number, eps: number): [Tensor | null, Tensor | null, Tensor | null];
+  /** native_group_norm_backward */
+  nativeGroupNormBackward(gradOut: Operand, input: Operand, mean: Operand, rstd: Operand, weight: Operand | null, N: number, C: number, HxW: number, group: number, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
+  /** batch_norm */
+  batchNorm(input: Operand, weight: Operand | null, bias: Operand | null, runningMean: Operand | null, runningVar: Operand | null, training: boolean, momentum: number, eps: number, cudnnEnabled: boolean): Tensor;
+  /** layer_norm */
+  layerNorm(input: Operand, normalizedShape: Shape, weight?: Operand | null, bias?: Operand | null, eps?: number, cudnnEnable?: boolean): Tensor;
+  /** group_norm */
+  groupNorm(input: Operand, numGroups: number, weight?: Operand | null, bias?: Operand | null, eps?: number, cudnnEnabled?: boolean): Tensor;
   /** flip */
   flip(self: Operand, ...dims: ShapeArgs): Tensor;
   /** roll */
@@ -856,20 +874,22 @@ type Name =
   | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out'
   | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d'
   | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d'
-  | 'conv2d.padding' | 'convolution_backward' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'flip'
-  | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril'
-  | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal'
-  | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor'
-  | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace'
-  | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint'
-  | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float'
-  | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out'
-  | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes'
-  | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort'
-  | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk'
-  | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather'
-  | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce'
-  | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill'
-  | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero'
-  | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward';
+  | 'conv2d.padding' | 'convolution_backward' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'native_batch_norm'
+  | 'native_batch_norm_backward' | 'native_layer_norm' | 'native_layer_norm_backward' | 'native_group_norm' | 'native_group_norm_backward' | 'batch_norm' | 'layer_norm' | 'group_norm'
+  | 'flip' | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int'
+  | 'tril' | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out'
+  | 'diagonal' | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min'
+  | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace'
+  | 'logspace' | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like'
+  | 'randint' | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor'
+  | 'bernoulli_.float' | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack'
+  | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes'
+  | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections'
+  | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out'
+  | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out'
+  | 'gather' | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value'
+  | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out'
+  | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out'
+  | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward'
+  | 'diagonal_backward';
 export type OpName = Name | `aten::${Name}`;

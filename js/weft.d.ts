@@ -6,6 +6,8 @@ import type { ConvFunctions } from './conv.js';
 export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
+import type { NormFunctions } from './norm.js';
+export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
 export type {
   AutogradNamespace, BackwardOptions, GradFn, GradOptions, RemovableHandle, TensorBackwardOptions, WorkerGradFn, WorkerGradOptions,
@@ -290,10 +292,10 @@ export interface TensorCore<D extends DType = DType> {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, ShapeFunctions, AutogradFunctions,
-  UniqueFunctions, IndexingFunctions, CheckpointFunctions, Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions |
-    keyof PoolFunctions | keyof ConvFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions> {}
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, NormFunctions, ShapeFunctions,
+  AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, Omit<OpFunctions, keyof WeftCore |
+    keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions |
+    keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions | keyof CheckpointFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -92,6 +92,9 @@ struct weft_node {
   int32_t nargs;
   weft_tensor* result;           /* saved output: an alias without autograd meta */
   uint32_t result_version;
+  /* a forward with statistics (save_result 2): its third output */
+  weft_tensor* result2;
+  uint32_t result2_version;
   bool saved_something, released;
   weft_tensor* retained;         /* weak: a non-leaf output with retain_grad */
   /* Multi-output nodes (split, unbind: nout > 1): the engine keeps an input
@@ -122,10 +125,15 @@ typedef struct weft__bctx {
   weft_tensor* const* grads;
   weft_tensor* saved[16];       /* unpacked saved tensors by argument (owned) */
   weft_tensor* result;          /* unpacked saved result (owned) */
+  weft_tensor* result2;         /* save_result 2: the third output (owned) */
   uint32_t needs;               /* arguments whose gradient is wanted */
   weft_tensor* gi[16];          /* outputs (owned) */
   weft_tensor* gl[64];          /* outputs for the elements of a Tensor[] argument (owned) */
   weft_tensor* temps[48];       /* intermediates, released after the formula */
+  /* a backward op computing several gradients in one call (the
+   * normalizations'): its outputs, kept in temps, after the first G() */
+  weft_tensor* trio[3];
+  bool trio_done;
   int ntemps;
 } weft__bctx;
 
@@ -133,7 +141,11 @@ typedef struct weft__formula {
   const char* node_name;
   weft_op* (*op)(void);
   uint32_t save_mask;  /* tensor arguments saved for backward */
-  bool save_result;
+  /* 0 none; 1 the result (of a (values, indices) op, the indices); 2 a
+   * (Tensor, Tensor, Tensor) forward with statistics (native_batch_norm's
+   * out, mean, invstd): the node owns output 0 and saves outputs 1 and 2
+   * as RES and RES2, plain tensors (they take no gradient) */
+  uint8_t save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
   weft_status (*backward)(weft__bctx* c);
 } weft__formula;

@@ -42,6 +42,7 @@ static weft_scalar arg_scalar(const weft_ivalue* v) {
 #define NDIM(i) ((int64_t)c->node->in[i].ndim)
 #define S(i) ((T)c->saved[i])
 #define RES ((T)c->result)
+#define RES2 ((T)c->result2)
 #define grad (c->grad)
 #define A(i) (1u << (i))
 
@@ -829,6 +830,126 @@ static T avg_pool2d_(weft__bctx* c, T g) {
 static T adaptive_avg_pool2d_(weft__bctx* c, T g) {
   const int64_t* out = SIZES(0) + NDIM(0) - 2;
   return g ? keep(c, weft_op__adaptive_avg_pool2d(g, out, 2)) : NULL;
+}
+
+/* ---- normalizations: one backward call per node for all three gradients ---- */
+/* the output mask: which of (input, weight, bias), arguments in0/in1/in2, need a gradient */
+static void norm_mask(weft__bctx* c, int in0, int in1, int in2, bool mask[3]) {
+  mask[0] = (c->needs & A(in0)) != 0, mask[1] = (c->needs & A(in1)) != 0, mask[2] = (c->needs & A(in2)) != 0;
+}
+static T trio_set(weft__bctx* c, T gx, T gw, T gb, int which) {
+  c->trio_done = true;
+  c->trio[0] = (weft_tensor*)gx, c->trio[1] = (weft_tensor*)gw, c->trio[2] = (weft_tensor*)gb;
+  return c->trio[which];
+}
+static T trio_pick(weft__bctx* c, weft_tensor3 r, int which) {
+  weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
+  T k[3];
+  for (int i = 0; i < 3; i++) k[i] = outs[i] ? keep(c, outs[i]) : NULL;
+  return trio_set(c, k[0], k[1], k[2], which);
+}
+
+/* Under createGraph the gradients are differentiable ops over the saved
+ * input (PyTorch's infinitely_differentiable_native_*_backward): mean and
+ * rstd recomputed from x, so a second pass sees how they depend on it.
+ * xs: x as the statistics see it (reduced over dims, keepdim), g likewise;
+ * with xhat = (x - mean) rstd and gh = g * w,
+ *   dx = rstd (gh - mean(gh) - xhat mean(gh xhat)). */
+static T mean_k(weft__bctx* c, T a, const int64_t* dims, int64_t n) {
+  return a ? keep(c, weft_mean_dim(a, dims, n, true, (weft_dtype)-1)) : NULL;
+}
+static T sum_k(weft__bctx* c, T a, const int64_t* dims, int64_t n, bool keepdim) {
+  return a ? keep(c, weft_sum_dim(a, dims, n, keepdim, (weft_dtype)-1)) : NULL;
+}
+static T rsqrt_eps(weft__bctx* c, T var, double eps) { return call1(c, weft_rsqrt, add_scalar(c, var, eps)); }
+/* xhat over dims, and rstd */
+static T normalized(weft__bctx* c, T x, const int64_t* dims, int64_t n, double eps, T* rstd) {
+  T xc = sub(c, x, mean_k(c, x, dims, n));
+  *rstd = rsqrt_eps(c, mean_k(c, mul(c, xc, xc), dims, n), eps);
+  return mul(c, xc, *rstd);
+}
+static T dx_of(weft__bctx* c, T gh, T xhat, T rstd, const int64_t* dims, int64_t n) {
+  T m1 = mean_k(c, gh, dims, n), m2 = mean_k(c, mul(c, gh, xhat), dims, n);
+  return mul(c, rstd, sub(c, sub(c, gh, m1), mul(c, xhat, m2)));
+}
+/* w [C] as [1, C, 1, ...] against an ndim-dim input */
+static T channel_view(weft__bctx* c, T w, int64_t ndim) {
+  int64_t s[WEFT_MAX_DIMS];
+  for (int64_t d = 0; d < ndim; d++) s[d] = d == 1 ? -1 : 1;
+  return w ? reshape(c, w, s, ndim) : NULL;
+}
+/* the dims of x other than 1 */
+static int64_t not_channels(int64_t ndim, int64_t* dims) {
+  int64_t n = 0;
+  for (int64_t d = 0; d < ndim; d++)
+    if (d != 1) dims[n++] = d;
+  return n;
+}
+
+static T batch_norm_composite(weft__bctx* c, int which) {
+  T g = grad, x = S(0), w = S(1), rm = S(3), rv = S(4);
+  int64_t dims[WEFT_MAX_DIMS], nd = not_channels(x->ndim, dims);
+  T rstd, xhat;
+  if (BOOLA(5)) {
+    xhat = normalized(c, x, dims, nd, DBL(7), &rstd);
+  } else {
+    rstd = rsqrt_eps(c, channel_view(c, rv, x->ndim), DBL(7));
+    xhat = mul(c, sub(c, x, channel_view(c, rm, x->ndim)), rstd);
+  }
+  T wv = channel_view(c, w, x->ndim), gh = wv ? mul(c, g, wv) : g;
+  T gx = BOOLA(5) ? dx_of(c, gh, xhat, rstd, dims, nd) : mul(c, gh, rstd);
+  return trio_set(c, gx, sum_k(c, mul(c, g, xhat), dims, nd, false), sum_k(c, g, dims, nd, false), which);
+}
+
+static T layer_norm_composite(weft__bctx* c, int which) {
+  T g = grad, x = S(0), w = S(2);
+  int64_t nn = ILN(1), axis = x->ndim - nn, dims[WEFT_MAX_DIMS], lead[WEFT_MAX_DIMS];
+  for (int64_t i = 0; i < nn; i++) dims[i] = axis + i;
+  for (int64_t i = 0; i < axis; i++) lead[i] = i;
+  T rstd, xhat = normalized(c, x, dims, nn, DBL(4), &rstd);
+  T gh = w ? mul(c, g, w) : g;
+  T gp = mul(c, g, xhat);
+  T gw = axis ? sum_k(c, gp, lead, axis, false) : gp, gb = axis ? sum_k(c, g, lead, axis, false) : g;
+  return trio_set(c, dx_of(c, gh, xhat, rstd, dims, nn), gw, gb, which);
+}
+
+static T group_norm_composite(weft__bctx* c, int which) {
+  T g = grad, x = S(0), w = S(1);
+  const int64_t groups[3] = {INT(3), INT(6), -1}, two = 2;
+  int64_t dims[WEFT_MAX_DIMS], nd = not_channels(x->ndim, dims);
+  T rstd, xg = reshape(c, x, groups, 3);
+  T xhat = xg ? normalized(c, xg, &two, 1, DBL(7), &rstd) : NULL;
+  T wv = channel_view(c, w, x->ndim), gh = reshape(c, wv ? mul(c, g, wv) : g, groups, 3);
+  T gx = reshape(c, dx_of(c, gh, xhat, rstd, &two, 1), x->sizes, x->ndim);
+  T xh = reshape(c, xhat, x->sizes, x->ndim);
+  return trio_set(c, gx, sum_k(c, mul(c, g, xh), dims, nd, false), sum_k(c, g, dims, nd, false), which);
+}
+
+/* native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps) */
+static T batch_norm_grads(weft__bctx* c, int which) {
+  if (c->trio_done) return c->trio[which];
+  if (weft_grad_enabled()) return batch_norm_composite(c, which);
+  bool mask[3];
+  norm_mask(c, 0, 1, 2, mask);
+  return trio_pick(c, weft_native_batch_norm_backward(grad, S(0), S(1), S(3), S(4), RES, RES2, BOOLA(5), DBL(7), mask, 3),
+                   which);
+}
+/* native_layer_norm(input, normalized_shape, weight, bias, eps) */
+static T layer_norm_grads(weft__bctx* c, int which) {
+  if (c->trio_done) return c->trio[which];
+  if (weft_grad_enabled()) return layer_norm_composite(c, which);
+  bool mask[3];
+  norm_mask(c, 0, 2, 3, mask);
+  return trio_pick(c, weft_native_layer_norm_backward(grad, S(0), IL(1), ILN(1), RES, RES2, S(2), S(3), mask, 3), which);
+}
+/* native_group_norm(input, weight, bias, N, C, HxW, group, eps) */
+static T group_norm_grads(weft__bctx* c, int which) {
+  if (c->trio_done) return c->trio[which];
+  if (weft_grad_enabled()) return group_norm_composite(c, which);
+  bool mask[3];
+  norm_mask(c, 0, 1, 2, mask);
+  return trio_pick(c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3),
+                   which);
 }
 
 /* ---- expansion ---- */

@@ -36,7 +36,8 @@ void weft__node_release_saved(weft_node* n) {
   for (int32_t i = 0; n->args && i < n->nargs; i++)
     if (n->args[i].tag == WEFT_IV_TENSOR) weft_ivalue_destroy(&n->args[i]);
   weft_tensor_release(n->result);
-  n->result = NULL;
+  weft_tensor_release(n->result2);
+  n->result = n->result2 = NULL;
   n->released = true;
   if (n->fn) weft__node_release_saved(n->fn);
 }
@@ -119,6 +120,15 @@ static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
   return r;
 }
 
+/* save_result 2: the statistics outputs, plain (they are not differentiated) */
+static weft_status unpack_stats(weft_node* n, weft__bctx* c) {
+  if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, false);
+  if (weft_tensor_version(n->result2) != n->result2_version)
+    return version_error(n, n->result2, n->result2_version, false);
+  if (!(c->result = weft__alias(n->result)) || !(c->result2 = weft__alias(n->result2))) return weft_last_status();
+  return WEFT_OK;
+}
+
 weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
   if (n->released && n->saved_something) return freed_error();
   for (int32_t i = 0; i < n->nargs; i++) {
@@ -127,6 +137,7 @@ weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
     if (weft_tensor_version(t) != n->versions[i]) return version_error(n, t, n->versions[i], false);
     c->saved[i] = weft_tensor_retain(t);
   }
+  if (n->f->save_result == 2) return unpack_stats(n, c);
   if (n->f->save_result) {
     if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
     if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
@@ -289,6 +300,16 @@ static weft_status attach_result(weft_node* n, weft_tensor* r, const weft_tensor
   return set_output(n, r, 0);
 }
 
+/* A forward with statistics: out becomes output 0 of n, the two statistics
+ * are saved (as PyTorch's result1, result2). */
+static weft_status attach_stats(weft_node* n, weft_tensor* out, const weft_tensor* s1, const weft_tensor* s2) {
+  if (!(n->result = weft__alias(s1)) || !(n->result2 = weft__alias(s2))) return weft_last_status();
+  n->result_version = weft_tensor_version(s1);
+  n->result2_version = weft_tensor_version(s2);
+  n->saved_something = true;
+  return set_output(n, out, 0);
+}
+
 /* A Tensor[] return (split, unbind): every piece is an output of the one
  * node n, told apart by its output_nr, as PyTorch's multi-output nodes are. */
 static weft_status attach_outputs(weft_node* n, const weft_ivalue* r) {
@@ -348,7 +369,12 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
   int nret = weft_op_schema(op)->nreturns;
   const weft_ivalue* top = weft_stack_peek(st, nret == 2 ? 1 : 0);
   weft_tensor* r = NULL;
-  if (nret == 3) { /* (grad_input, grad_weight, grad_bias): the one asked for */
+  if (nret == 3 && f->save_result == 2) { /* (out, mean, invstd): the node owns out */
+    r = weft_stack_peek(st, 2)->u.t;
+    s = attach_stats(n, r, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t);
+    weft_node_release(n);
+    return s;
+  } else if (nret == 3) { /* (grad_input, grad_weight, grad_bias): the one asked for */
     if ((s = defined_output(op, st, &r)) || !r) { /* an error, or nothing asked for */
       weft_node_release(n);
       if (s) weft_stack_drop(st, 3);

@@ -103,6 +103,24 @@ typedef void weft_f32_dwconv_wgrad_fn(size_t ho, size_t wo, size_t taps, const f
 typedef void weft_f64_dwconv_wgrad_fn(size_t ho, size_t wo, size_t taps, const double* const* x, size_t xr,
                                       size_t xs, const double* gy, double* acc);
 
+/* normalizations (norm.c): moments sum(x - k), sum((x - k)^2) of a row, or
+ * per column j over rows (row strides in bytes, shift k[j]), added into
+ * doubles; the backward's sum(g), sum(g * (x - k)) with g = dy (* w when w);
+ * y = (x * a + b) * w + c (w, c NULL: 1, 0) or per column y = x * a + b;
+ * dx = dy * a * w + x * b + c (w NULL: 1) or per column dx = dy * a + x * b + c */
+typedef void weft_f32_rmoments_fn(size_t n, const float* x, float k, double* out);
+typedef void weft_f32_vmoments_rows_fn(size_t rows, size_t cols, const float* x, size_t xs, const float* k, double* s,
+                                       double* q);
+typedef void weft_f32_rdotc_fn(size_t n, const float* dy, const float* x, const float* w, float k, double* out);
+typedef void weft_f32_vdotc_rows_fn(size_t rows, size_t cols, const float* dy, size_t dys, const float* x, size_t xs,
+                                    const float* k, double* s, double* q);
+typedef void weft_f32_vnorm_fn(size_t n, const float* x, float a, float b, const float* w, const float* c, float* y);
+typedef void weft_f32_vnorm_c_fn(size_t n, const float* x, const float* a, const float* b, float* y);
+typedef void weft_f32_vnorm_bwd_fn(size_t n, const float* dy, const float* x, const float* w, float a, float b,
+                                   float c, float* dx);
+typedef void weft_f32_vnorm_bwd_c_fn(size_t n, const float* dy, const float* x, const float* a, const float* b,
+                                     const float* c, float* dx);
+
 /* 2-D pooling (pool.c). Every window element a kernel is given lies inside
  * the input (the driver clips windows at the borders).
  *   NCHW, along one output row of one plane (f32_pool_fn): y[j], j < n, is
