@@ -24,7 +24,7 @@ function showProbs(probs, pred) {
     const li = $(`bar-${d}`);
     li.querySelector('.bar span').style.width = `${(p * 100).toFixed(1)}%`;
     li.querySelector('.p').textContent = p.toFixed(3);
-    li.classList.toggle('top', d === pred);
+    li.classList.toggle('best', d === pred);
   });
   $('pred').textContent = pred === null ? '–' : String(pred);
   $('pred-p').textContent = pred === null ? '' : `p = ${probs[pred].toFixed(3)}`;
