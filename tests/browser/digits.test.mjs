@@ -1,7 +1,8 @@
 // The drawing page (demo/digits.html) in Chromium, threaded (cross-origin
 // isolated) and single-threaded: the PyTorch checkpoint loaded into the page's
 // wt.nn model gives PyTorch's logits on the test images; a stroke drawn with
-// Playwright's mouse is classified while it is drawn; "Clear" empties the
+// Playwright's mouse is classified while it is drawn, one drawn by touch
+// events (CDP) too; "Clear" empties the
 // pad; the model's repr and state dict are shown; nothing leaks.
 //   node --test tests/browser/digits.test.mjs   (needs dist/ and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
@@ -81,6 +82,28 @@ for (const isolation of [true, false]) {
       assert.equal(await text(page, '#pred'), '–');
       assert.equal(await page.evaluate(() => window.digitsDemo.state.strokes.length), 0);
       assert.equal(await page.evaluate(() => window.digitsDemo.memory().tensors), baseline);
+    });
+
+    test('a finger draws too (touch events, as a phone sends them)', async () => {
+      const { page } = s;
+      await page.click('#clear');
+      const box = await page.locator('#pad').boundingBox();
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 1 });
+      const touch = (type, x, y) => cdp.send('Input.dispatchTouchEvent', {
+        type, touchPoints: type === 'touchEnd' ? [] : [{ x: box.x + x, y: box.y + y }] });
+      const n0 = await predictions();
+      // a "1": one vertical stroke
+      await touch('touchStart', 140, 40);
+      for (let y = 50; y <= 240; y += 10) await touch('touchMove', 140, y);
+      await touch('touchEnd');
+      await page.waitForFunction((n) => Number(document.body.dataset.predictions) > n, n0);
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      assert.equal(await page.evaluate(() => window.digitsDemo.state.strokes.length), 1);
+      assert.equal(await text(page, '#pred'), '1');
+      await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: false });
+      await cdp.detach();
+      await page.click('#clear');
     });
 
     test('no console errors', () => {
