@@ -2,8 +2,8 @@
 // isolated) and single-threaded: the PyTorch checkpoint loaded into the page's
 // wt.nn model gives PyTorch's logits on the test images; a stroke drawn with
 // Playwright's mouse is classified while it is drawn, one drawn by touch
-// events (CDP) too; "Clear" empties the
-// pad; the model's repr and state dict are shown; nothing leaks.
+// events (CDP) too; "Clear" empties the pad; the model's repr and state dict
+// are shown; nothing leaks.
 //   node --test tests/browser/digits.test.mjs   (needs dist/ and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
