@@ -3,6 +3,7 @@
 import { formatTensor } from './format.js';
 import { installOps, readOpRegistry, tupleMaker } from './ops.js';
 import { installPool } from './pool.js';
+import { installResize } from './resize.js';
 import { installNorm } from './norm.js';
 import { installAutograd } from './autograd.js';
 import { installOptim } from './optim.js';
@@ -1399,8 +1400,10 @@ export function createApi(M, info) {
   installMinMaxOther(api);
   // maxPool2d's returnIndices, adaptiveAvgPool2d's null sizes (js/pool.js)
   installPool(api, { Tensor, WeftError, isOptions });
+  // wt.pad's options, wt.interpolate (F.interpolate over the upsample ops; js/resize.js)
+  installResize(api, { Tensor, WeftError, isOptions });
   // batchNorm in torch.nn.functional's argument order (js/norm.js)
-  installNorm(api, { Tensor, WeftError, isOptions });
+  installNorm(api, { Tensor, WeftError, isOptions, didYouMean });
   // requiresGrad, backward, grad, noGrad, autograd.grad (js/autograd.js)
   installAutograd(api, { M, Tensor, WeftError, wrap, fail, typeName, isOptions, buffer });
   // wt.optim.SGD / Adam / AdamW (js/optim.js)

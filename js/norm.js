@@ -9,7 +9,7 @@
 // are (F's order is ATen's): wt.layerNorm(x, normalizedShape, weight, bias,
 // { eps }), wt.groupNorm(x, numGroups, weight, bias, { eps }).
 export function installNorm(api, k) {
-  const { Tensor, WeftError, isOptions } = k;
+  const { Tensor, WeftError, isOptions, didYouMean } = k;
   const gen = api.batchNorm;
   if (!gen) return;
   const NAMES = ['weight', 'bias', 'training', 'momentum', 'eps'];
@@ -17,11 +17,19 @@ export function installNorm(api, k) {
   function batchNorm(x, runningMean = null, runningVar = null, ...rest) {
     const last = rest[rest.length - 1];
     const opts = rest.length && isOptions(last) && !(last instanceof Tensor) ? { ...rest.pop() } : {};
+    for (const key of Object.keys(opts)) {
+      if (!NAMES.includes(key)) {
+        throw new WeftError('TypeError', `batch_norm() got an unexpected option '${key}'${didYouMean(key, NAMES)}`);
+      }
+    }
     if (rest.length > NAMES.length) {
-      throw new WeftError('TypeError', `batch_norm() takes ${NAMES.length + 3} positional arguments but ${rest.length + 3} were given`);
+      const [most, n] = [NAMES.length + 3, rest.length + 3];
+      throw new WeftError('TypeError', `batch_norm() takes ${most} positional arguments but ${n} were given`);
     }
     rest.forEach((v, i) => {
-      if (NAMES[i] in opts) throw new WeftError('TypeError', `batch_norm() got multiple values for argument '${NAMES[i]}'`);
+      if (NAMES[i] in opts) {
+        throw new WeftError('TypeError', `batch_norm() got multiple values for argument '${NAMES[i]}'`);
+      }
       opts[NAMES[i]] = v;
     });
     const kw = { weight: null, bias: null, training: false, momentum: 0.1, eps: 1e-5, ...opts };

@@ -4,7 +4,7 @@
 import type { DType, Tensor } from './weft.js';
 import type { OpFunctions, OpMethods, OpName } from './optable.js';
 import type { ReduceFunctions, ReduceTensorOps, ReductionPlan } from './reduce.js';
-import type { ConvPlan } from './conv.js';
+import type { ConvPlan, ConvTransposePlan } from './conv.js';
 
 export type { OpFunctions, OpMethods, OpName } from './optable.js';
 
@@ -102,8 +102,11 @@ export interface OpsApi {
   /** Runs fn with the dispatch trace on; every call and redispatch, nested ones included, and the nodes a backward pass runs. */
   trace(fn: () => unknown): TraceEntry[];
   /** The plan of the first TensorIterator the op would run (its loops are skipped); null when it runs none. */
-  /** conv2d: the algorithm it runs (js/conv.d.ts). */
-  explain(op: 'conv2d' | 'conv2d.padding' | 'aten::conv2d' | 'aten::conv2d.padding', ...args: OpArg[]): ConvPlan;
+  /** conv2d, conv1d, conv_transpose2d: the algorithm they run (js/conv.d.ts). */
+  explain(op: 'conv2d' | 'conv2d.padding' | 'aten::conv2d' | 'aten::conv2d.padding' | 'conv1d' | 'conv1d.padding'
+    | 'aten::conv1d' | 'aten::conv1d.padding', ...args: OpArg[]): ConvPlan;
+  explain(op: 'conv_transpose2d' | 'conv_transpose2d.input' | 'aten::conv_transpose2d.input', ...args: OpArg[]):
+    ConvTransposePlan;
   explain(op: OpName, ...args: OpArg[]): ExplainPlan | null;
 }
 

@@ -43,6 +43,7 @@ function readJson(M, fail, ptr, op) {
 //   INT_LIST                     an array of at most argSlots.maxList integer numbers
 //   OPT_INT_LIST                 the same, or null
 //   DOUBLE                       a number, or a Scalar as convert() gives it ({ tag, v })
+//   OPT_DOUBLE                   a number or null (passed as NaN)
 //   BOOL                         a boolean
 //   BOOL_LIST                    an array of at most argSlots.maxList booleans (passed as 0 and 1)
 //   SCALAR                       { tag, v }
@@ -57,6 +58,7 @@ const TO_PARAM = {
   TENSOR_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v.tensors.map((t) => (t === null ? 0 : t.handle(name)))),
   OPT_INT_LIST: (argSlots, name, slot) => (v) => (v === null ? 0 : argSlots.writeList(slot, v)), // None: NULL
   DOUBLE: () => (v) => (v !== null && typeof v === 'object' ? v.v : v),
+  OPT_DOUBLE: () => (v) => (v === null ? NaN : v),
   BOOL: () => (v) => (v ? 1 : 0),
   BOOL_LIST: (argSlots, name, slot) => (v) => argSlots.writeList(slot, v.map((b) => (b ? 1 : 0))),
   SCALAR: (argSlots, name, slot) => (v) => argSlots.writeScalar(slot, v.tag, v.v),

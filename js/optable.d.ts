@@ -246,6 +246,13 @@ export interface OpFunctions {
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** conv1d, conv1d.padding */
+  conv1d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
+  conv1d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
+  /** conv_transpose2d.input */
+  convTranspose2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, outputPadding?: number | Shape, groups?: number, dilation?: number | Shape): Tensor;
+  /** conv_transpose1d */
+  convTranspose1d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, outputPadding?: number | Shape, groups?: number, dilation?: number | Shape): Tensor;
   /** convolution_backward */
   convolutionBackward(gradOutput: Operand, input: Operand, weight: Operand, biasSizes: Shape | null, stride: Shape, padding: Shape, dilation: Shape, transposed: boolean, outputPadding: Shape, groups: number, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
   /** mse_loss */
@@ -393,6 +400,64 @@ export interface OpFunctions {
   sliceBackward(gradOutput: Operand, inputSizes: Shape, dim: number, start: number, end: number, step: number): Tensor;
   /** diagonal_backward */
   diagonalBackward(gradOutput: Operand, inputSizes: Shape, offset: number, dim1: number, dim2: number): Tensor;
+  /** pad */
+  pad(self: Operand, pad: Shape, mode?: string, value?: number | null): Tensor;
+  /** constant_pad_nd */
+  constantPadNd(self: Operand, pad: Shape, value?: Scalar): Tensor;
+  /** _pad_circular */
+  PadCircular(self: Operand, ...pad: ShapeArgs): Tensor;
+  /** reflection_pad1d */
+  reflectionPad1d(self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad1d_backward */
+  reflectionPad1dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad2d */
+  reflectionPad2d(self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad2d_backward */
+  reflectionPad2dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad3d */
+  reflectionPad3d(self: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad3d_backward */
+  reflectionPad3dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad1d */
+  replicationPad1d(self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad1d_backward */
+  replicationPad1dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad2d */
+  replicationPad2d(self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad2d_backward */
+  replicationPad2dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad3d */
+  replicationPad3d(self: Operand, padding: number | Shape): Tensor;
+  /** replication_pad3d_backward */
+  replicationPad3dBackward(gradOutput: Operand, self: Operand, padding: number | Shape): Tensor;
+  /** upsample_nearest1d */
+  upsampleNearest1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
+  /** _upsample_nearest_exact1d */
+  UpsampleNearestExact1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
+  /** upsample_linear1d */
+  upsampleLinear1d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
+  /** upsample_nearest2d */
+  upsampleNearest2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** _upsample_nearest_exact2d */
+  UpsampleNearestExact2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bilinear2d */
+  upsampleBilinear2d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bicubic2d */
+  upsampleBicubic2d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_nearest1d_backward */
+  upsampleNearest1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
+  /** _upsample_nearest_exact1d_backward */
+  UpsampleNearestExact1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
+  /** upsample_linear1d_backward */
+  upsampleLinear1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
+  /** upsample_nearest2d_backward */
+  upsampleNearest2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** _upsample_nearest_exact2d_backward */
+  UpsampleNearestExact2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bilinear2d_backward */
+  upsampleBilinear2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bicubic2d_backward */
+  upsampleBicubic2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -825,6 +890,50 @@ export interface OpMethods {
   indexPut_(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
   /** index_put */
   indexPut(indices: readonly (Tensor | null)[], values: Operand, accumulate?: boolean): Tensor;
+  /** pad */
+  pad(pad: Shape, mode?: string, value?: number | null): Tensor;
+  /** constant_pad_nd */
+  constantPadNd(pad: Shape, value?: Scalar): Tensor;
+  /** _pad_circular */
+  PadCircular(...pad: ShapeArgs): Tensor;
+  /** reflection_pad1d */
+  reflectionPad1d(padding: number | Shape): Tensor;
+  /** reflection_pad1d_backward */
+  reflectionPad1dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad2d */
+  reflectionPad2d(padding: number | Shape): Tensor;
+  /** reflection_pad2d_backward */
+  reflectionPad2dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** reflection_pad3d */
+  reflectionPad3d(padding: number | Shape): Tensor;
+  /** reflection_pad3d_backward */
+  reflectionPad3dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** replication_pad1d */
+  replicationPad1d(padding: number | Shape): Tensor;
+  /** replication_pad1d_backward */
+  replicationPad1dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** replication_pad2d */
+  replicationPad2d(padding: number | Shape): Tensor;
+  /** replication_pad2d_backward */
+  replicationPad2dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** replication_pad3d */
+  replicationPad3d(padding: number | Shape): Tensor;
+  /** replication_pad3d_backward */
+  replicationPad3dBackward(gradOutput: Operand, padding: number | Shape): Tensor;
+  /** upsample_nearest1d */
+  upsampleNearest1d(outputSize: number | Shape, scales?: number | null): Tensor;
+  /** _upsample_nearest_exact1d */
+  UpsampleNearestExact1d(outputSize: number | Shape, scales?: number | null): Tensor;
+  /** upsample_linear1d */
+  upsampleLinear1d(outputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
+  /** upsample_nearest2d */
+  upsampleNearest2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** _upsample_nearest_exact2d */
+  UpsampleNearestExact2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bilinear2d */
+  upsampleBilinear2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** upsample_bicubic2d */
+  upsampleBicubic2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -874,22 +983,26 @@ type Name =
   | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer' | 'outer.out'
   | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d'
   | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d'
-  | 'conv2d.padding' | 'convolution_backward' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'native_batch_norm'
-  | 'native_batch_norm_backward' | 'native_layer_norm' | 'native_layer_norm_backward' | 'native_group_norm' | 'native_group_norm_backward' | 'batch_norm' | 'layer_norm' | 'group_norm'
-  | 'flip' | 'roll' | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int'
-  | 'tril' | 'tril_' | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out'
-  | 'diagonal' | 'clamp' | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min'
-  | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace'
-  | 'logspace' | 'eye' | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like'
-  | 'randint' | 'randint.low' | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor'
-  | 'bernoulli_.float' | 'multinomial' | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack'
-  | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes'
-  | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections'
-  | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out'
-  | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out'
-  | 'gather' | 'gather.out' | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value'
-  | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out'
-  | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out'
-  | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward'
-  | 'diagonal_backward';
+  | 'conv2d.padding' | 'conv1d' | 'conv1d.padding' | 'conv_transpose2d' | 'conv_transpose2d.input' | 'conv_transpose1d' | 'convolution_backward' | 'mse_loss'
+  | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'native_batch_norm' | 'native_batch_norm_backward' | 'native_layer_norm' | 'native_layer_norm_backward'
+  | 'native_group_norm' | 'native_group_norm_backward' | 'batch_norm' | 'layer_norm' | 'group_norm' | 'flip' | 'roll' | 'repeat'
+  | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril' | 'tril_' | 'tril.out'
+  | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal' | 'clamp' | 'clamp.Tensor'
+  | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out'
+  | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace' | 'eye' | 'eye.m'
+  | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint' | 'randint.low' | 'randperm'
+  | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float' | 'multinomial' | 'multinomial.out'
+  | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out' | 'vstack' | 'vstack.out'
+  | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes' | 'chunk' | 'unbind'
+  | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort' | 'sort.stable' | 'sort.values'
+  | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue'
+  | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out' | 'scatter'
+  | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce'
+  | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor'
+  | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out' | 'index'
+  | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward' | 'pad' | 'constant_pad_nd'
+  | '_pad_circular' | 'reflection_pad1d' | 'reflection_pad1d_backward' | 'reflection_pad2d' | 'reflection_pad2d_backward' | 'reflection_pad3d' | 'reflection_pad3d_backward' | 'replication_pad1d'
+  | 'replication_pad1d_backward' | 'replication_pad2d' | 'replication_pad2d_backward' | 'replication_pad3d' | 'replication_pad3d_backward' | 'upsample_nearest1d' | '_upsample_nearest_exact1d' | 'upsample_linear1d'
+  | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward' | 'upsample_nearest2d_backward'
+  | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward';
 export type OpName = Name | `aten::${Name}`;

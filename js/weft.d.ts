@@ -3,9 +3,11 @@
 import type { OpFunctions, OpMethods, Operand, OpsApi, Returns } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 import type { ConvFunctions } from './conv.js';
-export type { Conv2dOptions, ConvFunctions, ConvPlan } from './conv.js';
+export type { Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, ConvFunctions, ConvPlan, ConvTransposePlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
+import type { ResizeFunctions, ResizeTensorOps } from './resize.js';
+export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from './resize.js';
 import type { NormFunctions } from './norm.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { AutogradFunctions, AutogradTensorOps, WorkerAutogradFunctions, WorkerAutogradTensorOps } from './autograd.js';
@@ -201,9 +203,10 @@ export interface MemoryStats {
  * objects, the JS calling form).
  */
 export interface Tensor<D extends DType = DType>
-  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, ShapeTensorOps, AutogradTensorOps,
-  UniqueTensorOps, IndexingTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts | keyof ReduceTensorOps |
-    keyof PoolTensorOps | keyof ShapeTensorOps | keyof AutogradTensorOps | keyof UniqueTensorOps | keyof IndexingTensorOps> {}
+  extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, ResizeTensorOps, ShapeTensorOps,
+  AutogradTensorOps, UniqueTensorOps, IndexingTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts |
+    keyof ReduceTensorOps | keyof PoolTensorOps | keyof ResizeTensorOps | keyof ShapeTensorOps | keyof AutogradTensorOps |
+    keyof UniqueTensorOps | keyof IndexingTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
@@ -292,10 +295,11 @@ export interface TensorCore<D extends DType = DType> {
  * functions of the op table (OpFunctions, generated in js/optable.d.ts) the hand-written API does not
  * have, as at run time.
  */
-export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ConvFunctions, NormFunctions, ShapeFunctions,
-  AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, Omit<OpFunctions, keyof WeftCore |
-    keyof ReduceFunctions | keyof PoolFunctions | keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions |
-    keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions | keyof CheckpointFunctions> {}
+export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
+  ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, Omit<OpFunctions,
+    keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions | keyof ConvFunctions |
+    keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions | keyof IndexingFunctions |
+    keyof CheckpointFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

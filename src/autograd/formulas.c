@@ -679,15 +679,18 @@ static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction
 /* One output of convolution_backward (0 input, 1 weight, 2 bias): the op, so
  * a createGraph pass records it (ConvolutionBackwardBackward0). */
 typedef struct {
-  const int64_t *stride, *padding, *dilation;
-  int64_t ns, np, nd, groups;
+  const int64_t *stride, *padding, *dilation, *output_padding; /* output_padding NULL: zeros */
+  int64_t ns, np, nd, nop, groups;
+  bool transposed;
 } conv_args;
 static T conv_backward_one(weft__bctx* c, T g, T x, T w, const conv_args* a, int which) {
   if (!g || !x || !w) return NULL;
   const bool mask[3] = {which == 0, which == 1, which == 2};
   const int64_t no_output_padding[2] = {0, 0};
+  bool op = a->output_padding != NULL;
   weft_tensor3 r = weft_convolution_backward(g, x, w, NULL, 0, a->stride, a->ns, a->padding, a->np, a->dilation,
-                                             a->nd, false, no_output_padding, 2, a->groups, mask, 3);
+                                             a->nd, a->transposed, op ? a->output_padding : no_output_padding,
+                                             op ? a->nop : 2, a->groups, mask, 3);
   weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
   return r.status ? NULL : keep(c, outs[which]);
 }
@@ -711,21 +714,59 @@ static T same_padding(weft__bctx* c, T g, T w, const char* mode, const int64_t* 
   return g;
 }
 
-/* conv2d(input, weight, bias, stride, padding, dilation, groups), padding a
- * list or (conv2d.padding) a string: gradient `which` (0 input, 1 weight, 2
- * bias) through convolution_backward; a 3-D input as a batch of one. */
-static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
+/* A 2-D convolution's gradient `which` (0 input, 1 weight, 2 bias) through
+ * convolution_backward, padding a list (a) or a string (mode); a 3-D input
+ * as a batch of one. */
+static T conv_2d_backward(weft__bctx* c, T g, T x, T w, conv_args a, const char* mode, int which) {
   if (!g || !x || !w) return NULL;
   int64_t pad[2];
-  conv_args a = {IL(3), IL(4), IL(5), ILN(3), ILN(4), ILN(5), INT(6)};
-  if (STR(4)) {
+  if (mode) {
     a.padding = pad, a.np = 2;
-    g = same_padding(c, g, w, STR(4), IL(5), ILN(5), pad);
+    g = same_padding(c, g, w, mode, a.dilation, a.nd, pad);
   }
   if (!g || x->ndim != 3) return conv_backward_one(c, g, x, w, &a, which);
   T g4 = keep(c, weft_unsqueeze(g, 0)), x4 = g4 ? keep(c, weft_unsqueeze(x, 0)) : NULL;
   T r = conv_backward_one(c, g4, x4, w, &a, which);
   return which == 0 && r ? keep(c, weft_squeeze_dim(r, 0)) : r;
+}
+
+/* conv2d(input, weight, bias, stride, padding, dilation, groups), padding a
+ * list or (conv2d.padding) a string */
+static T conv2d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  conv_args a = {IL(3), IL(4), IL(5), NULL, ILN(3), ILN(4), ILN(5), 0, INT(6), false};
+  return conv_2d_backward(c, g, x, w, a, STR(4), which);
+}
+
+/* A 1-D convolution's gradient: its tensors with a height of 1 (as 1.13's
+ * view4d), the 2-D gradient (a's lists already 2-D), the height dropped again */
+static T conv_1d_backward(weft__bctx* c, T g, T x, T w, const conv_args* a, const char* mode, int which) {
+  if (!g || !x || !w) return NULL;
+  T g2 = keep(c, weft_unsqueeze(g, -2));
+  T x2 = g2 ? keep(c, weft_unsqueeze(x, -2)) : NULL;
+  T w2 = x2 ? keep(c, weft_unsqueeze(w, 2)) : NULL;
+  T r = w2 ? conv_2d_backward(c, g2, x2, w2, *a, mode, which) : NULL;
+  if (!r || which == 2) return r;
+  return keep(c, weft_squeeze_dim(r, which == 0 ? -2 : 2));
+}
+
+/* conv1d(input, weight, bias, stride, padding, dilation, groups) */
+static T conv1d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  const int64_t stride[2] = {1, IL(3)[0]}, dil[2] = {1, IL(5)[0]}, pad[2] = {0, STR(4) ? 0 : IL(4)[0]};
+  const conv_args a = {stride, pad, dil, NULL, 2, 2, 2, 0, INT(6), false};
+  return conv_1d_backward(c, g, x, w, &a, STR(4), which);
+}
+
+/* conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation) */
+static T conv_transpose1d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  const int64_t stride[2] = {1, IL(3)[0]}, pad[2] = {0, IL(4)[0]}, op[2] = {0, IL(5)[0]}, dil[2] = {1, IL(7)[0]};
+  const conv_args a = {stride, pad, dil, op, 2, 2, 2, 2, INT(6), true};
+  return conv_1d_backward(c, g, x, w, &a, NULL, which);
+}
+
+/* conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation) */
+static T conv_transpose2d_backward(weft__bctx* c, T g, T x, T w, int which) {
+  conv_args a = {IL(3), IL(4), IL(7), IL(5), ILN(3), ILN(4), ILN(7), ILN(5), INT(6), true};
+  return conv_2d_backward(c, g, x, w, a, NULL, which);
 }
 
 /* convolution_backward's own derivative (PyTorch's
@@ -744,11 +785,14 @@ static int owned_output(weft__bctx* c) {
 static T conv_double_backward(weft__bctx* c, T G, int arg) {
   T gO = S(0), x = S(1), w = S(2);
   if (!G || !gO || !x || !w) return NULL;
-  conv_args a = {IL(4), IL(5), IL(6), ILN(4), ILN(5), ILN(6), INT(9)};
+  conv_args a = {IL(4), IL(5), IL(6), IL(8), ILN(4), ILN(5), ILN(6), ILN(8), INT(9), BOOLA(7)};
   int j = owned_output(c);
-  if (arg == 0 && j < 2) {
+  if (arg == 0 && j < 2) { /* the forward convolution itself */
     T in = j == 0 ? G : x, wt = j == 0 ? w : G;
-    return keep(c, weft_conv2d(in, wt, NULL, a.stride, a.ns, a.padding, a.np, a.dilation, a.nd, a.groups));
+    return keep(c, a.transposed ? weft_conv_transpose2d(in, wt, NULL, a.stride, a.ns, a.padding, a.np,
+                                                         a.output_padding, a.nop, a.groups, a.dilation, a.nd)
+                                : weft_conv2d(in, wt, NULL, a.stride, a.ns, a.padding, a.np, a.dilation, a.nd,
+                                              a.groups));
   }
   if (arg == 0) {
     int64_t shape[4] = {1, G->sizes[0], 1, 1};
@@ -832,6 +876,7 @@ static T adaptive_avg_pool2d_(weft__bctx* c, T g) {
   return g ? keep(c, weft_op__adaptive_avg_pool2d(g, out, 2)) : NULL;
 }
 
+#include "autograd/formulas_resize.inc"
 /* ---- normalizations: one backward call per node for all three gradients ---- */
 /* the output mask: which of (input, weight, bias), arguments in0/in1/in2, need a gradient */
 static void norm_mask(weft__bctx* c, int in0, int in1, int in2, bool mask[3]) {
@@ -931,8 +976,8 @@ static T batch_norm_grads(weft__bctx* c, int which) {
   if (weft_grad_enabled()) return batch_norm_composite(c, which);
   bool mask[3];
   norm_mask(c, 0, 1, 2, mask);
-  return trio_pick(c, weft_native_batch_norm_backward(grad, S(0), S(1), S(3), S(4), RES, RES2, BOOLA(5), DBL(7), mask, 3),
-                   which);
+  return trio_pick(
+      c, weft_native_batch_norm_backward(grad, S(0), S(1), S(3), S(4), RES, RES2, BOOLA(5), DBL(7), mask, 3), which);
 }
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) */
 static T layer_norm_grads(weft__bctx* c, int which) {
@@ -940,7 +985,8 @@ static T layer_norm_grads(weft__bctx* c, int which) {
   if (weft_grad_enabled()) return layer_norm_composite(c, which);
   bool mask[3];
   norm_mask(c, 0, 2, 3, mask);
-  return trio_pick(c, weft_native_layer_norm_backward(grad, S(0), IL(1), ILN(1), RES, RES2, S(2), S(3), mask, 3), which);
+  return trio_pick(c, weft_native_layer_norm_backward(grad, S(0), IL(1), ILN(1), RES, RES2, S(2), S(3), mask, 3),
+                   which);
 }
 /* native_group_norm(input, weight, bias, N, C, HxW, group, eps) */
 static T group_norm_grads(weft__bctx* c, int which) {
@@ -948,8 +994,8 @@ static T group_norm_grads(weft__bctx* c, int which) {
   if (weft_grad_enabled()) return group_norm_composite(c, which);
   bool mask[3];
   norm_mask(c, 0, 1, 2, mask);
-  return trio_pick(c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3),
-                   which);
+  return trio_pick(
+      c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3), which);
 }
 
 /* ---- expansion ---- */

@@ -232,6 +232,7 @@ static bool kind_matches(int kind, const weft_arg* a) {
     case WEFT__K_INT_LIST: return is_int && a->is_list && !a->optional;
     case WEFT__K_OPT_INT_LIST: return is_int && a->is_list && a->optional;
     case WEFT__K_DOUBLE: return (t == WEFT_TYPE_FLOAT || t == WEFT_TYPE_SCALAR) && plain;
+    case WEFT__K_OPT_DOUBLE: return t == WEFT_TYPE_FLOAT && !a->is_list && a->optional;
     case WEFT__K_BOOL: return t == WEFT_TYPE_BOOL && plain;
     case WEFT__K_BOOL_LIST: return t == WEFT_TYPE_BOOL && a->is_list && !a->optional;
     case WEFT__K_SCALAR: return t == WEFT_TYPE_SCALAR && plain;

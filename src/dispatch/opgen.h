@@ -43,6 +43,7 @@
  *   INT_LIST    const int64_t* n, int64_t n_len    int[], int[N], SymInt[]
  *   OPT_INT_LIST const int64_t* n, int64_t n_len   int[]?, int[N]? (None: NULL, 0)
  *   DOUBLE      double                    float, or Scalar where the C API takes a double
+ *   OPT_DOUBLE  double (None: NaN)        float? (a scale factor: NaN is never a meaningful one)
  *   BOOL        bool                      bool
  *   BOOL_LIST   const bool* n, int64_t n_len   bool[], bool[N] (boxed: an int[] of 0 and 1, the
  *                                         form JS and the wasm ABI pass it in)
@@ -88,7 +89,8 @@
 enum {
   WEFT__K_TENSOR, WEFT__K_MTENSOR, WEFT__K_OPT_TENSOR, WEFT__K_INT, WEFT__K_OPT_INT, WEFT__K_INT_LIST, WEFT__K_DOUBLE,
   WEFT__K_BOOL, WEFT__K_SCALAR, WEFT__K_DTYPE, WEFT__K_MEMORY_FORMAT, WEFT__K_DEVICE, WEFT__K_STRING,
-  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR, WEFT__K_TENSOR_LIST, WEFT__K_OPT_TENSOR_LIST, WEFT__K_BOOL_LIST
+  WEFT__K_OPT_INT_LIST, WEFT__K_OPT_SCALAR, WEFT__K_TENSOR_LIST, WEFT__K_OPT_TENSOR_LIST, WEFT__K_BOOL_LIST,
+  WEFT__K_OPT_DOUBLE
 };
 
 #define WEFT__P(K, n) WEFT__P_##K(n)
@@ -192,6 +194,13 @@ static inline weft_keyset weft__tensor_list_keyset(const weft_tensor* const* t, 
 #define WEFT__KS_DOUBLE WEFT__KS_0
 #define WEFT__DK_DOUBLE WEFT__DK_0
 
+#define WEFT__P_OPT_DOUBLE(n) , double n
+#define WEFT__A_OPT_DOUBLE WEFT__A_1
+#define WEFT__U_OPT_DOUBLE(n) WEFT__SIMPLE_U(double, weft__unbox_opt_double, n)
+#define WEFT__B_OPT_DOUBLE(n) if (!s_) s_ = (n) != (n) ? weft_stack_push_none(&st_) : weft_stack_push_double(&st_, n);
+#define WEFT__KS_OPT_DOUBLE WEFT__KS_0
+#define WEFT__DK_OPT_DOUBLE WEFT__DK_0
+
 #define WEFT__P_BOOL(n) , bool n
 #define WEFT__A_BOOL WEFT__A_1
 #define WEFT__U_BOOL(n) WEFT__SIMPLE_U(bool, weft__unbox_bool, n)
@@ -266,6 +275,7 @@ int64_t weft__unbox_opt_int(const weft_ivalue* v, int* bad);
 const int64_t* weft__unbox_int_list(const weft_ivalue* v, int64_t* len, int* bad);
 const int64_t* weft__unbox_opt_int_list(const weft_ivalue* v, int64_t* len, int* bad); /* None: NULL, 0 */
 double weft__unbox_double(const weft_ivalue* v, int* bad);
+double weft__unbox_opt_double(const weft_ivalue* v, int* bad); /* None: NaN */
 bool weft__unbox_bool(const weft_ivalue* v, int* bad);
 /* A bool[] (an int[] of 0 and 1) into buf (at most cap entries). */
 const bool* weft__unbox_bool_list(const weft_ivalue* v, bool* buf, int64_t cap, int64_t* len, int* bad);

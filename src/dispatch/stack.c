@@ -1,5 +1,6 @@
 /* Boxed values (c10::IValue, reduced to what weft's schemas use) and the
  * boxed-call stack, plus the unbox helpers the generated adapters call. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,10 @@ double weft__unbox_double(const weft_ivalue* v, int* bad) {
   if (v->tag == WEFT_IV_BOOL) return v->u.b ? 1.0 : 0.0;
   *bad = 1;
   return 0;
+}
+
+double weft__unbox_opt_double(const weft_ivalue* v, int* bad) {
+  return v->tag == WEFT_IV_NONE ? NAN : weft__unbox_double(v, bad);
 }
 
 bool weft__unbox_bool(const weft_ivalue* v, int* bad) {

@@ -150,6 +150,15 @@ typedef void weft_f32_pool_idx_fn(size_t n, const float* x, float* y, int64_t* i
 typedef void weft_f32_pool_c_idx_fn(size_t n, size_t c, const float* x, float* y, int64_t* idx,
                                     const struct weft_f32_pool_params* p);
 
+/* resizing (resize.c): y[j] = x[0][j] * w[0] + ... + x[k-1][j] * w[k-1], j < n
+ * (k >= 1 rows, summed left to right); and one input row's horizontal pass,
+ * y[j] = sum over m < k of x[idx[j * k + m]] * w[j * k + m], in m order */
+typedef void weft_f32_resize_blend_fn(size_t n, size_t k, const float* const* x, const float* w, float* y);
+/* n pixels of c channels: y[j * c + i] = sum over m < k of x[j * k + m][i] * w[j * k + m] */
+typedef void weft_f32_resize_pixels_fn(size_t n, size_t c, size_t k, const float* const* x, const float* w, float* y);
+typedef void weft_f32_resize_gather_fn(size_t n, size_t k, const float* x, const int64_t* idx, const float* w,
+                                       float* y);
+
 /* prototypes for every backend built */
 #define K(family, name, u)                                 \
   weft_##family##_fn WEFT__UK_NAME(name, sse2, u);         \

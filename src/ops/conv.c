@@ -1,8 +1,10 @@
-/* conv2d (issue 12): conv2d and conv2d.padding ('same' / 'valid'), CPU and
- * Meta kernels, over the drivers of src/ops/cpu/conv.c.
+/* conv2d (issue 12) and conv1d (issue 23): conv<n>d and conv<n>d.padding
+ * ('same' / 'valid'), CPU and Meta kernels, over the drivers of
+ * src/ops/cpu/conv.c. conv1d runs as a 2-D convolution of height 1 (1.13's
+ * view4d), its checks made on the 3-D tensors so its messages are its own.
  *
- * The checks and messages follow PyTorch 1.13 in its order: conv2d's
- * batchify (3-D unbatched or 4-D input), _convolution_mode for a padding
+ * The checks and messages follow PyTorch 1.13 in its order: conv<n>d's
+ * batchify (unbatched or batched input), _convolution_mode for a padding
  * string, _convolution (groups, stride/padding/dilation expanded to the
  * weight's dimensions), check_shape_forward, then the input/weight/bias
  * types. The output's memory format is suggest_memory_format's rule: a
@@ -19,18 +21,11 @@
 #include "core/internal.h"
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
+#include "ops/conv_internal.h"
 #include "ops/cpu/conv.h"
 #include "ops/ops.h"
 #include "weft/parallel.h"
 
-
-/* "[a, b, c]" */
-static const char* sizes_str(char* buf, size_t cap, const int64_t* s, int n) {
-  size_t len = (size_t)snprintf(buf, cap, "[");
-  for (int i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, i ? ", %lld" : "%lld", (long long)s[i]);
-  if (len < cap) snprintf(buf + len, cap - len, "]");
-  return buf;
-}
 
 /* The resolved convolution parameters: per spatial dim, top/left and
  * bottom/right padding (they differ only for padding='same'). */
@@ -38,98 +33,135 @@ typedef struct {
   int64_t stride[2], pad_lo[2], pad_hi[2], dilation[2], groups;
 } conv_params;
 
-/* expand_param_if_needed: one value for every dim, or one per dim */
-static weft_status expand_param(const char* what, const int64_t* v, int64_t n, int dim, int64_t out[2]) {
+const char* weft__conv_sizes_str(char* buf, size_t cap, const int64_t* s, int n) {
+  size_t len = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, i ? ", %lld" : "%lld", (long long)s[i]);
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+  return buf;
+}
+#define sizes_str weft__conv_sizes_str
+
+weft_status weft__conv_expand_param(const char* op, const char* what, const int64_t* v, int64_t n, int dim,
+                                    int64_t fill, int64_t out[2]) {
   if (n != 1 && n != dim) {
     char buf[128];
     return weft__error(WEFT_INVALID_ARGUMENT,
-                       "conv2d: expected %s to be a single integer value or a list of %d values to match the "
+                       "%s: expected %s to be a single integer value or a list of %d values to match the "
                        "convolution dimensions, but got %s=%s",
-                       what, dim, what, sizes_str(buf, sizeof buf, v, (int)n));
+                       op, what, dim, what, sizes_str(buf, sizeof buf, v, (int)n));
   }
-  for (int i = 0; i < 2; i++) out[i] = v[n == 1 ? 0 : i];
+  for (int i = 0; i < 2; i++) out[i] = i < 2 - dim ? fill : v[n == 1 ? 0 : i - (2 - dim)];
   return WEFT_OK;
 }
 
-static weft_status dtype_checks(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b) {
+/* 1.13 words a dtype mismatch by the path the call takes: conv1d's
+ * (mkldnn's check) names input and weight types, conv2d's the scalar types */
+static weft_status dtype_checks(const conv_kind* k, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b) {
   if (x->dtype != w->dtype)
-    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected scalar type %s but found %s", weft_dtype_name(x->dtype),
-                       weft_dtype_name(w->dtype));
+    return k->dim == 1 ? weft__error(WEFT_INVALID_ARGUMENT, "%s: Input type (%s) and weight type (%s) should be the same",
+                                     k->op, weft_dtype_name(x->dtype), weft_dtype_name(w->dtype))
+                       : weft__error(WEFT_INVALID_ARGUMENT, "%s: expected scalar type %s but found %s", k->op,
+                                     weft_dtype_name(x->dtype), weft_dtype_name(w->dtype));
   if (b && b->dtype != x->dtype)
-    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: Input type (%s) and bias type (%s) should be the same",
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: Input type (%s) and bias type (%s) should be the same", k->op,
                        weft_dtype_name(x->dtype), weft_dtype_name(b->dtype));
   if (x->dtype == WEFT_FLOAT16 || x->dtype == WEFT_BOOL)
-    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: \"slow_conv2d_cpu\" not implemented for '%s'", weft_dtype_name(x->dtype));
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: \"slow_conv2d_cpu\" not implemented for '%s'", k->op,
+                       weft_dtype_name(x->dtype));
   return WEFT_OK;
 }
 
-/* check_shape_forward (x is 4-D, w 4-D); fills g's sizes */
-static weft_status shape_checks(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, const conv_params* p,
-                                weft_conv2d_geom* g) {
+weft_status weft__conv_check_groups(const char* op, const weft_tensor* w, int64_t groups) {
+  char bw[160];
+  sizes_str(bw, sizeof bw, w->sizes, w->ndim);
+  if (w->sizes[0] < groups)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "%s: Given groups=%lld, expected weight to be at least %lld at dimension 0, but got weight "
+                       "of size %s instead",
+                       op, (long long)groups, (long long)groups, bw);
+  if (w->sizes[0] % groups != 0) /* 1.13 prints the sizes in two brackets here */
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "%s: Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                       "weight of size [%s] instead",
+                       op, (long long)groups, (long long)groups, bw);
+  return WEFT_OK;
+}
+
+int64_t weft__conv_spatial(const weft_tensor* t, int dim, int i) {
+  return i < 2 - dim ? 1 : t->sizes[2 + i - (2 - dim)];
+}
+
+/* "(a x b)" or, for one dim, "(b)" */
+static const char* dims_str(char* buf, size_t cap, const int64_t v[2], int dim) {
+  if (dim == 1) snprintf(buf, cap, "(%lld)", (long long)v[1]);
+  else snprintf(buf, cap, "(%lld x %lld)", (long long)v[0], (long long)v[1]);
+  return buf;
+}
+
+/* check_shape_forward (x and w with dim + 2 dims); fills g's sizes (a 1-D
+ * convolution as a 2-D one of height 1) */
+static weft_status shape_checks(const conv_kind* kd, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
+                                const conv_params* p, weft_conv2d_geom* g) {
   char bw[160], bx[160], bb[160];
+  const char* op = kd->op;
   for (int i = 0; i < 2; i++) {
     if (p->pad_lo[i] < 0 || p->pad_hi[i] < 0)
-      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: negative padding is not supported");
+      return weft__error(WEFT_INVALID_ARGUMENT, "%s: negative padding is not supported", op);
   }
   for (int i = 0; i < 2; i++)
-    if (p->stride[i] <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: non-positive stride is not supported");
+    if (p->stride[i] <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "%s: non-positive stride is not supported", op);
   for (int i = 0; i < 2; i++)
     if (p->dilation[i] <= 0)
-      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: non-positive dilation is not supported");
+      return weft__error(WEFT_INVALID_ARGUMENT, "%s: non-positive dilation is not supported", op);
   const int64_t* ws = w->sizes;
-  sizes_str(bw, sizeof bw, ws, 4);
-  if (ws[0] < p->groups)
-    return weft__error(WEFT_INVALID_ARGUMENT,
-                       "conv2d: Given groups=%lld, expected weight to be at least %lld at dimension 0, but got weight "
-                       "of size %s instead",
-                       (long long)p->groups, (long long)p->groups, bw);
-  if (ws[0] % p->groups != 0)
-    return weft__error(WEFT_INVALID_ARGUMENT,
-                       "conv2d: Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
-                       "weight of size [%s] instead",
-                       (long long)p->groups, (long long)p->groups, bw);
+  sizes_str(bw, sizeof bw, ws, w->ndim);
+  if (weft__conv_check_groups(op, w, p->groups) != WEFT_OK) return weft_last_status();
   if (x->sizes[1] != ws[1] * p->groups)
     return weft__error(WEFT_INVALID_ARGUMENT,
-                       "conv2d: Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
+                       "%s: Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
                        "%lld channels instead",
-                       (long long)p->groups, bw, sizes_str(bx, sizeof bx, x->sizes, 4), (long long)(ws[1] * p->groups),
-                       (long long)x->sizes[1]);
+                       op, (long long)p->groups, bw, sizes_str(bx, sizeof bx, x->sizes, x->ndim),
+                       (long long)(ws[1] * p->groups), (long long)x->sizes[1]);
   if (b && (b->ndim != 1 || b->sizes[0] != ws[0]))
     return weft__error(WEFT_INVALID_ARGUMENT,
-                       "conv2d: Given weight of size %s, expected bias to be 1-dimensional with %lld elements, but got "
+                       "%s: Given weight of size %s, expected bias to be 1-dimensional with %lld elements, but got "
                        "bias of size %s instead",
-                       bw, (long long)ws[0], sizes_str(bb, sizeof bb, b->sizes, b->ndim));
-  int64_t in[2], k[2];
+                       op, bw, (long long)ws[0], sizes_str(bb, sizeof bb, b->sizes, b->ndim));
+  int64_t in[2], k[2], kn[2];
   for (int i = 0; i < 2; i++) {
-    in[i] = x->sizes[2 + i] + p->pad_lo[i] + p->pad_hi[i];
-    k[i] = p->dilation[i] * (ws[2 + i] - 1) + 1;
+    kn[i] = weft__conv_spatial(w, kd->dim, i);
+    in[i] = weft__conv_spatial(x, kd->dim, i) + p->pad_lo[i] + p->pad_hi[i];
+    k[i] = p->dilation[i] * (kn[i] - 1) + 1;
   }
   if (in[0] < k[0] || in[1] < k[1])
     return weft__error(WEFT_INVALID_ARGUMENT,
-                       "conv2d: Calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x %lld). "
+                       "%s: Calculated padded input size per channel: %s. Kernel size: %s. "
                        "Kernel size can't be greater than actual input size",
-                       (long long)in[0], (long long)in[1], (long long)k[0], (long long)k[1]);
-  *g = (weft_conv2d_geom){x->sizes[0], x->sizes[1], x->sizes[2], x->sizes[3], ws[0], ws[2], ws[3],
-                          p->stride[0], p->stride[1], p->pad_lo[0], p->pad_lo[1], p->dilation[0], p->dilation[1],
-                          p->groups, (in[0] - k[0]) / p->stride[0] + 1, (in[1] - k[1]) / p->stride[1] + 1,
-                          {0, 0, 0, 0}};
+                       op, dims_str(bx, sizeof bx, in, kd->dim), dims_str(bb, sizeof bb, k, kd->dim));
+  *g = (weft_conv2d_geom){x->sizes[0], x->sizes[1], weft__conv_spatial(x, kd->dim, 0), weft__conv_spatial(x, kd->dim, 1),
+                          ws[0], kn[0], kn[1], p->stride[0], p->stride[1], p->pad_lo[0], p->pad_lo[1],
+                          p->dilation[0], p->dilation[1], p->groups, (in[0] - k[0]) / p->stride[0] + 1,
+                          (in[1] - k[1]) / p->stride[1] + 1, {0, 0, 0, 0}};
   return WEFT_OK;
 }
 
 /* ---- running ---- */
 
-static weft_dtype compute_dtype(weft_dtype t) {
+weft_dtype weft__conv_compute_dtype(weft_dtype t) {
   if (t == WEFT_FLOAT32 || t == WEFT_FLOAT64) return t;
   return t == WEFT_BFLOAT16 ? WEFT_FLOAT32 : WEFT_FLOAT64;
 }
+#define compute_dtype weft__conv_compute_dtype
 
 /* explain()'s plan: the algorithm and the GEMM it amounts to */
-static weft_status record_plan(weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f, weft_dtype t) {
+/* (conv1d's as the height-1 conv2d it runs) */
+static weft_status record_plan(const char* op, weft_conv2d_algo a, const weft_conv2d_geom* g, weft_memory_format f,
+                               weft_dtype t) {
   weft__strbuf s = {0};
   int64_t cg = g->c / g->groups;
-  weft__strbuf_put(&s, "{\"op\":\"conv2d\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
+  weft__strbuf_put(&s, "{\"op\":\"%s\",\"algorithm\":\"%s\",\"memory_format\":\"%s\",\"dtype\":\"%s\","
                        "\"compute_dtype\":\"%s\",",
-                   weft__conv2d_algo_name(a), weft_memory_format_name(f), weft_dtype_name(t),
+                   op, weft__conv2d_algo_name(a), weft_memory_format_name(f), weft_dtype_name(t),
                    weft_dtype_name(compute_dtype(t)));
   weft__strbuf_put(&s, "\"input\":[%lld,%lld,%lld,%lld],\"weight\":[%lld,%lld,%lld,%lld],\"output\":[%lld,%lld,%lld,%lld],",
                    (long long)g->n, (long long)g->c, (long long)g->h, (long long)g->w, (long long)g->cout,
@@ -158,7 +190,8 @@ static void release_all(weft_tensor** t, size_t n) {
 }
 
 /* x, w 4-D, checked; returns the 4-D result. */
-static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, weft_conv2d_geom g) {
+static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
+                        weft_conv2d_geom g) {
   bool cl = weft_tensor_suggest_memory_format(x) == WEFT_CHANNELS_LAST ||
             weft_tensor_suggest_memory_format(w) == WEFT_CHANNELS_LAST;
   weft_memory_format f = cl ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
@@ -172,7 +205,7 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
   }
   const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
   if (x->device == WEFT_DEVICE_META) return weft_empty(sizes, 4, t, WEFT_DEVICE_META, f);
-  if (weft_explaining() && record_plan(a, &g, f, t) != WEFT_OK) return NULL;
+  if (weft_explaining() && record_plan(op, a, &g, f, t) != WEFT_OK) return NULL;
   weft_tensor* xt = weft_to_dtype(x, ct, false);
   weft_tensor* wc = weft_to_dtype(w, ct, false);
   weft_tensor* bt = b ? weft_to_dtype(b, ct, false) : NULL;
@@ -191,88 +224,120 @@ static weft_tensor* run(const weft_tensor* x, const weft_tensor* w, const weft_t
   return r;
 }
 
-/* The input (4-D here) must have the weight's dimensions; sep: what 1.13
- * puts between "weight" and its sizes */
-static weft_status check_weight_dim(const weft_tensor* x, const weft_tensor* w, const char* sep) {
-  if (w->ndim == 4) return WEFT_OK;
+/* The input must have the weight's dimensions; sep: what 1.13 puts
+ * between "weight" and its sizes */
+weft_status weft__conv_check_weight_dim(const conv_kind* k, const weft_tensor* x, const weft_tensor* w, const char* sep) {
+  if (w->ndim == x->ndim) return WEFT_OK;
   char bw[160], bx[160];
   return weft__error(WEFT_INVALID_ARGUMENT,
-                     "conv2d: Expected %d-dimensional input for %d-dimensional weight%s%s, but got 4-dimensional "
+                     "%s: Expected %d-dimensional input for %d-dimensional weight%s%s, but got %d-dimensional "
                      "input of size %s instead",
-                     w->ndim, w->ndim, sep, sizes_str(bw, sizeof bw, w->sizes, w->ndim),
-                     sizes_str(bx, sizeof bx, x->sizes, 4));
+                     k->op, w->ndim, w->ndim, sep, sizes_str(bw, sizeof bw, w->sizes, w->ndim), x->ndim,
+                     sizes_str(bx, sizeof bx, x->sizes, x->ndim));
 }
 
-/* _convolution's checks with the parameters resolved, then the run; x 4-D */
-static weft_tensor* convolution(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, conv_params* p) {
+/* t with a height of 1 inserted (a 1-D convolution's tensors as 2-D ones) */
+static weft_tensor* as_2d(const conv_kind* k, const weft_tensor* t) {
+  return k->dim == 2 ? weft_tensor_retain((weft_tensor*)t) : weft_unsqueeze(t, 2);
+}
+
+/* _convolution's checks with the parameters resolved, then the run */
+static weft_tensor* convolution(const conv_kind* k, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
+                                conv_params* p) {
   weft_conv2d_geom g;
-  if (check_weight_dim(x, w, " ") != WEFT_OK) return NULL;
-  if (shape_checks(x, w, b, p, &g) != WEFT_OK || dtype_checks(x, w, b) != WEFT_OK) return NULL;
-  return run(x, w, b, g);
+  if (weft__conv_check_weight_dim(k, x, w, " ") != WEFT_OK) return NULL;
+  if (shape_checks(k, x, w, b, p, &g) != WEFT_OK || dtype_checks(k, x, w, b) != WEFT_OK) return NULL;
+  if (k->dim == 2) return run(k->op, x, w, b, g);
+  /* 1.13 makes a 1-D input contiguous first, so a permuted [N, L, C] view
+   * never reads as channels_last */
+  weft_tensor* xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* x4 = xc ? as_2d(k, xc) : NULL;
+  weft_tensor_release(xc);
+  weft_tensor* w4 = x4 ? as_2d(k, w) : NULL;
+  weft_tensor* y4 = w4 ? run(k->op, x4, w4, b, g) : NULL;
+  weft_tensor* y = y4 ? weft_squeeze_dim(y4, 2) : NULL;
+  weft_tensor_release(x4);
+  weft_tensor_release(w4);
+  weft_tensor_release(y4);
+  return y;
 }
 
 /* weight dims and groups, the checks before the parameters expand */
-static weft_status weight_groups(const weft_tensor* w, int64_t groups) {
-  if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
-  if (groups <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: non-positive groups is not supported");
+static weft_status weight_groups(const conv_kind* k, const weft_tensor* w, int64_t groups) {
+  if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "%s: weight should have at least three dimensions", k->op);
+  if (groups <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "%s: non-positive groups is not supported", k->op);
   return WEFT_OK;
 }
 
-typedef weft_tensor* (*conv_body)(const weft_tensor* x4, const void* ctx);
-
-/* conv2d's batchify: a 3-D input runs as a batch of one */
-static weft_tensor* batchify(const weft_tensor* input, conv_body body, const void* ctx) {
-  if (input->ndim != 3 && input->ndim != 4) {
+weft_tensor* weft__conv_batchify(const conv_kind* k, const weft_tensor* input, weft__conv_body body, const void* ctx) {
+  if (input->ndim != k->dim + 1 && input->ndim != k->dim + 2) {
     char buf[160];
     return weft__error_null(WEFT_INVALID_ARGUMENT,
-                            "conv2d: Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: %s",
-                            sizes_str(buf, sizeof buf, input->sizes, input->ndim));
+                            "%s: Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                            k->op, k->dim + 1, k->dim + 2, k->op, sizes_str(buf, sizeof buf, input->sizes, input->ndim));
   }
-  if (input->ndim == 4) return body(input, ctx);
-  weft_tensor* x4 = weft_unsqueeze(input, 0);
-  weft_tensor* r = x4 ? body(x4, ctx) : NULL;
-  weft_tensor* r3 = r ? weft_squeeze_dim(r, 0) : NULL;
-  weft_tensor_release(x4);
+  if (input->ndim == k->dim + 2) return body(input, ctx);
+  weft_tensor* xb = weft_unsqueeze(input, 0);
+  weft_tensor* r = xb ? body(xb, ctx) : NULL;
+  weft_tensor* ru = r ? weft_squeeze_dim(r, 0) : NULL;
+  weft_tensor_release(xb);
   weft_tensor_release(r);
-  return r3;
+  return ru;
 }
 
 struct list_args {
+  conv_kind k;
   const weft_tensor *w, *b;
   const int64_t *stride, *padding, *dilation;
   int64_t ns, np, nd, groups;
 };
 
-/* conv2d's int lists resolved, with their checks */
+/* the int lists resolved (the weight's dims), with their checks */
 static weft_status list_params(const struct list_args* a, conv_params* p) {
-  if (weight_groups(a->w, a->groups) != WEFT_OK) return weft_last_status();
+  const char* op = a->k.op;
+  if (weight_groups(&a->k, a->w, a->groups) != WEFT_OK) return weft_last_status();
   int dim = a->w->ndim - 2;
   *p = (conv_params){.groups = a->groups};
-  if (expand_param("stride", a->stride, a->ns, dim, p->stride) != WEFT_OK ||
-      expand_param("padding", a->padding, a->np, dim, p->pad_lo) != WEFT_OK ||
-      expand_param("dilation", a->dilation, a->nd, dim, p->dilation) != WEFT_OK)
+  if (weft__conv_expand_param(op, "stride", a->stride, a->ns, dim, 1, p->stride) != WEFT_OK ||
+      weft__conv_expand_param(op, "padding", a->padding, a->np, dim, 0, p->pad_lo) != WEFT_OK ||
+      weft__conv_expand_param(op, "dilation", a->dilation, a->nd, dim, 1, p->dilation) != WEFT_OK)
     return weft_last_status();
-  const int64_t output_padding[2] = {0, 0}; /* conv2d passes {0, 0} to at::convolution */
+  const int64_t output_padding[2] = {0, 0}; /* conv<n>d passes n zeros to at::convolution */
   int64_t unused[2];
-  if (expand_param("output_padding", output_padding, 2, dim, unused) != WEFT_OK) return weft_last_status();
+  if (weft__conv_expand_param(op, "output_padding", output_padding, a->k.dim, dim, 0, unused) != WEFT_OK)
+    return weft_last_status();
   memcpy(p->pad_hi, p->pad_lo, sizeof p->pad_hi);
   return WEFT_OK;
 }
 
 static weft_tensor* list_body(const weft_tensor* x, const void* ctx) {
+  const struct list_args* a = ctx;
   conv_params p;
-  if (list_params(ctx, &p) != WEFT_OK) return NULL;
-  return convolution(x, ((const struct list_args*)ctx)->w, ((const struct list_args*)ctx)->b, &p);
+  if (list_params(a, &p) != WEFT_OK) return NULL;
+  return convolution(&a->k, x, a->w, a->b, &p);
+}
+
+static weft_tensor* conv_list(const char* op, int dim, const weft_tensor* input, const weft_tensor* weight,
+                              const weft_tensor* bias, const int64_t* stride, int64_t ns, const int64_t* padding,
+                              int64_t np, const int64_t* dilation, int64_t nd, int64_t groups) {
+  struct list_args a = {{op, dim}, weight, bias, stride, padding, dilation, ns, np, nd, groups};
+  return weft__conv_batchify(&a.k, input, list_body, &a);
 }
 
 static weft_tensor* conv2d_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
                                   const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                   const int64_t* dilation, int64_t nd, int64_t groups) {
-  struct list_args a = {weight, bias, stride, padding, dilation, ns, np, nd, groups};
-  return batchify(input, list_body, &a);
+  return conv_list("conv2d", 2, input, weight, bias, stride, ns, padding, np, dilation, nd, groups);
+}
+
+static weft_tensor* conv1d_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
+                                  const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
+                                  const int64_t* dilation, int64_t nd, int64_t groups) {
+  return conv_list("conv1d", 1, input, weight, bias, stride, ns, padding, np, dilation, nd, groups);
 }
 
 struct str_args {
+  conv_kind k;
   const weft_tensor *w, *b;
   const int64_t *stride, *dilation;
   int64_t ns, nd, groups;
@@ -284,48 +349,61 @@ struct str_args {
  * input there; reads past the input are zeros here, so no copy) */
 static weft_status str_params(const weft_tensor* x, const struct str_args* a, conv_params* p) {
   const weft_tensor* w = a->w;
+  const char* op = a->k.op;
   bool same = strcmp(a->padding, "same") == 0;
   if (!same && strcmp(a->padding, "valid") != 0)
-    return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: Invalid padding string: '%s'", a->padding);
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: Invalid padding string: '%s'", op, a->padding);
   *p = (conv_params){.groups = a->groups};
   if (same) {
-    if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: weight should have at least three dimensions");
+    if (w->ndim < 3) return weft__error(WEFT_INVALID_ARGUMENT, "%s: weight should have at least three dimensions", op);
     int dim = w->ndim - 2;
-    if (check_weight_dim(x, w, "") != WEFT_OK) return weft_last_status(); /* _convolution_same: no space */
+    if (weft__conv_check_weight_dim(&a->k, x, w, "") != WEFT_OK) return weft_last_status(); /* _convolution_same: no space */
     if (a->ns != 1 && a->ns != dim)
-      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: stride cannot broadcast to %d dimensions", dim);
+      return weft__error(WEFT_INVALID_ARGUMENT, "%s: stride cannot broadcast to %d dimensions", op, dim);
     if (a->nd != 1 && a->nd != dim)
-      return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: dilation cannot broadcast to %d dimensions", dim);
+      return weft__error(WEFT_INVALID_ARGUMENT, "%s: dilation cannot broadcast to %d dimensions", op, dim);
     for (int64_t i = 0; i < a->ns; i++)
       if (a->stride[i] != 1)
-        return weft__error(WEFT_INVALID_ARGUMENT,
-                           "conv2d: padding='same' is not supported for strided convolutions");
+        return weft__error(WEFT_INVALID_ARGUMENT, "%s: padding='same' is not supported for strided convolutions", op);
   }
-  if (weight_groups(w, a->groups) != WEFT_OK) return weft_last_status();
+  if (weight_groups(&a->k, w, a->groups) != WEFT_OK) return weft_last_status();
   int dim = w->ndim - 2;
   const int64_t zero = 0;
-  if (expand_param("stride", a->stride, a->ns, dim, p->stride) != WEFT_OK ||
-      expand_param("padding", &zero, 1, dim, p->pad_lo) != WEFT_OK ||
-      expand_param("dilation", a->dilation, a->nd, dim, p->dilation) != WEFT_OK)
+  if (weft__conv_expand_param(op, "stride", a->stride, a->ns, dim, 1, p->stride) != WEFT_OK ||
+      weft__conv_expand_param(op, "padding", &zero, 1, dim, 0, p->pad_lo) != WEFT_OK ||
+      weft__conv_expand_param(op, "dilation", a->dilation, a->nd, dim, 1, p->dilation) != WEFT_OK)
     return weft_last_status();
   for (int i = 0; i < 2; i++) {
-    int64_t total = same ? p->dilation[i] * (w->sizes[2 + i] - 1) : 0;
+    int64_t total = same ? p->dilation[i] * (weft__conv_spatial(w, dim, i) - 1) : 0;
     p->pad_lo[i] = total / 2, p->pad_hi[i] = total - total / 2;
   }
   return WEFT_OK;
 }
 
 static weft_tensor* str_body(const weft_tensor* x, const void* ctx) {
+  const struct str_args* a = ctx;
   conv_params p;
-  if (str_params(x, ctx, &p) != WEFT_OK) return NULL;
-  return convolution(x, ((const struct str_args*)ctx)->w, ((const struct str_args*)ctx)->b, &p);
+  if (str_params(x, a, &p) != WEFT_OK) return NULL;
+  return convolution(&a->k, x, a->w, a->b, &p);
+}
+
+static weft_tensor* conv_str(const char* op, int dim, const weft_tensor* input, const weft_tensor* weight,
+                             const weft_tensor* bias, const int64_t* stride, int64_t ns, const char* padding,
+                             const int64_t* dilation, int64_t nd, int64_t groups) {
+  struct str_args a = {{op, dim}, weight, bias, stride, dilation, ns, nd, groups, padding};
+  return weft__conv_batchify(&a.k, input, str_body, &a);
 }
 
 static weft_tensor* conv2d_padding_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
                                           const int64_t* stride, int64_t ns, const char* padding,
                                           const int64_t* dilation, int64_t nd, int64_t groups) {
-  struct str_args a = {weight, bias, stride, dilation, ns, nd, groups, padding};
-  return batchify(input, str_body, &a);
+  return conv_str("conv2d", 2, input, weight, bias, stride, ns, padding, dilation, nd, groups);
+}
+
+static weft_tensor* conv1d_padding_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
+                                          const int64_t* stride, int64_t ns, const char* padding,
+                                          const int64_t* dilation, int64_t nd, int64_t groups) {
+  return conv_str("conv1d", 1, input, weight, bias, stride, ns, padding, dilation, nd, groups);
 }
 
 /* ---- backward (autograd's ConvolutionBackward0) ---- */
@@ -348,7 +426,7 @@ struct back_args {
 /* r in like's dtype and strides (empty_like's PRESERVE: what PyTorch's
  * AccumulateGrad makes of a gradient, the parameter's own layout); r itself
  * when it already is. */
-static weft_tensor* in_layout_of(const weft_tensor* like, weft_tensor* r) {
+weft_tensor* weft__conv_in_layout_of(const weft_tensor* like, weft_tensor* r) {
   if (r->dtype == like->dtype && memcmp(r->strides, like->strides, sizeof(int64_t) * (size_t)like->ndim) == 0)
     return weft_tensor_retain(r);
   weft_tensor* out = weft_empty_like(like, like->dtype, WEFT_PRESERVE_FORMAT);
@@ -372,7 +450,7 @@ static weft_tensor* grad_of(const weft_tensor* like, weft_dtype ct, weft_memory_
   else if (s == WEFT_OK)
     s = weft__conv2d_backward_weight(weft__kernels(), ct, nhwc, g, weft_tensor_data_ptr(gyc),
                                      weft_tensor_data_ptr(oc), weft_tensor_data_ptr(r));
-  weft_tensor* out = s == WEFT_OK ? in_layout_of(like, r) : NULL;
+  weft_tensor* out = s == WEFT_OK ? weft__conv_in_layout_of(like, r) : NULL;
   weft_tensor_release(oc);
   weft_tensor_release(r);
   return out;
@@ -383,8 +461,9 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
   const weft_tensor *w = b->a.w, *gy = b->gy;
   conv_params p;
   weft_conv2d_geom g;
-  if (list_params(&b->a, &p) != WEFT_OK || check_weight_dim(x, w, " ") != WEFT_OK ||
-      shape_checks(x, w, NULL, &p, &g) != WEFT_OK || dtype_checks(x, w, NULL) != WEFT_OK)
+  const conv_kind* k = &b->a.k;
+  if (list_params(&b->a, &p) != WEFT_OK || weft__conv_check_weight_dim(k, x, w, " ") != WEFT_OK ||
+      shape_checks(k, x, w, NULL, &p, &g) != WEFT_OK || dtype_checks(k, x, w, NULL) != WEFT_OK)
     return NULL;
   weft_tensor* gy4 = gy->ndim == 3 && x->ndim == 4 && g.n == 1 ? weft_unsqueeze(gy, 0) : weft_tensor_retain((weft_tensor*)gy);
   if (!gy4 || check_grad_output(gy4, &g) != WEFT_OK) {
@@ -417,7 +496,7 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
 /* The input's and bias's gradients of a 3-D input run as a batch of one
  * (batchify); the weight's is not squeezed back. */
 static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
-  if (b->which == 0 || (input->ndim != 3 && input->ndim != 4)) return batchify(input, back_body, b);
+  if (b->which == 0 || (input->ndim != 3 && input->ndim != 4)) return weft__conv_batchify(&b->a.k, input, back_body, b);
   weft_tensor* x4 = input->ndim == 3 ? weft_unsqueeze(input, 0) : weft_tensor_retain((weft_tensor*)input);
   weft_tensor* r = x4 ? back_body(x4, b) : NULL;
   weft_tensor_release(x4);
@@ -427,17 +506,18 @@ static weft_tensor* backward(const weft_tensor* input, struct back_args* b) {
 weft_tensor* weft__conv2d_backward(const weft_tensor* grad_output, const weft_tensor* input, const weft_tensor* weight,
                                    const int64_t* stride, int64_t ns, const int64_t* padding, int64_t np,
                                    const int64_t* dilation, int64_t nd, int64_t groups, int which) {
-  struct back_args b = {grad_output, {weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
+  struct back_args b = {grad_output, {{"conv2d", 2}, weight, NULL, stride, padding, dilation, ns, np, nd, groups}, which};
   return backward(input, &b);
 }
 
 /* ---- convolution_backward: the op ConvolutionBackward0 calls ---- */
 
-/* The drivers' "conv2d: ..." errors, named after the op called. */
+/* The drivers' "conv2d: ..." / "conv_transpose2d: ..." errors, named after the op called. */
 static void renamed_error(void) {
   char msg[512];
   snprintf(msg, sizeof msg, "%s", weft_last_error());
   const char* tail = strncmp(msg, "conv2d: ", 8) == 0 ? msg + 8 : msg;
+  if (strncmp(msg, "conv_transpose2d: ", 18) == 0) tail = msg + 18;
   weft__error(weft_last_status(), "convolution_backward: %s", tail);
 }
 
@@ -446,7 +526,8 @@ static void renamed_error(void) {
 static weft_status check_grad_dims(const weft_tensor* gy, const weft_tensor* x, const weft_tensor* w,
                                    const conv_params* p) {
   weft_conv2d_geom g;
-  if (shape_checks(x, w, NULL, p, &g) != WEFT_OK) return weft_last_status();
+  const conv_kind k = {"conv2d", 2};
+  if (shape_checks(&k, x, w, NULL, p, &g) != WEFT_OK) return weft_last_status();
   const int64_t want[4] = {g.n, g.cout, g.ho, g.wo};
   for (int d = 1; d < 4; d++)
     if (gy->ndim != 4 || gy->sizes[d] != want[d])
@@ -457,15 +538,14 @@ static weft_status check_grad_dims(const weft_tensor* gy, const weft_tensor* x, 
   return WEFT_OK;
 }
 
-/* The checks before any gradient: 4-D input and weight, not transposed, a
- * 3-entry mask, then conv2d's parameter, shape and type checks. */
+/* The checks before any gradient: a 3-entry mask, 4-D input and weight,
+ * then conv2d's parameter, shape and type checks (conv_transpose2d's are
+ * weft__conv_transpose2d_backward's own). */
 static weft_status backward_checks(const weft_tensor* gy, const weft_tensor* x, const struct list_args* a,
                                    bool transposed, int64_t nm) {
   if (nm != 3)
     return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected outputMask to be a list of 3 booleans, but got %lld",
                        (long long)nm);
-  if (transposed)
-    return weft__error(WEFT_NOT_IMPLEMENTED, "conv2d: transposed convolutions are not supported");
   if (a->w->ndim != 4) return weft__error(WEFT_NOT_IMPLEMENTED, "conv2d: only 2-D convolutions (a 4-D weight) are supported");
   if (x->ndim != 4) {
     char bw[160], bx[160];
@@ -474,9 +554,11 @@ static weft_status backward_checks(const weft_tensor* gy, const weft_tensor* x, 
                        "input of size %s instead",
                        sizes_str(bw, sizeof bw, a->w->sizes, 4), x->ndim, sizes_str(bx, sizeof bx, x->sizes, x->ndim));
   }
+  if (transposed) return WEFT_OK; /* conv_transpose2d's own checks, in weft__conv_transpose2d_backward */
   conv_params p;
   if (list_params(a, &p) != WEFT_OK) return weft_last_status();
-  if (check_grad_dims(gy, x, a->w, &p) != WEFT_OK || dtype_checks(x, a->w, NULL) != WEFT_OK) return weft_last_status();
+  if (check_grad_dims(gy, x, a->w, &p) != WEFT_OK || dtype_checks(&a->k, x, a->w, NULL) != WEFT_OK)
+    return weft_last_status();
   if (gy->dtype != x->dtype)
     return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected grad_output of dtype %s but got %s",
                        weft_dtype_name(x->dtype), weft_dtype_name(gy->dtype));
@@ -489,9 +571,9 @@ static weft_tensor3 convolution_backward_kernel(const weft_tensor* gy, const wef
                                                 const int64_t* dilation, int64_t nd, bool transposed,
                                                 const int64_t* output_padding, int64_t nop, int64_t groups,
                                                 const bool* mask, int64_t nm) {
-  (void)bias_sizes, (void)nb, (void)output_padding, (void)nop; /* checked by PyTorch only for other backends */
+  (void)bias_sizes, (void)nb; /* checked by PyTorch only for other backends */
   weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
-  struct list_args a = {w, NULL, stride, padding, dilation, ns, np, nd, groups};
+  struct list_args a = {{"conv2d", 2}, w, NULL, stride, padding, dilation, ns, np, nd, groups};
   if (backward_checks(gy, x, &a, transposed, nm) != WEFT_OK) {
     renamed_error();
     r.status = weft_last_status();
@@ -499,7 +581,9 @@ static weft_tensor3 convolution_backward_kernel(const weft_tensor* gy, const wef
   }
   for (int i = 0; i < 3 && r.status == WEFT_OK; i++) {
     if (!mask[i]) continue;
-    r.t[i] = weft__conv2d_backward(gy, x, w, stride, ns, padding, np, dilation, nd, groups, i);
+    r.t[i] = transposed ? weft__conv_transpose2d_backward(gy, x, w, stride, ns, padding, np, output_padding, nop,
+                                                          dilation, nd, groups, i)
+                        : weft__conv2d_backward(gy, x, w, stride, ns, padding, np, dilation, nd, groups, i);
     if (!r.t[i]) {
       renamed_error();
       r.status = weft_last_status();
@@ -519,5 +603,9 @@ weft_status weft__conv_register(void) {
   WEFT_KERNEL(conv2d, META, conv2d_kernel);
   WEFT_KERNEL(conv2d_padding, CPU, conv2d_padding_kernel);
   WEFT_KERNEL(conv2d_padding, META, conv2d_padding_kernel);
-  return WEFT_OK;
+  WEFT_KERNEL(conv1d, CPU, conv1d_kernel);
+  WEFT_KERNEL(conv1d, META, conv1d_kernel);
+  WEFT_KERNEL(conv1d_padding, CPU, conv1d_padding_kernel);
+  WEFT_KERNEL(conv1d_padding, META, conv1d_padding_kernel);
+  return weft__conv_transpose_register();
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/overflow.h"
 #include "core/internal.h"
 #include "core/scalar.h"
 #include "kernels/kernels.h"
@@ -165,7 +166,8 @@ static weft_status bn_stats(const weft_norm_geom* g, T xc, double* mean, double*
   if (st == WEFT_OK) {
     /* the shift: each channel's first element, the same for every image so the sums add */
     for (int64_t j = 0; j < g->c && cnt > 0; j++)
-      kc[j] = weft__load_f64((char*)weft_tensor_data_ptr(xc) + (g->nsc ? j : j * g->s) * (int64_t)weft_dtype_size(xc->dtype), xc->dtype);
+      kc[j] = weft__load_f64(
+          (char*)weft_tensor_data_ptr(xc) + (g->nsc ? j : j * g->s) * (int64_t)weft_dtype_size(xc->dtype), xc->dtype);
     per_image(g, kc, k);
     st = weft__norm_moments(weft__kernels(), g, xc->dtype, weft_tensor_data_ptr(xc), k, s, q);
   }
@@ -334,6 +336,7 @@ static weft_status bn_backward_stats(const char* op, T x, T rm, T rv, T sm, T si
   if (!m || !v)
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: %s and %s must be defined %s", op, mn, vn,
                        train ? "in training mode" : "in evaluation mode");
+  if (check_same_device(op, m, x) != WEFT_OK || check_same_device(op, v, x) != WEFT_OK) return weft_last_status();
   if (m->numel != c || v->numel != c)
     return weft__error(WEFT_SHAPE_ERROR, "%s: %s should contain %lld elements not %lld", op,
                        m->numel != c ? mn : vn, (long long)c, (long long)(m->numel != c ? m->numel : v->numel));
@@ -402,6 +405,8 @@ static weft_status stat_shape_check(const char* op, const char* name, T t, int64
 /* grad_out, mean and rstd against the input (m statistics) */
 static weft_status stats_checks(const char* op, T gy, T x, T mean, T rstd, int64_t m) {
   weft_status s = grad_checks(op, gy, x);
+  if (s == WEFT_OK) s = check_same_device(op, mean, x);
+  if (s == WEFT_OK) s = check_same_device(op, rstd, x);
   if (s == WEFT_OK) s = stat_shape_check(op, "mean", mean, m);
   if (s == WEFT_OK) s = stat_shape_check(op, "rstd", rstd, m);
   if (s == WEFT_OK) s = check_dtype(op, mean, x);
@@ -442,9 +447,12 @@ static weft_status gn_checks(const char* op, T x, T w, T b, int64_t n, int64_t c
                          "%s: Expected %s to be a vector of size equal to the number of channels in input, but got "
                          "%s of shape %s and input of shape %s",
                          op, names[i], names[i], shape_of(ts[i], bp, sizeof bp), shape_of(x, bx, sizeof bx));
-  if (n < 0 || c < 0 || hxw < 0 || n * c * hxw != x->numel)
-    return weft__error(WEFT_SHAPE_ERROR, "%s: Expected input.numel() == N * C * HxW, but got %lld and N=%lld, C=%lld, HxW=%lld",
-                       op, (long long)x->numel, (long long)n, (long long)c, (long long)hxw);
+  int64_t nc = 0, total = 0;
+  if (n < 0 || c < 0 || hxw < 0 || weft__mul_overflow(n, c, &nc) || weft__mul_overflow(nc, hxw, &total) ||
+      total != x->numel)
+    return weft__error(WEFT_SHAPE_ERROR,
+                       "%s: Expected input.numel() == N * C * HxW, but got %lld and N=%lld, C=%lld, HxW=%lld", op,
+                       (long long)x->numel, (long long)n, (long long)c, (long long)hxw);
   weft_status s = check_floating(op, "GroupNormKernelImpl", x);
   if (s == WEFT_OK) s = check_dtype(op, w, x);
   if (s == WEFT_OK) s = check_dtype(op, b, x);
@@ -554,7 +562,8 @@ static weft_status gn_backward_compute(const weft_norm_geom* g, T gyc, T xc, T m
     read_vec(mean_t, ng, 0.0, mean);
     read_vec(rstd_t, ng, 0.0, rstd);
     read_vec(w, c, 1.0, wv);
-    for (int64_t i = 0; i < nc; i++) k[i] = f32 ? (float)mean[i / c * group + i % c / d] : mean[i / c * group + i % c / d];
+    for (int64_t i = 0; i < nc; i++)
+      k[i] = f32 ? (float)mean[i / c * group + i % c / d] : mean[i / c * group + i % c / d];
     st = weft__norm_dots(weft__kernels(), g, xc->dtype, weft_tensor_data_ptr(gyc), weft_tensor_data_ptr(xc), k, s, t);
   }
   for (int64_t i = 0; st == WEFT_OK && i < nc; i++) t[i] += (k[i] - mean[i / c * group + i % c / d]) * s[i];
@@ -659,10 +668,12 @@ static void ln_stat_shape(T x, int64_t nn, int64_t* out) {
 
 static weft_status ln_forward_compute(T xc, T w, T b, int64_t m, int64_t k, double eps, weft_tensor* const* out) {
   double *mean = dalloc(m), *rstd = dalloc(m);
-  weft_tensor *wc = w ? weft_contiguous(w, WEFT_CONTIGUOUS_FORMAT) : NULL, *bc = b ? weft_contiguous(b, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  weft_tensor *wc = w ? weft_contiguous(w, WEFT_CONTIGUOUS_FORMAT) : NULL,
+              *bc = b ? weft_contiguous(b, WEFT_CONTIGUOUS_FORMAT) : NULL;
   weft_status st = mean && rstd ? WEFT_OK : weft__error(WEFT_OUT_OF_MEMORY, "out of memory: layer_norm");
   if (st == WEFT_OK && ((w && !wc) || (b && !bc))) st = weft_last_status();
-  if (st == WEFT_OK) st = weft__layer_norm_stats(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), eps, mean, rstd);
+  if (st == WEFT_OK)
+    st = weft__layer_norm_stats(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), eps, mean, rstd);
   if (st == WEFT_OK)
     st = weft__layer_norm_apply(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), mean, rstd,
                                 wc ? weft_tensor_data_ptr(wc) : NULL, bc ? weft_tensor_data_ptr(bc) : NULL,

@@ -403,20 +403,22 @@ static weft_tensor* adaptive_private_kernel(const weft_tensor* self, const int64
   return adaptive_impl("_adaptive_avg_pool2d", self, os, n, NULL);
 }
 
-/* PyTorch's composite: a 1 x 1 output is the mean over H and W (restrided
- * to channels_last for an NHWC input); anything else _adaptive_avg_pool2d. */
+/* PyTorch's composite: a 1 x 1 output is the mean over H and W; for an
+ * NHWC input PyTorch restrides that mean to channels_last (as_strided_ to
+ * strides (C, 1, C, C)). Here the mean is taken over the NHWC view and
+ * permuted back, which gives the same strides through differentiable views
+ * (an as_strided would have no derivative). */
 static weft_tensor* adaptive_avg_pool2d_kernel(const weft_tensor* self, const int64_t* os, int64_t n) {
   if (check_output_size("adaptive_avg_pool2d", os, n) != WEFT_OK) return NULL;
   if (os[0] != 1 || os[1] != 1) return weft_op__adaptive_avg_pool2d(self, os, n);
-  const int64_t dims[2] = {-1, -2};
-  weft_tensor* m = weft_mean_dim(self, dims, 2, true, (weft_dtype)-1);
-  if (!m || weft_tensor_suggest_memory_format(self) != WEFT_CHANNELS_LAST) return m;
-  weft_tensor* mc = weft_contiguous(m, WEFT_CONTIGUOUS_FORMAT);
+  const int64_t dims[2] = {-1, -2}, nhwc_dims[2] = {1, 2}, to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  if (weft_tensor_suggest_memory_format(self) != WEFT_CHANNELS_LAST)
+    return weft_mean_dim(self, dims, 2, true, (weft_dtype)-1);
+  weft_tensor* v = weft_permute(self, to_nhwc, 4);
+  weft_tensor* m = v ? weft_mean_dim(v, nhwc_dims, 2, true, (weft_dtype)-1) : NULL;
+  weft_tensor* r = m ? weft_permute(m, to_nchw, 4) : NULL;
+  weft_tensor_release(v);
   weft_tensor_release(m);
-  if (!mc) return NULL;
-  const int64_t c = self->sizes[1], sizes[4] = {self->sizes[0], c, 1, 1}, strides[4] = {c, 1, c, c};
-  weft_tensor* r = weft_op_as_strided(mc, sizes, 4, strides, 4, mc->storage_offset);
-  weft_tensor_release(mc);
   return r;
 }
 

@@ -16,6 +16,7 @@
  *       INT, OPT_INT                 f64 (None = -2**63)
  *       INT_LIST                     f64*: the length, then the values (an argument slot)
  *       DOUBLE                       f64
+ *       OPT_DOUBLE                   f64 (None = NaN)
  *       BOOL                         i32
  *       SCALAR                       f64*: the tag (0 int, 1 float, 2 bool), then the
  *                                    value (an argument slot)

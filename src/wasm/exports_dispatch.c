@@ -244,6 +244,9 @@ __attribute__((unused)) static weft_scalar wj_scalar(const double* p) {
 #define WJ_P_DOUBLE(n) , double n
 #define WJ_C_DOUBLE WJ_NOCONV
 #define WJ_A_DOUBLE WJ_SAME
+#define WJ_P_OPT_DOUBLE WJ_P_DOUBLE
+#define WJ_C_OPT_DOUBLE WJ_NOCONV
+#define WJ_A_OPT_DOUBLE WJ_SAME
 #define WJ_P_BOOL(n) , int n
 #define WJ_C_BOOL WJ_NOCONV
 #define WJ_A_BOOL(n) , (n != 0)

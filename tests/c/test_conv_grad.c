@@ -15,42 +15,62 @@
 
 typedef struct {
   const char* name;
-  int kind; /* 0 conv2d (x, w, b), 1 max_pool2d, 2 avg_pool2d, 3 adaptive_avg_pool2d */
+  int kind; /* 0 conv2d (x, w, b), 1 max_pool2d, 2 avg_pool2d, 3 adaptive_avg_pool2d, 4 conv_transpose2d, 5 conv1d,
+              * 6 conv_transpose1d (5, 6: x and w 3-D, the first 3 sizes) */
   int64_t x[4], w[4];
   int64_t stride, pad, dil, groups; /* pools: kernel in w[2], w[3] */
   bool cl, wcl, bias, ceil;
   const char* node;
   const char* pad_str; /* conv2d.padding's 'same' / 'valid', or NULL */
+  int64_t out_pad;     /* conv_transpose2d */
 } gc_conv;
 
 static const gc_conv CASES[] = {
-  {"conv 3x3 pad 1", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
-  {"conv 3x3 pad 1 channels_last", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, true, false, true, false, "ConvolutionBackward0", NULL},
-  {"conv weight channels_last", 0, {1, 4, 5, 5}, {2, 4, 2, 3}, 2, 1, 1, 1, false, true, false, false, "ConvolutionBackward0", NULL},
-  {"conv groups stride dilation", 0, {1, 6, 9, 8}, {6, 2, 3, 2}, 2, 2, 2, 3, false, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv 3x3 pad 1", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL, 0},
+  {"conv 3x3 pad 1 channels_last", 0, {2, 3, 6, 5}, {4, 3, 3, 3}, 1, 1, 1, 1, true, false, true, false, "ConvolutionBackward0", NULL, 0},
+  {"conv weight channels_last", 0, {1, 4, 5, 5}, {2, 4, 2, 3}, 2, 1, 1, 1, false, true, false, false, "ConvolutionBackward0", NULL, 0},
+  {"conv groups stride dilation", 0, {1, 6, 9, 8}, {6, 2, 3, 2}, 2, 2, 2, 3, false, false, true, false, "ConvolutionBackward0", NULL, 0},
   /* one input channel per group in NCHW: the direct weight gradient (dwconv_wgrad) */
-  {"conv one input channel pad 1", 0, {3, 1, 6, 7}, {4, 1, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
+  {"conv one input channel pad 1", 0, {3, 1, 6, 7}, {4, 1, 3, 3}, 1, 1, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL, 0},
   {"conv one input channel stride 2 dilation 2", 0, {2, 1, 9, 8}, {3, 1, 2, 3}, 2, 0, 2, 1, false, false, false, false,
-   "ConvolutionBackward0", NULL},
-  {"conv depthwise multiplier 2", 0, {2, 3, 7, 6}, {6, 1, 3, 3}, 2, 1, 1, 3, false, false, true, false, "ConvolutionBackward0", NULL},
-  {"conv depthwise channels_last", 0, {2, 4, 5, 6}, {4, 1, 3, 3}, 1, 1, 1, 4, true, true, true, false, "ConvolutionBackward0", NULL},
-  {"conv unbatched", 0, {0, 2, 5, 5}, {3, 2, 3, 3}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL},
+   "ConvolutionBackward0", NULL, 0},
+  {"conv depthwise multiplier 2", 0, {2, 3, 7, 6}, {6, 1, 3, 3}, 2, 1, 1, 3, false, false, true, false, "ConvolutionBackward0", NULL, 0},
+  {"conv depthwise channels_last", 0, {2, 4, 5, 6}, {4, 1, 3, 3}, 1, 1, 1, 4, true, true, true, false, "ConvolutionBackward0", NULL, 0},
+  {"conv unbatched", 0, {0, 2, 5, 5}, {3, 2, 3, 3}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL, 0},
   {"conv padding same, even kernel (asymmetric)", 0, {2, 2, 6, 5}, {3, 2, 2, 4}, 1, 0, 2, 1, false, false, true, false,
-   "ConvolutionBackward0", "same"},
+   "ConvolutionBackward0", "same", 0},
   {"conv padding same channels_last", 0, {1, 4, 5, 5}, {4, 2, 3, 3}, 1, 0, 1, 2, true, false, true, false,
-   "ConvolutionBackward0", "same"},
+   "ConvolutionBackward0", "same", 0},
   {"conv padding valid", 0, {1, 2, 6, 5}, {3, 2, 3, 2}, 2, 0, 1, 1, false, false, false, false,
-   "ConvolutionBackward0", "valid"},
-  {"max_pool2d", 1, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "MaxPool2DWithIndicesBackward0", NULL},
+   "ConvolutionBackward0", "valid", 0},
+  {"conv_transpose2d", 4, {2, 3, 4, 5}, {3, 2, 3, 3}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0", NULL, 0},
+  {"conv_transpose2d stride 2 pad 1 output_padding 1", 4, {2, 4, 3, 4}, {4, 3, 3, 2}, 2, 1, 1, 1, false, false, true,
+   false, "ConvolutionBackward0", NULL, 1},
+  {"conv_transpose2d groups dilation channels_last", 4, {1, 4, 4, 3}, {4, 2, 2, 3}, 3, 1, 2, 2, true, true, true, false,
+   "ConvolutionBackward0", NULL, 2},
+  {"conv_transpose2d unbatched", 4, {0, 2, 3, 3}, {2, 3, 2, 2}, 2, 0, 1, 1, false, false, false, false,
+   "ConvolutionBackward0", NULL, 1},
+  {"conv1d", 5, {2, 4, 9}, {6, 2, 3}, 2, 1, 2, 2, false, false, true, false, "ConvolutionBackward0", NULL, 0},
+  {"conv1d unbatched same", 5, {0, 3, 7}, {2, 3, 4}, 1, 0, 1, 1, false, false, true, false, "ConvolutionBackward0",
+   "same", 0},
+  {"conv_transpose1d", 6, {2, 4, 5}, {4, 3, 3}, 2, 1, 1, 2, false, false, true, false, "ConvolutionBackward0", NULL, 1},
+  {"conv_transpose1d unbatched dilation", 6, {0, 2, 4}, {2, 3, 2}, 1, 0, 2, 1, false, false, false, false,
+   "ConvolutionBackward0", NULL, 1},
+  {"max_pool2d", 1, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "MaxPool2DWithIndicesBackward0", NULL, 0},
   {"max_pool2d channels_last", 1, {2, 3, 7, 6}, {0, 0, 3, 3}, 1, 1, 2, 1, true, false, false, false,
-   "MaxPool2DWithIndicesBackward0", NULL},
-  {"avg_pool2d", 2, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "AvgPool2DBackward0", NULL},
+   "MaxPool2DWithIndicesBackward0", NULL, 0},
+  {"avg_pool2d", 2, {2, 3, 7, 6}, {0, 0, 3, 2}, 2, 1, 1, 1, false, false, false, true, "AvgPool2DBackward0", NULL, 0},
   {"avg_pool2d channels_last", 2, {1, 5, 6, 6}, {0, 0, 2, 2}, 1, 1, 1, 1, true, false, false, false,
-   "AvgPool2DBackward0", NULL},
+   "AvgPool2DBackward0", NULL, 0},
   {"adaptive_avg_pool2d", 3, {2, 3, 7, 5}, {0, 0, 3, 4}, 1, 0, 1, 1, false, false, false, false,
-   "AdaptiveAvgPool2DBackward0", NULL},
+   "AdaptiveAvgPool2DBackward0", NULL, 0},
   {"adaptive_avg_pool2d channels_last", 3, {1, 4, 5, 7}, {0, 0, 2, 3}, 1, 0, 1, 1, true, false, false, false,
-   "AdaptiveAvgPool2DBackward0", NULL},
+   "AdaptiveAvgPool2DBackward0", NULL, 0},
+  /* global pooling of NHWC: the mean over the NHWC view, permuted back (was an as_strided with no derivative) */
+  {"adaptive_avg_pool2d 1x1 channels_last", 3, {2, 5, 4, 3}, {0, 0, 1, 1}, 1, 0, 1, 1, true, false, false, false,
+   "PermuteBackward0", NULL, 0},
+  {"adaptive_avg_pool2d 1x1", 3, {2, 5, 4, 3}, {0, 0, 1, 1}, 1, 0, 1, 1, false, false, false, false,
+   "MeanBackward1", NULL, 0},
 };
 
 static weft_tensor* input(const int64_t* sizes, int64_t nd, bool cl) {
@@ -63,8 +83,13 @@ static weft_tensor* input(const int64_t* sizes, int64_t nd, bool cl) {
 
 static weft_tensor* forward(const gc_conv* k, weft_tensor* const* in) {
   const int64_t s[2] = {k->stride, k->stride}, p[2] = {k->pad, k->pad}, d[2] = {k->dil, k->dil};
-  const int64_t ks[2] = {k->w[2], k->w[3]};
+  const int64_t ks[2] = {k->w[2], k->w[3]}, op[2] = {k->out_pad, k->out_pad};
   switch (k->kind) {
+    case 4: return weft_conv_transpose2d(in[0], in[1], in[2], s, 2, p, 2, op, 2, k->groups, d, 2);
+    case 6: return weft_conv_transpose1d(in[0], in[1], in[2], s, 1, p, 1, op, 1, k->groups, d, 1);
+    case 5:
+      if (k->pad_str) return weft_conv1d_padding(in[0], in[1], in[2], s, 1, k->pad_str, d, 1, k->groups);
+      return weft_conv1d(in[0], in[1], in[2], s, 1, p, 1, d, 1, k->groups);
     case 0:
       if (k->pad_str) return weft_conv2d_padding(in[0], in[1], in[2], s, 2, k->pad_str, d, 2, k->groups);
       return weft_conv2d(in[0], in[1], in[2], s, 2, p, 2, d, 2, k->groups);
@@ -140,13 +165,15 @@ static bool same(const weft_tensor* a, const weft_tensor* b) {
 }
 
 static void gradcheck(const gc_conv* k) {
-  bool unbatched = k->x[0] == 0;
-  weft_tensor* in[3] = {input(k->x + unbatched, 4 - unbatched, k->cl), NULL, NULL};
+  bool unbatched = k->x[0] == 0, conv = k->kind == 0 || k->kind >= 4;
+  int nd = k->kind >= 5 ? 3 : 4;
+  weft_tensor* in[3] = {input(k->x + unbatched, nd - unbatched, k->cl), NULL, NULL};
   int n = 1;
-  if (k->kind == 0) {
-    in[1] = input(k->w, 4, k->wcl);
+  if (conv) {
+    in[1] = input(k->w, nd, k->wcl);
     n = 2;
-    if (k->bias) in[n++] = input(k->w, 1, false);
+    const int64_t nb = k->kind == 4 || k->kind == 6 ? k->w[1] * k->groups : k->w[0];
+    if (k->bias) in[n++] = input(&nb, 1, false);
   }
   for (int i = 0; i < n; i++) weft_set_requires_grad(in[i], true);
   weft_tensor* y = forward(k, in);
@@ -163,7 +190,8 @@ static void gradcheck(const gc_conv* k) {
     CHECK(same(g[i], g3[i]));
     /* the gradient keeps its input's memory format, as AccumulateGrad's .grad in PyTorch */
     bool fmt = weft_tensor_dim(g[i]) != 4 || weft_tensor_sizes(g[i])[1] == 1 || /* both formats at once */
-               weft_tensor_suggest_memory_format(g[i]) == weft_tensor_suggest_memory_format(in[i]);
+               weft_tensor_suggest_memory_format(g[i]) == weft_tensor_suggest_memory_format(in[i]) ||
+               weft_tensor_strides(g[i])[3] == 0; /* a mean's expanded gradient: no format (.grad gets one) */
     if (!fmt) fprintf(stderr, "%s: input %d: gradient in another memory format\n", k->name, i);
     CHECK(fmt);
     double ana = 0, num = 0;
@@ -227,10 +255,11 @@ static void test_convolution_backward_op(void) {
   CHECK(weft_op_call_boxed(weft_op_find("aten::convolution_backward"), &st) == WEFT_OK && st.size == 3);
   CHECK(st.size == 3 && st.v[1].tag == WEFT_IV_NONE && same_values(st.v[0].u.t, gx) && same_values(st.v[2].u.t, gb));
   weft_stack_clear(&st);
-  /* a transposed convolution is refused, nothing returned */
+  /* transposed: conv_transpose2d's checks (x must have the weight's C_in = 6 channels), nothing returned */
   r = weft_convolution_backward(gy, x, w, NULL, 0, one, 2, one, 2, one, 2, true, no_pad, 2, 2, mask, 3);
-  CHECK(r.status == WEFT_NOT_IMPLEMENTED && !r.t[0] && !r.t[1] && !r.t[2]);
-  CHECK_ERROR_HAS("convolution_backward: transposed convolutions are not supported");
+  CHECK(r.status == WEFT_INVALID_ARGUMENT && !r.t[0] && !r.t[1] && !r.t[2]);
+  CHECK_ERROR_HAS("convolution_backward: Given transposed=1, weight of size [6, 2, 3, 3], expected input[2, 4, 5, 5] "
+                  "to have 6 channels, but got 4 channels instead");
   weft_tensor* rel[] = {x, w, gy, gx, gb};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) weft_tensor_release(rel[i]);
 }
@@ -238,12 +267,21 @@ static void test_convolution_backward_op(void) {
 /* Allocation failures (the fail-the-Nth allocator, as test_fault_injection.c):
  * every gradient op, both formats, ends in a clean OutOfMemory with nothing
  * left allocated, until it completes. */
-static weft_tensor* grad_op(int which, weft_tensor* const* in) {
+static weft_tensor* grad_op(int which, weft_tensor* const* in) { /* 6, 7: conv_transpose2d and its gradients */
   const int64_t one[1] = {1}, two[1] = {2}, zero[1] = {0};
   switch (which) {
     case 0: case 1: case 2: return weft__conv2d_backward(in[2], in[0], in[1], one, 1, one, 1, one, 1, 1, which);
     case 3: return weft_avg_pool2d_backward(in[3], in[0], two, 1, two, 1, zero, 1, false, true, INT64_MIN);
     case 4: return weft_op__adaptive_avg_pool2d_backward(in[3], in[0]);
+    case 6: return weft_conv_transpose2d(in[2], in[1], NULL, one, 1, one, 1, zero, 1, 1, one, 1);
+    case 7: { /* transposed (input in[2], output gradient in[0]): all three, the weight's returned */
+      const bool all[3] = {true, true, true};
+      weft_tensor3 r = weft_convolution_backward(in[0], in[2], in[1], NULL, 0, one, 1, one, 1, one, 1, true, zero, 1,
+                                                 1, all, 3);
+      weft_tensor_release(r.t[0]);
+      weft_tensor_release(r.t[2]);
+      return r.t[1];
+    }
     default: { /* all three outputs of convolution_backward: the input's returned, the others released */
       const bool all[3] = {true, true, true};
       weft_tensor3 r = weft_convolution_backward(in[2], in[0], in[1], NULL, 0, one, 1, one, 1, one, 1, false, zero, 1,
@@ -261,7 +299,7 @@ static void test_allocation_failures(void) {
   const int64_t sx[4] = {2, 3, 6, 6}, sw[4] = {4, 3, 3, 3}, sy[4] = {2, 4, 6, 6}, sp[4] = {2, 3, 3, 3};
   for (int cl = 0; cl < 2; cl++) {
     weft_tensor* in[4] = {input(sx, 4, cl), input(sw, 4, false), input(sy, 4, cl), input(sp, 4, cl)};
-    for (int which = 0; which < 6; which++) {
+    for (int which = 0; which < 8; which++) {
       weft_memory_stats base = weft_memory();
       int bad = 0, fails = 0;
       for (long n = 1; n < 1000; n++, fails++) {

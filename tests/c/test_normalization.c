@@ -5,8 +5,9 @@
  * composites) against plain double references, NCHW and channels_last,
  * at 1 and 3 threads (the same bits: the split depends on the shape only),
  * the gradients and (createGraph) the second derivatives against central
- * differences in float64, the errors, and
- * no leaks. The PyTorch values are replayed by tests/js/norm-ops-fixtures.test.mjs. */
+ * differences in float64, the errors, allocation failures at every step
+ * (a clean OutOfMemory, nothing left), and no leaks. The PyTorch values are replayed by
+ * tests/js/norm-ops-fixtures.test.mjs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,11 +387,78 @@ static void test_errors(void) {
   weft_tensor3 t = weft_native_group_norm(x, NULL, NULL, 2, 6, 11, 3, 1e-5);
   CHECK(t.status != WEFT_OK && !t.t[0]);
   CHECK_ERROR_HAS("native_group_norm: Expected input.numel() == N * C * HxW");
+  t = weft_native_group_norm(x, NULL, NULL, INT64_MAX / 2, 6, 12, 3, 1e-5); /* N * C * HxW overflows */
+  CHECK(t.status != WEFT_OK && !t.t[0]);
+  CHECK_ERROR_HAS("native_group_norm: Expected input.numel() == N * C * HxW");
   const bool mask[3] = {true, true, true};
+  weft_tensor* meta = weft_empty((int64_t[]){2, 3}, 2, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
+  t = weft_native_group_norm_backward(x, x, meta, meta, NULL, 2, 6, 12, 3, mask, 3);
+  CHECK(t.status != WEFT_OK);
+  CHECK_ERROR_HAS("native_group_norm_backward: expected all tensors to be on the same device");
+  weft_tensor_release(meta);
   t = weft_native_batch_norm_backward(x, x, NULL, NULL, NULL, NULL, NULL, true, 1e-5, mask, 3);
   CHECK(t.status != WEFT_OK);
   CHECK_ERROR_HAS("save_mean and save_invstd must be defined in training mode");
   weft_tensor_release(x), weft_tensor_release(i64), weft_tensor_release(v5);
+}
+
+/* ---- allocation failures: the Nth allocation fails, for N = 1, 2, ... until
+ * the run completes; every failed run is a clean OutOfMemory, nothing left ---- */
+static weft_fail_nth_allocator injecting;
+
+/* forward and backward of one op (which: 0 batch_norm train, 1 eval, 2 group_norm, 3 layer_norm) */
+static weft_tensor* fault_run(int which, weft_tensor* x, weft_tensor* w, weft_tensor* rm, weft_tensor* rv) {
+  weft_tensor* y = which < 2   ? weft_batch_norm(x, w, NULL, rm, rv, which == 0, 0.1, 1e-5, true)
+                   : which == 2 ? weft_group_norm(x, 2, w, NULL, 1e-5, true)
+                                : weft_layer_norm(x, &x->sizes[3], 1, NULL, NULL, 1e-5, true);
+  weft_tensor* s = y ? weft_sum(y, (weft_dtype)-1) : NULL;
+  weft_tensor* in[2] = {x, w};
+  weft_tensor* g[2] = {NULL, NULL};
+  weft_status st =
+      s ? weft_autograd_grad(&s, NULL, 1, in, which == 3 ? 1 : 2, false, false, false, g) : weft_last_status();
+  weft_tensor_release(y), weft_tensor_release(s), weft_tensor_release(g[1]);
+  if (st != WEFT_OK) weft_tensor_release(g[0]);
+  return st == WEFT_OK ? g[0] : NULL;
+}
+
+static void test_allocation_failures(void) {
+  weft_fail_nth_allocator_init(&injecting);
+  const int64_t sz[4] = {2, 4, 3, 5}, c = 4;
+  for (int cl = 0; cl < 2; cl++)
+    for (int which = 0; which < 4; which++) {
+      weft_tensor* x = randn4(sz, WEFT_FLOAT32, cl, 0.0);
+      weft_tensor* w = weft_randn(&c, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+      weft_tensor* rm = weft_full(&c, 1, 0.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+      weft_tensor* rv = weft_full(&c, 1, 1.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+      weft_set_requires_grad(x, true), weft_set_requires_grad(w, true);
+      weft_memory_stats base = weft_memory();
+      long n = 1;
+      for (;; n++) {
+        injecting.countdown = n;
+        weft_clear_error();
+        weft_set_allocator(&injecting.allocator);
+        weft_tensor* r = fault_run(which, x, w, rm, rv);
+        weft_set_allocator(NULL);
+        bool hit = injecting.countdown == 0;
+        injecting.countdown = 0;
+        if (r) {
+          CHECK(!hit);
+          weft_tensor_release(r);
+          break;
+        }
+        CHECK(hit && weft_last_status() == WEFT_OUT_OF_MEMORY);
+        weft_memory_stats m = weft_memory();
+        CHECK_EQ_I64(m.tensors, base.tensors);
+        CHECK_EQ_I64(m.storages, base.storages);
+        if (n > 2000) {
+          CHECK(false);
+          break;
+        }
+      }
+      CHECK(n > 1);
+      weft_tensor* all[4] = {x, w, rm, rv};
+      for (int i = 0; i < 4; i++) weft_tensor_release(all[i]);
+    }
 }
 
 int main(void) {
@@ -400,6 +468,7 @@ int main(void) {
   test_forward_ops();
   test_gradients();
   test_errors();
+  test_allocation_failures();
   CHECK_NO_LEAKS();
   TEST_REPORT();
 }

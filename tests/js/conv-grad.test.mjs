@@ -9,64 +9,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadFixture } from './fixtures-lib.mjs';
-import { init, counts, close, throwsWeft, VARIANTS } from './helpers.mjs';
+import { init, counts, throwsWeft, VARIANTS } from './helpers.mjs';
+import { gradProblems } from './grad-case-replay.mjs';
 
 const FX = loadFixture('conv_grad.json');
 
 // weft records conv2d of a 3-D input as one node (1.13: ConvolutionBackward0, then its squeeze)
 const NAME = { conv_unbatched: 'ConvolutionBackward0' };
 
-function leaf(wt, s) {
-  const flat = wt.tensor(Float64Array.from(s.values), { dtype: s.dtype });
-  const shaped = flat.reshape(s.size);
-  flat.dispose();
-  const t = s.cl ? shaped.contiguous({ memoryFormat: 'channels_last' }) : shaped;
-  if (t !== shaped) shaped.dispose();
-  return t.requiresGrad_(s.requires_grad);
-}
-
-function call(wt, c, ins) {
-  const { kernelSize, outputSize, ...o } = c.options;
-  if (c.op === 'conv2d') return wt.conv2d(ins[0], ins[1], ins[2] ?? null, o);
-  if (c.op === 'max_pool2d') return wt.maxPool2d(ins[0], kernelSize, o);
-  if (c.op === 'avg_pool2d') return wt.avgPool2d(ins[0], kernelSize, o);
-  return wt.adaptiveAvgPool2d(ins[0], outputSize);
-}
-
-// float32 sums in another order than PyTorch's
-const TOL = { float32: 1e-5, float64: 1e-12 };
-
-function problems(wt, c) {
-  const bad = [];
-  wt.tidy(() => {
-    const ins = c.inputs.map((s) => (s ? leaf(wt, s) : null));
-    const y = call(wt, c, ins);
-    const fn = y.gradFn;
-    if (fn.name !== (NAME[c.name] ?? c.grad_fn)) bad.push(`${c.name}: node ${fn.name}`);
-    fn.dispose();
-    if (JSON.stringify(y.stride()) !== JSON.stringify(c.out_stride)) bad.push(`${c.name}: result strides ${y.stride()}`);
-    const go = wt.tensor(Float64Array.from(c.grad_output.values), { dtype: y.dtype }).reshape(c.grad_output.size);
-    y.backward(go);
-    c.grads.forEach((want, i) => {
-      if (!want) return;
-      const g = ins[i].grad;
-      if (!g) return bad.push(`${c.name}: input ${i} has no grad`);
-      if (c.inputs[i].size[1] !== 1 && JSON.stringify(g.stride()) !== JSON.stringify(want.stride))
-        bad.push(`${c.name}: input ${i} grad strides ${g.stride()} vs ${want.stride}`);
-      const got = g.contiguous().toArray().flat(Infinity);
-      const e = TOL[c.inputs[i].dtype];
-      const j = want.values.findIndex((v, k) => !close(got[k], v, e));
-      if (j >= 0) bad.push(`${c.name}: input ${i} [${j}]: ${got[j]} vs ${want.values[j]}`);
-    });
-  });
-  return bad;
-}
-
 for (const variant of VARIANTS) {
   test(`${variant}: conv_grad.json (gradients of conv2d and the pools)`, async (t) => {
     const wt = await init({ variant });
     const before = counts(wt);
-    const bad = FX.cases.flatMap((c) => problems(wt, c));
+    const bad = FX.cases.flatMap((c) => gradProblems(wt, c, NAME));
     t.diagnostic(`${FX.cases.length} cases`);
     if (bad.length) throw new Error(`${bad.length} problem(s):\n  ${bad.slice(0, 40).join('\n  ')}`);
     assert.deepEqual(counts(wt), before);

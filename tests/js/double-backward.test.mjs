@@ -115,10 +115,10 @@ test('select_backward, slice_backward, diagonal_backward and convolution_backwar
     throwsWeft(() => wt.convolutionBackward(values(wt, c.go), values(wt, c.x), values(wt, c.w), [6], [1, 1], [1, 1],
       [1, 1], false, [0, 0], 2, [true, false]), 'InvalidArgument',
     /^convolution_backward: expected outputMask to be a list of 3 booleans, but got 2$/);
-    // weft runs 2-D non-transposed convolutions only
+    // transposed (conv_transpose2d's gradients): its checks, the weight [C_in, C_out / groups, ...]
     throwsWeft(() => wt.convolutionBackward(values(wt, c.go), values(wt, c.x), values(wt, c.w), [6], [1, 1], [1, 1],
-      [1, 1], true, [0, 0], 2, [true, true, true]), 'NotImplemented',
-    /^convolution_backward: transposed convolutions are not supported$/);
+      [1, 1], true, [0, 0], 2, [true, true, true]), 'InvalidArgument',
+    /^convolution_backward: Given transposed=1, weight of size \[6, 2, 3, 3\], expected input\[2, 4, 5, 5\] to have 6 channels/);
   });
   assert.deepEqual(counts(wt), before);
 });

@@ -122,6 +122,8 @@ test('batchNorm: F.batch_norm\'s argument order, positional or options, null sta
     throwsWeft(() => wt.batchNorm(x, null, null), 'InvalidArgument', /running_mean must be defined in evaluation mode/);
     throwsWeft(() => wt.batchNorm(x, null, null, null, null, true, 0.1, 1e-5, 3), 'TypeError', /positional arguments/);
     throwsWeft(() => wt.batchNorm(x, null, null, null, { weight: null, training: true }), 'TypeError', /multiple values/);
+    throwsWeft(() => wt.batchNorm(x, null, null, { trainig: true }), 'TypeError',
+      /^batch_norm\(\) got an unexpected option 'trainig' \(did you mean training\?\)$/);
   });
   assert.deepEqual(counts(wt), before);
 });

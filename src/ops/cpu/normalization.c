@@ -372,8 +372,8 @@ static weft_status ln_cols_range(void* ctx, int64_t begin, int64_t end) {
 weft_status weft__layer_norm_backward(const weft_kernels* kt, int64_t m, int64_t k, weft_dtype dt, const void* dy,
                                       const void* x, const double* mean, const double* rstd, const void* w, void* dx,
                                       void* gw, void* gb) {
-  ln_job j = {.kt = kt, .m = m, .k = k, .f32 = dt == WEFT_FLOAT32, .x = x, .dy = dy, .w = w, .y = dx, .gw = gw, .gb = gb,
-              .mean = mean, .rstd = rstd};
+  ln_job j = {.kt = kt, .m = m, .k = k, .f32 = dt == WEFT_FLOAT32, .x = x, .dy = dy, .w = w, .y = dx};
+  j.gw = gw, j.gb = gb, j.mean = mean, j.rstd = rstd;
   weft_status s = WEFT_OK;
   if (dx && k > 0) s = weft_parallel_for(0, m, max64(1, TASK_WORK / k), ln_dx_range, &j);
   if (s == WEFT_OK && (gw || gb) && k > 0) {
