@@ -5,19 +5,12 @@
 // message; so does a failed fetch (a Response that is not ok).
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
-import { startPage } from './panels.js';
+import { showStatus, startPage } from './panels.js';
 import { formatBytes, formatOf, inspect, tensorsOf } from './checkpoint/inspect.mjs';
 
 const $ = (id) => document.getElementById(id);
 const list = (a) => `[${a.join(', ')}]`;
 let wt = null;
-
-function showStatus(msg, kind = 'error') {
-  const s = $('status');
-  s.hidden = !msg;
-  s.className = `status ${kind}`;
-  s.textContent = msg || '';
-}
 
 function renderSummary(name, format, size, info) {
   const items = [['file', name], ['format', format], ['size', formatBytes(size)], ['tensors', String(info.tensors.length)],

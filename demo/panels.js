@@ -9,6 +9,33 @@ function unavailable(what, api) {
     el('p', {}, `${what} needs `, el('code', { text: api }), ', which this build of weft does not export. The panel lights up once it does.'));
 }
 
+// ---- page helpers ---------------------------------------------------------------
+
+// The page's #status line: a message (an error unless kind says otherwise), or hidden.
+export function showStatus(msg, kind = 'error') {
+  const s = document.getElementById('status');
+  s.hidden = !msg;
+  s.className = `status ${kind}`;
+  s.textContent = msg || '';
+}
+
+export async function fetchBytes(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`fetching ${url} failed: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+// An 8x8 digit (64 pixel values 0..16, row by row) on an 8x8 canvas, dark ink on white.
+export function drawDigit(canvas, pixels) {
+  const g = canvas.getContext('2d');
+  const img = g.createImageData(8, 8);
+  pixels.forEach((v, i) => {
+    const ink = 255 - Math.round((v / 16) * 255);
+    img.data.set([ink, ink, ink, 255], i * 4);
+  });
+  g.putImageData(img, 0, 0);
+}
+
 // ---- backend -------------------------------------------------------------------
 
 // The threaded build when the page is cross-origin isolated, else the

@@ -4,7 +4,7 @@
 // grid of test digits with the model's predictions.
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
-import { startPage } from './panels.js';
+import { drawDigit, fetchBytes, showStatus, startPage } from './panels.js';
 import { DigitsTrainer, loadDigits } from './train/digits.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -12,19 +12,6 @@ const SLICE_MS = 40;   // training time per frame
 const GRID = 48;       // test digits shown
 
 const state = { wt: null, data: null, trainer: null, running: false, losses: [], accuracies: [], error: null, epochs: 10 };
-
-function showStatus(msg) {
-  const s = $('status');
-  s.hidden = !msg;
-  s.className = 'status error';
-  s.textContent = msg || '';
-}
-
-async function fetchBytes(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`fetching ${url} failed: HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
-}
 
 // ---- plot ----------------------------------------------------------------------
 
@@ -63,16 +50,6 @@ function plot() {
 }
 
 // ---- digits grid --------------------------------------------------------------------
-
-function drawDigit(canvas, pixels) {
-  const g = canvas.getContext('2d');
-  const img = g.createImageData(8, 8);
-  pixels.forEach((v, i) => {
-    const ink = 255 - Math.round((v / 16) * 255);
-    img.data.set([ink, ink, ink, 255], i * 4);
-  });
-  g.putImageData(img, 0, 0);
-}
 
 function buildGrid() {
   const { data } = state;

@@ -1,7 +1,7 @@
 // npm pack's tarball installs into an empty folder and runs every
 // demo/node/*.mjs there (the package must carry everything it needs; the
-// examples' data files, demo/data/*.npy, and train_digits.mjs's shared loop,
-// demo/train/*.mjs, sit beside the app as in the repo).
+// examples' data files, demo/data/*.npy and *.pt, train_digits.mjs's shared loop,
+// demo/train/*.mjs, and digits_cnn.mjs's model, demo/digits/*.mjs, sit beside the app as in the repo).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -21,6 +21,9 @@ function sh(cmd, args, cwd) {
   });
 }
 
+// an example whose default input is a test fixture gets it by path
+const ARGS = { 'inspect_checkpoint.mjs': [join(root, 'tests/fixtures/pt/checkpoint.pt')] };
+
 test('npm pack installs into an empty folder and runs demo/node/*.mjs', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'weft-pack-'));
   try {
@@ -37,17 +40,20 @@ test('npm pack installs into an empty folder and runs demo/node/*.mjs', async ()
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
     await sh('npm', ['install', '--no-audit', '--no-fund', '--offline', join(dir, packed[0].filename)], app);
     await sh('mkdir', ['-p', join(dir, 'data')], dir);
-    for (const f of readdirSync(join(root, 'demo/data')).filter((n) => n.endsWith('.npy'))) {
+    for (const f of readdirSync(join(root, 'demo/data')).filter((n) => n.endsWith('.npy') || n.endsWith('.pt'))) {
       copyFileSync(join(root, 'demo/data', f), join(dir, 'data', f));
     }
-    // the shared training loop of train_digits.mjs, at ../train/ as in the repo
-    await sh('mkdir', ['-p', join(dir, 'train')], dir);
-    for (const f of readdirSync(join(root, 'demo/train')).filter((n) => n.endsWith('.mjs'))) {
-      copyFileSync(join(root, 'demo/train', f), join(dir, 'train', f));
+    // the modules the examples share with the pages (train_digits.mjs's loop, inspect_checkpoint.mjs's
+    // tables, digits_cnn.mjs's model), at ../train/, ../checkpoint/ and ../digits/ as in the repo
+    for (const sub of ['train', 'checkpoint', 'digits']) {
+      await sh('mkdir', ['-p', join(dir, sub)], dir);
+      for (const f of readdirSync(join(root, 'demo', sub)).filter((n) => n.endsWith('.mjs'))) {
+        copyFileSync(join(root, 'demo', sub, f), join(dir, sub, f));
+      }
     }
     for (const f of readdirSync(demo).filter((n) => n.endsWith('.mjs'))) {
       copyFileSync(join(demo, f), join(app, f));
-      const out = await sh(process.execPath, [f], app);
+      const out = await sh(process.execPath, [f, ...(ARGS[f] ?? [])], app);
       assert.ok(out.length > 0, `${f} printed something`);
     }
     const out = await sh(process.execPath, ['-e',
