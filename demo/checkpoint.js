@@ -2,10 +2,13 @@
 // or an example fetched from the repository's fixtures (a Response) given
 // as it is to wt.load or wt.loadSafetensors, shown as tables
 // (demo/checkpoint/inspect.mjs), then freed. A refused file shows weft's
-// message; so does a failed fetch (a Response that is not ok).
+// message; so does a failed fetch (a Response that is not ok). A torchvision
+// resnet / mobilenet_v2 state dict also becomes a model that classifies
+// dropped images (demo/classify/panel.js).
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
-import { showStatus, startPage } from './panels.js';
+import { onFileDrop, showStatus, startPage } from './panels.js';
+import { offerModel, setupClassifier } from './classify/panel.js';
 import { formatBytes, formatOf, inspect, tensorsOf } from './checkpoint/inspect.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -64,6 +67,7 @@ async function open(source, name, format, size) {
     value = await (format === 'torch.save' ? wt.load(source) : wt.loadSafetensors(source));
   } catch (e) {
     clear();
+    offerModel(wt, null, showStatus);
     showStatus(`${name}: ${e.message}`);
     document.body.dataset.loaded = 'error';
     return;
@@ -74,6 +78,7 @@ async function open(source, name, format, size) {
     renderSummary(name, format, size, info);
     renderTensors(info);
     renderLists(info);
+    offerModel(wt, value, showStatus); // a torchvision classifier's state dict: classify images with it
     document.body.dataset.loaded = name;
   } finally {
     for (const t of tensorsOf(wt, value)) t.dispose();
@@ -96,15 +101,7 @@ async function openExample() {
 }
 
 function setupDrop() {
-  const drop = $('drop');
-  drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
-  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (ev) => {
-    ev.preventDefault();
-    drop.classList.remove('over');
-    openFile(ev.dataTransfer?.files?.[0]);
-  });
-  $('file').addEventListener('change', () => openFile($('file').files[0]));
+  onFileDrop($('drop'), $('file'), openFile);
   $('example-open').addEventListener('click', openExample);
 }
 
@@ -112,6 +109,7 @@ async function main() {
   wt = await startPage(init, showStatus);
   if (!wt) return;
   setupDrop();
+  setupClassifier(showStatus);
   window.checkpointDemo = { open, memory: () => wt.memory() };
   document.body.dataset.ready = 'true';
 }

@@ -422,3 +422,16 @@ function renderBench(root, results, shape) {
   });
   root.replaceChildren(el('p', { class: 'help', text: `float32 [${shape.join(', ')}], median of 5 runs.` }), ...groups);
 }
+
+// A drop zone (a <label> around a file <input>): onFile(file) for a dropped
+// file or a chosen one; the zone is outlined while a file is dragged over it.
+export function onFileDrop(drop, input, onFile) {
+  drop.addEventListener('dragover', (ev) => { ev.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    drop.classList.remove('over');
+    onFile(ev.dataTransfer?.files?.[0]);
+  });
+  input.addEventListener('change', () => onFile(input.files[0]));
+}

@@ -2,21 +2,17 @@
 // Classifies an image with a torchvision resnet18/34/50 or mobilenet_v2 state
 // dict (issue 23), from the command line:
 //   node demo/node/classify.mjs <state_dict.pt | .safetensors> <image.ppm | .png> [--threads n]
-// The model is told from the state dict's keys (and its width and class count
-// from their shapes); the image is preprocessed as torchvision's ImageNet
-// transforms: shorter side resized to 256 (wt.interpolate, bilinear), center
-// crop 224, mean / std normalization. Prints the top-5 class indices with
+// The model is told from the state dict's keys and the image preprocessed as
+// torchvision's ImageNet transforms (demo/classify/pipeline.mjs, which the
+// checkpoint page shares). Prints the top-5 class indices with
 // their probabilities. Images: binary PPM (P6, 8 bits) and 8-bit
 // non-interlaced PNG (grey, RGB, RGBA; inflated with node:zlib).
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { init } from 'weft';
-import { models } from 'weft/models';
+import { buildModel, classify, preprocess } from '../classify/pipeline.mjs';
 
-const MEAN = [0.485, 0.456, 0.406];
-const STD = [0.229, 0.224, 0.225];
-
-// ---- images: { width, height, rgb: Uint8Array (HWC) } ----
+// ---- images: { width, height, pixels: Uint8Array (RGB, HWC) } ----
 
 function decodePpm(buf) {
   const tokens = [];
@@ -34,7 +30,7 @@ function decodePpm(buf) {
   if (max !== 255) throw new Error(`PPM: only 8-bit files are read (maxval ${max})`);
   const rgb = buf.subarray(i + 1, i + 1 + w * h * 3);
   if (rgb.length !== w * h * 3) throw new Error('PPM: truncated pixel data');
-  return { width: w, height: h, rgb };
+  return { width: w, height: h, pixels: rgb };
 }
 
 function decodePng(buf) {
@@ -78,7 +74,7 @@ function decodePng(buf) {
   for (let i = 0; i < width * height; i++) {
     for (let ch = 0; ch < 3; ch++) rgb[i * 3 + ch] = px[i * channels + (channels < 3 ? 0 : ch)];
   }
-  return { width, height, rgb };
+  return { width, height, pixels: rgb };
 }
 
 function decodeImage(path) {
@@ -86,46 +82,6 @@ function decodeImage(path) {
   if (buf.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return decodePng(buf);
   if (buf.toString('latin1', 0, 2) === 'P6') return decodePpm(buf);
   throw new Error(`${path}: not a PNG or a binary PPM (P6) image`);
-}
-
-// ---- the model, from the state dict's keys ----
-
-function buildModel(wt, sd) {
-  const m = models(wt);
-  const has = (key) => key in sd;
-  if (has('fc.weight') && has('layer4.0.conv1.weight')) {
-    const numClasses = sd['fc.weight'].shape[0];
-    const name = has('layer1.0.conv3.weight') ? 'resnet50' : has('layer1.2.conv1.weight') ? 'resnet34' : 'resnet18';
-    return [name, m[name]({ numClasses })];
-  }
-  if (has('features.0.0.weight') && has('classifier.1.weight')) {
-    const numClasses = sd['classifier.1.weight'].shape[0];
-    const first = sd['features.0.0.weight'].shape[0];
-    const last = sd['classifier.1.weight'].shape[1];
-    const widthMult = [1.0, 0.75, 0.5, 0.35, 0.25, 1.3, 1.4, 0.1].find((w) =>
-      m.makeDivisible(32 * w, 8) === first && m.makeDivisible(1280 * Math.max(1, w), 8) === last);
-    if (widthMult === undefined) throw new Error(`a mobilenet_v2 state dict of an unknown width (${first} stem channels)`);
-    return [`mobilenet_v2 (widthMult ${widthMult})`, m.mobilenetV2({ numClasses, widthMult })];
-  }
-  throw new Error('the state dict is neither a torchvision resnet18/34/50 nor a mobilenet_v2 one');
-}
-
-// Python's round() (CenterCrop's offsets): halves to even
-const roundHalfEven = (v) => (v % 1 === 0.5 && Math.floor(v) % 2 === 0 ? Math.floor(v) : Math.round(v));
-
-// image -> [1, 3, 224, 224] channels_last, normalized as torchvision's ImageNet transforms
-function preprocess(wt, { width, height, rgb }) {
-  if (typeof wt.interpolate !== 'function') throw new Error('this weft build has no wt.interpolate');
-  return wt.tidy(() => {
-    const img = wt.tensor(Float32Array.from(rgb, (v) => v / 255)).reshape([1, height, width, 3]).permute([0, 3, 1, 2]);
-    const s = 256 / Math.min(width, height);
-    const size = width <= height ? [Math.floor(height * s), 256] : [256, Math.floor(width * s)];
-    const resized = wt.interpolate(img, { size, mode: 'bilinear', alignCorners: false });
-    const top = roundHalfEven((size[0] - 224) / 2), left = roundHalfEven((size[1] - 224) / 2);
-    const crop = resized.narrow(2, top, 224).narrow(3, left, 224);
-    const mean = wt.tensor(MEAN).reshape([1, 3, 1, 1]), std = wt.tensor(STD).reshape([1, 3, 1, 1]);
-    return crop.sub(mean).div(std).contiguous({ memoryFormat: 'channels_last' });
-  });
 }
 
 async function main() {
@@ -141,19 +97,17 @@ async function main() {
   wt.setNumThreads(Math.min(threads, wt.maxThreads()));
   const bytes = readFileSync(weightsPath);
   const sd = weightsPath.endsWith('.safetensors') ? wt.loadSafetensors(bytes) : wt.load(bytes);
-  const [name, model] = buildModel(wt, sd);
-  model.loadStateDict(sd);
-  for (const t of Object.values(sd)) t.dispose();
-  model.eval().to({ memoryFormat: 'channels_last' });
+  let built;
+  try {
+    built = buildModel(wt, sd);
+  } finally {
+    for (const t of Object.values(sd)) if (t instanceof wt.Tensor) t.dispose();
+  }
+  const { name, model } = built;
   const x = preprocess(wt, decodeImage(imagePath));
-  const t0 = performance.now();
-  const probs = wt.noGrad(() => wt.tidy(() => wt.softmax(model(x), 1)));
-  const ms = performance.now() - t0;
-  const p = Array.from(probs.toArray()[0]);
-  const top = p.map((v, i) => [i, v]).sort((a, b) => b[1] - a[1]).slice(0, 5);
-  console.log(`${name}, ${p.length} classes, ${ms.toFixed(1)} ms (${wt.getNumThreads()} thread(s), channels_last)`);
+  const { top, classes, ms } = classify(wt, model, x);
+  console.log(`${name}, ${classes} classes, ${ms.toFixed(1)} ms (${wt.getNumThreads()} thread(s), channels_last)`);
   for (const [i, v] of top) console.log(`  class ${String(i).padStart(4)}  ${(v * 100).toFixed(2)}%`);
-  probs.dispose();
   x.dispose();
   model.dispose();
 }
