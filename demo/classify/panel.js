@@ -6,6 +6,7 @@
 // top-5 class indices shown with their probabilities and the forward's time.
 import { el } from '../layout.js';
 import { onFileDrop } from '../panels.js';
+import { models } from '../../dist/models/index.js';
 import { buildModel, classify, detectModel, preprocess } from './pipeline.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -31,9 +32,9 @@ export function offerModel(wt, value, showStatus) {
   forget();
   let found;
   try {
-    found = detectModel(wt, value);
+    found = detectModel(wt, value, models);
     if (!found) return null;
-    current = { wt, ...buildModel(wt, value) };
+    current = { wt, ...buildModel(wt, value, models) };
   } catch (e) {
     showStatus(`this looks like a torchvision ${found?.name ?? 'classifier'}'s state dict, but it does not load: ${e.message}`);
     return null;

@@ -7,7 +7,6 @@
 // from their shapes); the image is preprocessed as torchvision's ImageNet
 // transforms: shorter side resized to 256 (wt.interpolate, bilinear), center
 // crop 224, / 255, mean / std normalization.
-import { models } from '../../dist/models/index.js';
 
 export const MEAN = [0.485, 0.456, 0.406];
 export const STD = [0.229, 0.224, 0.225];
@@ -21,8 +20,10 @@ const isTensorDict = (wt, sd) => sd !== null && typeof sd === 'object' && !Array
 /**
  * What architecture a loaded state dict is for: { name, factory, options }
  * (factory: a function of models(wt)), or null when it is none of them.
+ * models: weft/models' `models` (the page and the Node example import it
+ * from where each finds the package).
  */
-export function detectModel(wt, sd) {
+export function detectModel(wt, sd, models) {
   if (!isTensorDict(wt, sd)) return null;
   const has = (key) => key in sd;
   if (has('fc.weight') && has('layer4.0.conv1.weight')) {
@@ -49,8 +50,8 @@ export function detectModel(wt, sd) {
  * strictly (a missing, unexpected or misshapen key throws PyTorch's message),
  * in eval mode and channels_last. sd stays the caller's to dispose.
  */
-export function buildModel(wt, sd) {
-  const found = detectModel(wt, sd);
+export function buildModel(wt, sd, models) {
+  const found = detectModel(wt, sd, models);
   if (!found) throw new Error('the state dict is neither a torchvision resnet18/34/50 nor a mobilenet_v2 one');
   const model = models(wt)[found.factory](found.options);
   try {

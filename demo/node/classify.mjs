@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import { init } from 'weft';
+import { models } from 'weft/models';
 import { buildModel, classify, preprocess } from '../classify/pipeline.mjs';
 
 // ---- images: { width, height, pixels: Uint8Array (RGB, HWC) } ----
@@ -99,7 +100,7 @@ async function main() {
   const sd = weightsPath.endsWith('.safetensors') ? wt.loadSafetensors(bytes) : wt.load(bytes);
   let built;
   try {
-    built = buildModel(wt, sd);
+    built = buildModel(wt, sd, models);
   } finally {
     for (const t of Object.values(sd)) if (t instanceof wt.Tensor) t.dispose();
   }

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { init } from 'weft';
-import { mobilenetV2, resnet18 } from 'weft/models';
+import { mobilenetV2, models, resnet18 } from 'weft/models';
 import { buildModel, classify, preprocess } from '../../demo/classify/pipeline.mjs';
 import { OUTPUT, ROOT, servedPage, text } from './helpers.mjs';
 
@@ -80,7 +80,7 @@ function stateDictBytes(wt, model, head, scale, save) {
 // Node's answer: the file loaded, the image preprocessed and classified with the shared pipeline.
 function expected(wt, bytes, image) {
   const sd = bytes[0] === 0x50 ? wt.load(bytes) : wt.loadSafetensors(bytes);
-  const { model } = buildModel(wt, sd);
+  const { model } = buildModel(wt, sd, models);
   for (const t of Object.values(sd)) t.dispose();
   const x = preprocess(wt, image);
   try {

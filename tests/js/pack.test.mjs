@@ -9,6 +9,8 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { init } from 'weft';
+import { mobilenetV2 } from 'weft/models';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const demo = join(root, 'demo/node');
@@ -23,6 +25,17 @@ function sh(cmd, args, cwd) {
 
 // an example whose default input is a test fixture gets it by path
 const ARGS = { 'inspect_checkpoint.mjs': [join(root, 'tests/fixtures/pt/checkpoint.pt')] };
+
+// classify.mjs's arguments: a small mobilenet_v2 state dict saved by weft and an 8x6 PPM image, in dir
+async function classifyArgs(dir) {
+  const wt = await init({ variant: 'simd' });
+  const model = mobilenetV2(wt, { widthMult: 0.25, numClasses: 3 });
+  writeFileSync(join(dir, 'mobilenet.pt'), wt.save(model.stateDict()));
+  model.dispose();
+  const pixels = Uint8Array.from({ length: 8 * 6 * 3 }, (_, i) => (i * 37) % 256);
+  writeFileSync(join(dir, 'image.ppm'), Buffer.concat([Buffer.from('P6\n8 6\n255\n'), pixels]));
+  return [join(dir, 'mobilenet.pt'), join(dir, 'image.ppm')];
+}
 
 test('npm pack installs into an empty folder and runs demo/node/*.mjs', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'weft-pack-'));
@@ -44,8 +57,10 @@ test('npm pack installs into an empty folder and runs demo/node/*.mjs', async ()
       copyFileSync(join(root, 'demo/data', f), join(dir, 'data', f));
     }
     // the modules the examples share with the pages (train_digits.mjs's loop, inspect_checkpoint.mjs's
-    // tables, digits_cnn.mjs's model), at ../train/, ../checkpoint/ and ../digits/ as in the repo
-    for (const sub of ['train', 'checkpoint', 'digits']) {
+    // tables, digits_cnn.mjs's model, classify.mjs's pipeline), at ../train/, ../checkpoint/, ../digits/ and
+    // ../classify/ as in the repo
+    ARGS['classify.mjs'] = await classifyArgs(dir);
+    for (const sub of ['train', 'checkpoint', 'digits', 'classify']) {
       await sh('mkdir', ['-p', join(dir, sub)], dir);
       for (const f of readdirSync(join(root, 'demo', sub)).filter((n) => n.endsWith('.mjs'))) {
         copyFileSync(join(root, 'demo', sub, f), join(dir, sub, f));
