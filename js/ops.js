@@ -16,7 +16,8 @@ const IV_TAGS = ['None', 'Tensor', 'int', 'float', 'bool', 'int[]', 'float[]', '
   'ScalarType', 'MemoryFormat', 'Device'];
 
 const snake = (k) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
-export const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+// a leading _ stays: PyTorch's private ops keep it (_conv2d_fused is wt._conv2dFused)
+export const camel = (name) => name.replace(/(?<=.)_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 // Function-only in PyTorch although their first argument is a Tensor self.
 // (scripts/gen_types.mjs declares the functions and methods by these rules too.)

@@ -274,13 +274,13 @@ export interface OpFunctions {
   /** adaptive_avg_pool2d, adaptive_avg_pool2d.out */
   adaptiveAvgPool2d(self: Operand, outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
-  AdaptiveAvgPool2d(self: Operand, outputSize: number | Shape): Tensor;
+  _adaptiveAvgPool2d(self: Operand, outputSize: number | Shape): Tensor;
   /** max_pool2d_with_indices_backward */
   maxPool2dWithIndicesBackward(gradOutput: Operand, self: Operand, kernelSize: number | Shape, stride: number | Shape, padding: number | Shape, dilation: number | Shape, ceilMode: boolean, indices: Operand): Tensor;
   /** avg_pool2d_backward */
   avgPool2dBackward(gradOutput: Operand, self: Operand, kernelSize: number | Shape, stride: number | Shape, padding: number | Shape, ceilMode: boolean, countIncludePad: boolean, divisorOverride?: number | null): Tensor;
   /** _adaptive_avg_pool2d_backward */
-  AdaptiveAvgPool2dBackward(gradOutput: Operand, self: Operand): Tensor;
+  _adaptiveAvgPool2dBackward(gradOutput: Operand, self: Operand): Tensor;
   /** conv2d, conv2d.padding */
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number): Tensor;
   conv2d(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: string, dilation?: number | Shape, groups?: number): Tensor;
@@ -294,7 +294,7 @@ export interface OpFunctions {
   /** convolution_backward */
   convolutionBackward(gradOutput: Operand, input: Operand, weight: Operand, biasSizes: Shape | null, stride: Shape, padding: Shape, dilation: Shape, transposed: boolean, outputPadding: Shape, groups: number, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
   /** _conv2d_fused */
-  Conv2dFused(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number, activation?: string, residual?: Operand | null): Tensor;
+  _conv2dFused(input: Operand, weight: Operand, bias?: Operand | null, stride?: number | Shape, padding?: number | Shape, dilation?: number | Shape, groups?: number, activation?: string, residual?: Operand | null): Tensor;
   /** mse_loss */
   mseLoss(self: Operand, target: Operand, reduction?: string): Tensor;
   /** binary_cross_entropy_with_logits */
@@ -421,9 +421,9 @@ export interface OpFunctions {
   /** kthvalue, kthvalue.values */
   kthvalue(self: Operand, k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   /** _unique */
-  Unique(self: Operand, sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
+  _unique(self: Operand, sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
   /** _unique2 */
-  Unique2(self: Operand, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
+  _unique2(self: Operand, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
   /** index_select, index_select.out */
   indexSelect(self: Operand, dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
   /** gather, gather.out */
@@ -455,7 +455,7 @@ export interface OpFunctions {
   /** constant_pad_nd */
   constantPadNd(self: Operand, pad: Shape, value?: Scalar): Tensor;
   /** _pad_circular */
-  PadCircular(self: Operand, ...pad: ShapeArgs): Tensor;
+  _padCircular(self: Operand, ...pad: ShapeArgs): Tensor;
   /** reflection_pad1d */
   reflectionPad1d(self: Operand, padding: number | Shape): Tensor;
   /** reflection_pad1d_backward */
@@ -483,13 +483,13 @@ export interface OpFunctions {
   /** upsample_nearest1d */
   upsampleNearest1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
   /** _upsample_nearest_exact1d */
-  UpsampleNearestExact1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
+  _upsampleNearestExact1d(self: Operand, outputSize: number | Shape, scales?: number | null): Tensor;
   /** upsample_linear1d */
   upsampleLinear1d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
   /** upsample_nearest2d */
   upsampleNearest2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** _upsample_nearest_exact2d */
-  UpsampleNearestExact2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  _upsampleNearestExact2d(self: Operand, outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bilinear2d */
   upsampleBilinear2d(self: Operand, outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bicubic2d */
@@ -497,13 +497,13 @@ export interface OpFunctions {
   /** upsample_nearest1d_backward */
   upsampleNearest1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
   /** _upsample_nearest_exact1d_backward */
-  UpsampleNearestExact1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
+  _upsampleNearestExact1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scales?: number | null): Tensor;
   /** upsample_linear1d_backward */
   upsampleLinear1dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
   /** upsample_nearest2d_backward */
   upsampleNearest2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** _upsample_nearest_exact2d_backward */
-  UpsampleNearestExact2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  _upsampleNearestExact2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bilinear2d_backward */
   upsampleBilinear2dBackward(gradOutput: Operand, outputSize: number | Shape, inputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bicubic2d_backward */
@@ -841,13 +841,13 @@ export interface OpMethods {
   /** adaptive_avg_pool2d, adaptive_avg_pool2d.out */
   adaptiveAvgPool2d(outputSize: number | Shape, options?: { out?: Tensor }): Tensor;
   /** _adaptive_avg_pool2d */
-  AdaptiveAvgPool2d(outputSize: number | Shape): Tensor;
+  _adaptiveAvgPool2d(outputSize: number | Shape): Tensor;
   /** max_pool2d_with_indices_backward */
   maxPool2dWithIndicesBackward(gradOutput: Operand, kernelSize: number | Shape, stride: number | Shape, padding: number | Shape, dilation: number | Shape, ceilMode: boolean, indices: Operand): Tensor;
   /** avg_pool2d_backward */
   avgPool2dBackward(gradOutput: Operand, kernelSize: number | Shape, stride: number | Shape, padding: number | Shape, ceilMode: boolean, countIncludePad: boolean, divisorOverride?: number | null): Tensor;
   /** _adaptive_avg_pool2d_backward */
-  AdaptiveAvgPool2dBackward(gradOutput: Operand): Tensor;
+  _adaptiveAvgPool2dBackward(gradOutput: Operand): Tensor;
   /** mse_loss */
   mseLoss(target: Operand, reduction?: string): Tensor;
   /** binary_cross_entropy_with_logits */
@@ -927,9 +927,9 @@ export interface OpMethods {
   /** kthvalue, kthvalue.values */
   kthvalue(k: number, dim?: number, keepdim?: boolean, options?: { out?: readonly [Tensor, Tensor]; values?: Tensor; indices?: Tensor }): Returns<'values' | 'indices'>;
   /** _unique */
-  Unique(sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
+  _unique(sorted?: boolean, returnInverse?: boolean): [Tensor, Tensor];
   /** _unique2 */
-  Unique2(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
+  _unique2(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
   /** index_select, index_select.out */
   indexSelect(dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
   /** gather, gather.out */
@@ -963,7 +963,7 @@ export interface OpMethods {
   /** constant_pad_nd */
   constantPadNd(pad: Shape, value?: Scalar): Tensor;
   /** _pad_circular */
-  PadCircular(...pad: ShapeArgs): Tensor;
+  _padCircular(...pad: ShapeArgs): Tensor;
   /** reflection_pad1d */
   reflectionPad1d(padding: number | Shape): Tensor;
   /** reflection_pad1d_backward */
@@ -991,13 +991,13 @@ export interface OpMethods {
   /** upsample_nearest1d */
   upsampleNearest1d(outputSize: number | Shape, scales?: number | null): Tensor;
   /** _upsample_nearest_exact1d */
-  UpsampleNearestExact1d(outputSize: number | Shape, scales?: number | null): Tensor;
+  _upsampleNearestExact1d(outputSize: number | Shape, scales?: number | null): Tensor;
   /** upsample_linear1d */
   upsampleLinear1d(outputSize: number | Shape, alignCorners: boolean, scales?: number | null): Tensor;
   /** upsample_nearest2d */
   upsampleNearest2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** _upsample_nearest_exact2d */
-  UpsampleNearestExact2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
+  _upsampleNearestExact2d(outputSize: number | Shape, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bilinear2d */
   upsampleBilinear2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bicubic2d */

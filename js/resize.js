@@ -15,7 +15,7 @@ export function installResize(api, k) {
   const gen = { pad: api.pad };
   const ops = {
     nearest: [api.upsampleNearest1d, api.upsampleNearest2d],
-    'nearest-exact': [api.UpsampleNearestExact1d, api.UpsampleNearestExact2d],
+    'nearest-exact': [api._upsampleNearestExact1d, api._upsampleNearestExact2d],
     linear: [api.upsampleLinear1d, null],
     bilinear: [null, api.upsampleBilinear2d],
     bicubic: [null, api.upsampleBicubic2d],

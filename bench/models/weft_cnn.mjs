@@ -71,7 +71,7 @@ export function buildCnn(wt, name, sd, { fused = true } = {}) {
   };
   // y = act(conv(x) + residual)
   const run = fused
-    ? (x, c, residual = null) => wt.Conv2dFused(x, c.w, c.b, { stride: c.stride, padding: c.padding, groups: c.groups,
+    ? (x, c, residual = null) => wt._conv2dFused(x, c.w, c.b, { stride: c.stride, padding: c.padding, groups: c.groups,
       activation: c.act, residual })
     : (x, c, residual = null) => {
       let y = wt.conv2d(x, c.w, c.b, { stride: c.stride, padding: c.padding, groups: c.groups });

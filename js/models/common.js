@@ -104,8 +104,8 @@ export function makeCommon(api) {
   function runUnit(u, x, residual = null) {
     const { w, b } = folded(u);
     const { stride, padding, dilation, groups } = u.conv;
-    if (typeof api.Conv2dFused === 'function') {
-      return api.Conv2dFused(x, w, b, stride, padding, dilation, groups, u.activation, residual);
+    if (typeof api._conv2dFused === 'function') {
+      return api._conv2dFused(x, w, b, stride, padding, dilation, groups, u.activation, residual);
     }
     // a build without _conv2d_fused: the same folded conv, then the epilogue as ops
     let y = api.conv2d(x, w, b, stride, padding, dilation, groups);

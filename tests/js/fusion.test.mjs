@@ -4,7 +4,7 @@
 // without conv bias / BatchNorm affine, transposed, float64), fuseConvBnEval
 // on module-shaped objects against fuse_conv_bn_eval (the fused conv's
 // weight, bias and output), its refusals; and the _conv2d_fused op
-// (wt.Conv2dFused) against conv2d + add + relu / relu6 in both memory
+// (wt._conv2dFused) against conv2d + add + relu / relu6 in both memory
 // formats at 1 and 2 threads, its explain() plan and its refusals. Every
 // variant; nothing leaks.
 import { test } from 'node:test';
@@ -115,7 +115,7 @@ for (const variant of VARIANTS) {
             const r = wt.randn(plain.shape);
             for (const activation of ['none', 'relu', 'relu6']) {
               for (const residual of [null, r]) {
-                const y = wt.Conv2dFused(xi, w, b, { stride, padding, groups, activation, residual });
+                const y = wt._conv2dFused(xi, w, b, { stride, padding, groups, activation, residual });
                 const sum = residual ? plain.add(residual) : plain.clone();
                 const want = activation === 'relu' ? sum.relu() : activation === 'relu6' ? sum.clamp(0, 6) : sum.clone();
                 assert.equal(y.isContiguous(cl ? 'channels_last' : 'contiguous_format'), true);
@@ -158,17 +158,17 @@ for (const variant of VARIANTS) {
       x32.dispose();
       assert.deepEqual(p.epilogue, { bias: 'tile start', residual: 'tile start', activation: 'relu6',
         where: 'micro-kernel store' });
-      throwsWeft(() => wt.Conv2dFused(x, w, null, { padding: 1, activation: 'gelu' }), undefined,
+      throwsWeft(() => wt._conv2dFused(x, w, null, { padding: 1, activation: 'gelu' }), undefined,
         /^_conv2d_fused: unknown activation 'gelu' \(expected 'none', 'relu' or 'relu6'\)$/);
-      throwsWeft(() => wt.Conv2dFused(x, w, null, { activation: 'relu', residual: r }), undefined,
+      throwsWeft(() => wt._conv2dFused(x, w, null, { activation: 'relu', residual: r }), undefined,
         /^_conv2d_fused: expected residual of size \[1, 8, 4, 4\] \(the output's\) but got \[1, 8, 6, 6\]$/);
       const w3 = wt.randn([8, 3, 3, 3]);
-      throwsWeft(() => wt.Conv2dFused(x, w3, null), undefined, /^_conv2d_fused: Given groups=1/);
+      throwsWeft(() => wt._conv2dFused(x, w3, null), undefined, /^_conv2d_fused: Given groups=1/);
       w3.dispose();
       w.requiresGrad_(true);
-      throwsWeft(() => wt.Conv2dFused(x, w, null, { padding: 1 }), undefined,
+      throwsWeft(() => wt._conv2dFused(x, w, null, { padding: 1 }), undefined,
         /the derivative for '_conv2d_fused' is not implemented/);
-      const y = wt.noGrad(() => wt.Conv2dFused(x, w, null, { padding: 1, activation: 'relu' }));
+      const y = wt.noGrad(() => wt._conv2dFused(x, w, null, { padding: 1, activation: 'relu' }));
       assert.equal(y.requiresGrad, false);
       for (const t of [x, w, r, y]) t.dispose();
     });

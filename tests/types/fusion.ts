@@ -13,7 +13,7 @@ async function fusion() {
   const fused: FusableConv = wt.nn.utils.fuseConvBnEval(conv, bn);
   // conv + bias + relu6 + a residual in one op
   const x = wt.randn([1, 3, 8, 8]);
-  const y: Tensor = wt.Conv2dFused(x, fw, fb, [1, 1], [1, 1], [1, 1], 1, 'relu6', wt.zeros([1, 8, 8, 8]));
+  const y: Tensor = wt._conv2dFused(x, fw, fb, [1, 1], [1, 1], [1, 1], 1, 'relu6', wt.zeros([1, 8, 8, 8]));
   [w, rm, rv, fw, fb, tw, fused.weight, x, y].forEach((t) => t.dispose());
 }
 void fusion;
