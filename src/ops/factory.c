@@ -319,8 +319,11 @@ static weft_tensor* randn_impl(const int64_t* sizes, int64_t ndim, weft_dtype dt
   if (!t || device == WEFT_DEVICE_META) return t;
   pthread_mutex_lock(&gen_lock);
   ensure_seeded();
+  /* normal_kernel: 16 or more (contiguous) float32 / float64 elements take normal_fill */
   if (dtype == WEFT_FLOAT32 && t->numel >= 16)
     normal_fill_f32(weft_tensor_data_ptr(t), t->numel);
+  else if (dtype == WEFT_FLOAT64 && t->numel >= 16)
+    normal_fill_f64(weft_tensor_data_ptr(t), t->numel);
   else
     for_each_element(t, randn_one, &dtype);
   pthread_mutex_unlock(&gen_lock);

@@ -128,6 +128,20 @@ for (const variant of VARIANTS) {
         assert.deepEqual(n.shape, [2, 3]);
         const mean = track(wt.randn(4000)).data().reduce((p, x) => p + x, 0) / 4000;
         assert.ok(Math.abs(mean) < 0.1, `mean ${mean}`);
+        // PyTorch 1.13: torch.manual_seed(0); torch.randn(n, dtype=torch.float64), for n = 7 (one
+        // normal_distribution per element) and n = 20 (normal_fill: 16 or more elements)
+        const want7 = [1.5409961082440433, -0.2934289057609464, -2.1787893820745574, 0.5684312772806678,
+          -1.084522342424021, -1.3985953953708767, 0.4033468476292993];
+        const want20 = [-2.310411800234176, -0.3732508612577643, -1.0608166785462863, 0.9995093547811761,
+          -0.019964750907762653, 0.2102998901016947, 0.17718935139366584, -0.830510051008449, 0.23871805816817063,
+          0.7335283685272841, -1.3218818291421377, 1.3148113651971234, -0.6870036940435463, 1.4880743158106724,
+          -0.4484158047114511, -0.8910030351707375, 0.6748575435940039, 1.0468653769814655, 0.15429517864658948,
+          -0.7498915228391941];
+        for (const want of [want7, want20]) {
+          wt.manualSeed(0);
+          const got = track(wt.randn(want.length, { dtype: 'float64' })).data();
+          want.forEach((w, i) => assert.ok(Math.abs(got[i] - w) <= 1e-15 * Math.max(1, Math.abs(w)), `randn(${want.length})[${i}]: ${got[i]} vs ${w}`));
+        }
       });
 
       await t.test('data() types', () => {
