@@ -67,21 +67,25 @@ export function installFusion(api, k) {
     const fused = typeof conv.clone === 'function' ? conv.clone() : freshConv(conv, transpose);
     for (const [name, t] of [['weight', w], ['bias', b]]) {
       const old = fused[name];
-      fused[name] = t;
-      if (old instanceof Tensor && old !== conv[name]) old.dispose();
+      // a wt.nn module takes Parameters (which take the tensor over)
+      fused[name] = api.nn?.Parameter && fused instanceof api.nn.Module ? new api.nn.Parameter(t) : t;
+      if (old instanceof Tensor && old !== conv[name] && !old.isDisposed) old.dispose();
     }
     if (typeof fused.eval === 'function') fused.eval();
     return fused;
   }
 
-  // conv's class built again with its hyper-parameters (and a bias: the fused one)
+  // conv's class built again with its hyper-parameters (and a bias: the fused one), its
+  // parameters on the meta device: they are replaced, and making them draws nothing from
+  // the generator (PyTorch's fuse_conv_bn_eval deep-copies the conv)
   function freshConv(conv, transpose) {
     const [a, b, ...kernelSize] = conv.weight.shape;
     const groups = conv.groups ?? 1;
     const [inC, outC] = transpose ? [a, b * groups] : [b * groups, a];
     const opts = { stride: conv.stride, padding: conv.padding, dilation: conv.dilation, groups, bias: true };
     if (conv.paddingMode !== undefined) opts.paddingMode = conv.paddingMode;
-    if (conv.outputPadding !== undefined) opts.outputPadding = conv.outputPadding;
+    if (transpose && conv.outputPadding !== undefined) opts.outputPadding = conv.outputPadding;
+    if (api.nn?.Module && conv instanceof api.nn.Module) opts.device = 'meta';
     return new conv.constructor(inC, outC, kernelSize, opts);
   }
 

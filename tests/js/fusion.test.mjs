@@ -93,6 +93,47 @@ for (const variant of VARIANTS) {
     });
   });
 
+  test(`fuseConvBnEval over wt.nn's Conv2d and BatchNorm2d: a Conv2d of Parameters, no draw (${variant})`, async () => {
+    const wt = await init({ variant });
+    const { nn } = wt;
+    await noLeaks(wt, () => {
+      for (const c of fx.eval) {
+        const [cout, cinG, kh, kw] = c.conv.weight.size;
+        const conv = new nn.Conv2d(cinG * c.conv.groups, cout, [kh, kw], { stride: c.conv.stride, padding: c.conv.padding,
+          dilation: c.conv.dilation, groups: c.conv.groups, bias: c.conv.bias !== null });
+        const bn = new nn.BatchNorm2d(cout, { eps: c.bn.eps, affine: c.bn.weight !== null });
+        const sd = { weight: c.conv.weight, bias: c.conv.bias };
+        const bsd = { running_mean: c.bn.running_mean, running_var: c.bn.running_var, weight: c.bn.weight, bias: c.bn.bias };
+        const load = (m, entries) => {
+          const d = Object.fromEntries(Object.entries(entries).filter(([, v]) => v).map(([k, v]) => [k, fromFx(wt, v)]));
+          m.loadStateDict(d, { strict: false });
+          for (const t of Object.values(d)) t.dispose();
+        };
+        load(conv, sd);
+        load(bn, bsd);
+        conv.eval();
+        bn.eval();
+        wt.manualSeed(3);
+        const fused = nn.utils.fuseConvBnEval(conv, bn);
+        const draw = () => wt.tidy(() => Array.from(wt.rand(4).data()));
+        const after = draw();
+        wt.manualSeed(3);
+        const fresh = draw();
+        assert.deepEqual(after, fresh, 'fusing draws nothing from the generator');
+        assert.ok(fused instanceof nn.Conv2d && fused !== conv && !fused.training);
+        assert.ok(fused.weight instanceof nn.Parameter && fused.bias instanceof nn.Parameter);
+        assert.equal(String(fused), String(conv).replace(', bias=False', ''));
+        sameValues(fused.weight, c.expect.weight, 'weight');
+        sameValues(fused.bias, c.expect.bias, 'bias');
+        wt.tidy(() => {
+          const y = wt.noGrad(() => fused(fromFx(wt, c.input)));
+          assert.ok(values(y).every((v, i) => close(v, c.expect.output.values[i], 1e-5)));
+        });
+        for (const m of [conv, bn, fused]) m.dispose();
+      }
+    });
+  });
+
   test(`_conv2d_fused equals conv2d + add + activation, both formats (${variant})`, async () => {
     const wt = await init({ variant });
     await noLeaks(wt, () => {
