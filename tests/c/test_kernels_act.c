@@ -135,7 +135,13 @@ static void test_math(void) {
 /* ---- through the ops: a large contiguous tensor (threaded SIMD rows) and a
  * strided view (plain rows) give the per-element code's bits ---- */
 static float hardtanh_1(float v) { const struct weft_f32_unary_params p = {0, -0.5f, 2.0f, 0}; return r_hardtanh(v, &p); }
-static float relu6_1(float v) { const struct weft_f32_unary_params p = {0, 0.0f, 6.0f, 0}; return r_hardtanh(v, &p); }
+/* the bounds through volatiles: with constant ones, emcc 3.1.6 -O2 folds x < 0 ? 0 : x into
+ * f32.max, which makes relu6(-0.0) +0.0 (PyTorch and weft's kernels keep -0.0) */
+static float relu6_1(float v) {
+  volatile float lo = 0.0f, hi = 6.0f;
+  const struct weft_f32_unary_params p = {0, lo, hi, 0};
+  return r_hardtanh(v, &p);
+}
 static float leaky_1(float v) { const struct weft_f32_unary_params p = {0, 0.2f, 0, 0}; return r_leaky_relu(v, &p); }
 static float hsig_1(float v) { return r_hardsigmoid(v, NULL); }
 static float hswish_1(float v) { return r_hardswish(v, NULL); }
