@@ -34,13 +34,8 @@ typedef struct {
   int64_t stride[2], pad_lo[2], pad_hi[2], dilation[2], groups;
 } conv_params;
 
-const char* weft__conv_sizes_str(char* buf, size_t cap, const int64_t* s, int n) {
-  size_t len = (size_t)snprintf(buf, cap, "[");
-  for (int i = 0; i < n && len < cap; i++) len += (size_t)snprintf(buf + len, cap - len, i ? ", %lld" : "%lld", (long long)s[i]);
-  if (len < cap) snprintf(buf + len, cap - len, "]");
-  return buf;
-}
-#define sizes_str weft__conv_sizes_str
+/* core's formatter, in this file's argument order */
+#define sizes_str(buf, cap, s, n) weft__sizes_str(s, n, buf, cap)
 
 weft_status weft__conv_expand_param(const char* op, const char* what, const int64_t* v, int64_t n, int dim,
                                     int64_t fill, int64_t out[2]) {

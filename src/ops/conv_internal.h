@@ -17,8 +17,6 @@ typedef struct {
   int dim;
 } conv_kind;
 
-/* "[a, b, c]" */
-const char* weft__conv_sizes_str(char* buf, size_t cap, const int64_t* s, int n);
 /* expand_param_if_needed: one value for every dim, or one per dim; out
  * in the 2-D slots, fill where a 1-D convolution has no dim. */
 weft_status weft__conv_expand_param(const char* op, const char* what, const int64_t* v, int64_t n, int dim,

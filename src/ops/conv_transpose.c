@@ -82,19 +82,19 @@ static weft_status shape_forward(const conv_kind* k, const weft_tensor* x, const
     if (p->stride[i] <= 0) return weft__error(WEFT_INVALID_ARGUMENT, "%s: non-positive stride is not supported", op);
   }
   if (weft__conv_check_groups(op, w, p->groups) != WEFT_OK) return weft_last_status();
-  weft__conv_sizes_str(bw, sizeof bw, w->sizes, w->ndim);
+  weft__sizes_str(w->sizes, w->ndim, bw, sizeof bw);
   if (x->sizes[1] != w->sizes[0])
     return weft__error(WEFT_INVALID_ARGUMENT,
                        "%s: Given transposed=1, weight of size %s, expected input%s to have %lld channels, but got "
                        "%lld channels instead",
-                       op, bw, weft__conv_sizes_str(bx, sizeof bx, x->sizes, x->ndim), (long long)w->sizes[0],
+                       op, bw, weft__sizes_str(x->sizes, x->ndim, bx, sizeof bx), (long long)w->sizes[0],
                        (long long)x->sizes[1]);
   if (b && (b->ndim != 1 || b->sizes[0] != w->sizes[1] * p->groups))
     return weft__error(WEFT_INVALID_ARGUMENT,
                        "%s: Given transposed=1, weight of size %s, expected bias to be 1-dimensional with %lld "
                        "elements, but got bias of size %s instead",
                        op, bw, (long long)(w->sizes[1] * p->groups),
-                       weft__conv_sizes_str(bb, sizeof bb, b->sizes, b->ndim));
+                       weft__sizes_str(b->sizes, b->ndim, bb, sizeof bb));
   return WEFT_OK;
 }
 
@@ -132,7 +132,7 @@ static weft_status slow_shape_check(const char* name, const weft_tensor* x, cons
   if (weft_tensor_numel(w) == 0) {
     char bw[160];
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: non-empty 2D or 4D weight tensor expected, but got: %s", name,
-                       weft__conv_sizes_str(bw, sizeof bw, w->sizes, 4));
+                       weft__sizes_str(w->sizes, 4, bw, sizeof bw));
   }
   int64_t out[2];
   for (int i = 0; i < 2; i++)
@@ -266,7 +266,7 @@ static weft_status check_grad_output(const weft_tensor* gy, const weft_tensor* x
   }
   char bg[160], bw[160];
   return weft__error(WEFT_INVALID_ARGUMENT, "conv_transpose2d: expected grad_output of size %s but got %s",
-                     weft__conv_sizes_str(bw, sizeof bw, want, 4), weft__conv_sizes_str(bg, sizeof bg, gy->sizes, gy->ndim));
+                     weft__sizes_str(want, 4, bw, sizeof bw), weft__sizes_str(gy->sizes, gy->ndim, bg, sizeof bg));
 }
 
 /* The input's (conv2d of gy) or the weight's gradient over NCHW, in like's layout. */

@@ -620,10 +620,6 @@ static weft_tensor* group_norm_kernel(T x, int64_t groups, T w, T b, double eps,
 
 /* ==== layer norm ==== */
 
-static const char* list_str(const int64_t* v, int64_t n, char* buf, size_t cap) {
-  return weft__sizes_str(v, n, buf, cap);
-}
-
 /* _check_layer_norm_inputs; *m rows of *k elements */
 static weft_status ln_checks(const char* op, T x, const int64_t* ns, int64_t nn, T w, T b, int64_t* m, int64_t* k) {
   char bn[160], bx[160];
@@ -631,7 +627,7 @@ static weft_status ln_checks(const char* op, T x, const int64_t* ns, int64_t nn,
     return weft__error(WEFT_INVALID_ARGUMENT,
                        "%s: Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                        "element, but got normalized_shape = %s",
-                       op, list_str(ns, nn, bn, sizeof bn));
+                       op, weft__sizes_str(ns, nn, bn, sizeof bn));
   const char* names[2] = {"weight", "bias"};
   T ts[2] = {w, b};
   for (int i = 0; i < 2; i++)
@@ -639,13 +635,13 @@ static weft_status ln_checks(const char* op, T x, const int64_t* ns, int64_t nn,
       return weft__error(WEFT_SHAPE_ERROR,
                          "%s: Expected %s to be of same shape as normalized_shape, but got %s of shape %s and "
                          "normalized_shape = %s",
-                         op, names[i], names[i], shape_of(ts[i], bx, sizeof bx), list_str(ns, nn, bn, sizeof bn));
+                         op, names[i], names[i], shape_of(ts[i], bx, sizeof bx), weft__sizes_str(ns, nn, bn, sizeof bn));
   int64_t axis = x->ndim - nn;
   bool ok = axis >= 0;
   for (int64_t i = 0; ok && i < nn; i++) ok = x->sizes[axis + i] == ns[i];
   if (!ok) {
     char bs[160];
-    list_str(ns, nn, bn, sizeof bn);
+    weft__sizes_str(ns, nn, bn, sizeof bn);
     snprintf(bs, sizeof bs, "%.*s", (int)(strlen(bn) - 2), bn + 1); /* the list without its brackets */
     return weft__error(WEFT_SHAPE_ERROR,
                        "%s: Given normalized_shape=%s, expected input with shape [*, %s], but got input of size%s", op,
