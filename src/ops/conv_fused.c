@@ -23,6 +23,8 @@
  * There is no autograd formula: with grad mode on, an input that requires
  * grad is refused ("the derivative for '_conv2d_fused' is not implemented").
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,10 @@ static const char* const act_names[] = {"none", "relu", "relu6"};
 
 typedef struct packed_entry {
   struct packed_entry* next;
+  /* the list's reference while it is on the list, plus one per call running
+   * with its panels: a stale entry unlinked while another thread still
+   * reads it is freed by the last of them */
+  atomic_int refs;
   int64_t offset, sizes[4], strides[4], groups;
   weft_dtype src, ct;
   int packing; /* NCHW's K order and MR panels, NHWC's and NR panels, Winograd's transform */
@@ -45,16 +51,16 @@ typedef struct packed_entry {
   double data[]; /* the panels (8-byte aligned) */
 } packed_entry;
 
-static atomic_flag cache_lock = ATOMIC_FLAG_INIT;
+/* guards every storage's list (a lookup, or one weight's packing) */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void lock(void) {
-  while (atomic_flag_test_and_set_explicit(&cache_lock, memory_order_acquire)) {
-  }
+static void release_entry(packed_entry* e) {
+  if (e && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
 }
-static void unlock(void) { atomic_flag_clear_explicit(&cache_lock, memory_order_release); }
 
+/* the storage is going: drop the list's references */
 static void free_entries(void* list) {
-  for (packed_entry *e = list, *next; e; e = next) next = e->next, free(e);
+  for (packed_entry *e = list, *next; e; e = next) next = e->next, release_entry(e);
 }
 
 static int packing_of(weft_conv2d_algo a) {
@@ -69,7 +75,8 @@ static bool same_key(const packed_entry* e, const weft_tensor* w, weft_dtype ct,
 }
 
 /* The entry of w's storage for this key, packed from wc (w in ct) when
- * missing or stale; NULL with the error set on OOM. Under the lock. */
+ * missing or stale, with a reference for the caller (release_entry); NULL
+ * with the error set on OOM. Under the lock. */
 static packed_entry* find_or_pack(const weft_tensor* w, const weft_tensor* wc, weft_dtype ct, weft_conv2d_algo a,
                                   const weft_conv2d_geom* g, size_t bytes) {
   weft_storage* st = w->storage;
@@ -78,15 +85,18 @@ static packed_entry* find_or_pack(const weft_tensor* w, const weft_tensor* wc, w
   for (packed_entry** link = &head; *link; link = &(*link)->next) {
     packed_entry* e = *link;
     if (!same_key(e, w, ct, a, g->groups)) continue;
-    if (e->version == version) return e;
+    if (e->version == version) {
+      atomic_fetch_add(&e->refs, 1);
+      return e;
+    }
     *link = e->next; /* stale: written since it was packed */
-    free(e);
     atomic_store(&st->packed, head);
+    release_entry(e);
     break;
   }
   packed_entry* e = malloc(sizeof *e + bytes);
   if (!e) return weft__error_null(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for the packed weight)", bytes);
-  *e = (packed_entry){head, w->storage_offset, {0}, {0}, g->groups, w->dtype, ct, packing_of(a), version, bytes};
+  *e = (packed_entry){head, 2, w->storage_offset, {0}, {0}, g->groups, w->dtype, ct, packing_of(a), version, bytes};
   memcpy(e->sizes, w->sizes, sizeof e->sizes);
   memcpy(e->strides, w->strides, sizeof e->strides);
   if (weft__conv2d_pack(ct, a, g, weft_tensor_data_ptr(wc), e->data) != WEFT_OK) {
@@ -148,15 +158,16 @@ weft_status weft__conv2d_fusion_run(const weft__conv2d_fusion* f, weft_conv2d_al
   weft_status s = !f->residual || rc ? WEFT_OK : weft_last_status();
   size_t bytes = versions_counted() ? weft__conv2d_packed_bytes(ct, a, g) : 0;
   if (s == WEFT_OK) {
-    lock();
-    const packed_entry* e = bytes ? find_or_pack(w, wc, ct, a, g, bytes) : NULL;
+    pthread_mutex_lock(&cache_lock);
+    packed_entry* e = bytes ? find_or_pack(w, wc, ct, a, g, bytes) : NULL;
     if (bytes && !e) s = weft_last_status();
-    unlock(); /* the entry lives while w's storage does, and w is held */
+    pthread_mutex_unlock(&cache_lock); /* e is ours until release_entry */
     weft_conv2d_epilogue epi = {f->act, rc ? weft_tensor_data_ptr(rc) : NULL};
     if (s == WEFT_OK)
       s = weft__conv2d_fused(weft__kernels(), ct, a, g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
                              e ? e->data : NULL, bc ? weft_tensor_data_ptr(bc) : NULL, &epi,
                              weft_tensor_data_ptr(y));
+    release_entry(e);
   }
   weft_tensor_release(rt);
   weft_tensor_release(rc);
