@@ -514,7 +514,8 @@ function createMemoryTracker(M) {
   const setStepSet = (set) => { stepSet = set; };
   const markReleased = (t, why) => { t[RELEASED] = why; };
   const releasedNote = (t) => t[RELEASED] ?? '';
-  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, unstep, orphan, markReleased, releasedNote };
+  return { adopt, forget, keep, tidy, stats, rehandle, setStepSet, stepSet: () => stepSet, unstep, orphan, markReleased,
+    releasedNote };
 }
 
 // ---- the API over one module ----

@@ -18,7 +18,6 @@
 // dispose calls keeps the contract it was written for.
 export function installStepRule(api, { mem, Tensor, Parameter }) {
   const sets = new WeakMap(); // optimizer -> { step, prev, cur }: Sets of WeakRefs to tensors (js/core.js)
-  let active = null; // the set new unscoped tensors join
 
   // the tensors an optimizer holds, from either shape of torch.optim's fields
   function held(opt) {
@@ -51,7 +50,7 @@ export function installStepRule(api, { mem, Tensor, Parameter }) {
     s.prev = s.cur;
     s.cur = new Set();
     s.step++;
-    mem.setStepSet((active = s.cur));
+    mem.setStepSet(s.cur); // the set new unscoped tensors join
   }
 
   // After step(): state the optimizer made this step is its own, never
@@ -66,7 +65,7 @@ export function installStepRule(api, { mem, Tensor, Parameter }) {
     if (!s) return;
     for (const set of [s.prev, s.cur]) for (const ref of [...set]) mem.unstep(ref.deref());
     sets.delete(opt);
-    if (active === s.cur) mem.setStepSet((active = null));
+    if (mem.stepSet() === s.cur) mem.setStepSet(null);
   }
 
   // Every optimizer class's step()/dispose() (js/optim.js) is wrapped once, at
