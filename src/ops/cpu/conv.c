@@ -329,8 +329,8 @@ static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* Columns per N tile: all of Coutg unless there are too few tiles for the threads. */
-static int64_t cols_per_tile(int64_t coutg, int64_t mtiles, int nr) {
+/* (conv.h) */
+int64_t weft__conv_cols_per_tile(int64_t coutg, int64_t mtiles, int nr) {
   int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
   int64_t want = threads > 1 ? 4 * (int64_t)threads : 1; /* one thread: no split (each N tile repacks A) */
   int64_t ntn = mtiles >= want ? 1 : cdiv(want, mtiles);
@@ -377,7 +377,7 @@ static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void
                              void* y, const fused_extras* fx) {
   struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->nr, fx);
   c.rows = g->n * g->ho * g->wo, c.ntr = cdiv(c.rows, MC_NHWC);
-  c.ns = cols_per_tile(c.coutg, c.ntr * g->groups, u->nr);
+  c.ns = weft__conv_cols_per_tile(c.coutg, c.ntr * g->groups, u->nr);
   c.ntn = cdiv(c.coutg, c.ns);
   c.tile = nhwc_tile, c.scratch = (size_t)(cdiv(MC_NHWC, u->mr) * u->mr * c.kcb) * u->es;
   return gemm_conv(&c, w, true, u->nr, g->groups * c.ntr * c.ntn, MC_NHWC * c.ns * c.k);

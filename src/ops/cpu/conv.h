@@ -65,4 +65,9 @@ weft_status weft__conv2d_backward_input(const weft_kernels* kt, weft_dtype dtype
 weft_status weft__conv2d_backward_weight(const weft_kernels* kt, weft_dtype dtype, bool nhwc,
                                          const weft_conv2d_geom* g, const void* gy, const void* x, void* gw);
 
+/* Output channels per task (a multiple of nr) over mtiles tiles of rows:
+ * all of coutg unless too few tiles for the threads; one thread never splits
+ * them (each split redoes the rows' packing or transform). */
+int64_t weft__conv_cols_per_tile(int64_t coutg, int64_t mtiles, int nr);
+
 #endif

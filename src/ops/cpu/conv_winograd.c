@@ -205,11 +205,7 @@ weft_status weft__conv2d_winograd(const weft_kernels* kt, const weft_conv2d_geom
   tile_sizes(&c.mr, &c.nr);
   c.th = cdiv(g->ho, 2), c.tw = cdiv(g->wo, 2), c.tiles = g->n * c.th * c.tw, c.ntb = cdiv(c.tiles, TB);
   c.np = cdiv(g->cout, c.nr);
-  /* all output channels per task unless too few tile blocks for the threads */
-  int64_t want = 4 * (int64_t)(weft_in_parallel_region() ? 1 : weft_get_num_threads());
-  int64_t ntn = c.ntb >= want ? 1 : cdiv(want, c.ntb);
-  c.ns = cdiv(cdiv(g->cout, ntn), c.nr) * c.nr;
-  if (c.ns < 4 * c.nr) c.ns = 4 * c.nr;
+  c.ns = weft__conv_cols_per_tile(g->cout, c.ntb, c.nr);
   c.ntn = cdiv(g->cout, c.ns);
   if (e && e->act != WEFT_CONV_ACT_NONE) c.clamp = true, c.lo = 0.0f, c.hi = e->act == WEFT_CONV_ACT_RELU6 ? 6.0f : INFINITY;
   float* zero = calloc((size_t)(g->c > g->cout ? g->c : g->cout), sizeof(float)); /* input padding, no bias */
