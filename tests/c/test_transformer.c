@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "kernels/kernels.h"
+#include "ops/cpu/normalization.h"
 #include "ops/ops.h"
 #include "test.h"
 #include "weft/alloc.h"
@@ -192,6 +194,23 @@ static void test_rms_norm(void) {
   weft_tensor_release(xi), weft_tensor_release(x), weft_tensor_release(w), weft_tensor_release(gy);
 }
 
+/* the driver on the scalar backend and the best one: the same values within rounding (their sums of squares
+ * may group differently) */
+static void test_rms_backends(void) {
+  enum { M = 7, K = 133 };
+  float x[M * K], w[K], y0[M * K], y1[M * K];
+  double r0[M], r1[M];
+  srand(3);
+  for (int i = 0; i < M * K; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (int i = 0; i < K; i++) w[i] = (float)rand() / RAND_MAX + 0.5f;
+  CHECK(weft__rms_norm_forward(weft__kernels_scalar(), M, K, WEFT_FLOAT32, x, 1e-6, w, y0, r0) == WEFT_OK);
+  CHECK(weft__rms_norm_forward(weft__kernels(), M, K, WEFT_FLOAT32, x, 1e-6, w, y1, r1) == WEFT_OK);
+  bool ok = true;
+  for (int i = 0; i < M * K; i++) ok = ok && near(y0[i], y1[i], 1e-6);
+  for (int i = 0; i < M; i++) ok = ok && near(r0[i], r1[i], 1e-6);
+  CHECK(ok);
+}
+
 /* ---- index_copy_ ---- */
 static void test_index_copy(void) {
   const int64_t s[2] = {3, 5}, ss[2] = {3, 2}, is[1] = {2};
@@ -218,6 +237,7 @@ int main(void) {
   test_embedding_renorm();
   test_embedding_errors();
   test_rms_norm();
+  test_rms_backends();
   test_index_copy();
   CHECK_NO_LEAKS();
   TEST_REPORT();
