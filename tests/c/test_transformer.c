@@ -2,8 +2,8 @@
  * row sums, padding_idx, scale_grad_by_freq, embedding_renorm_),
  * rms_norm (the fused forward and the backward op against float64
  * references) and index_copy_, at 1 and 3 threads (the same bits), their
- * errors, and no leaks. PyTorch's values are replayed by
- * tests/js/transformer-fixtures.test.mjs. */
+ * errors, a clean OutOfMemory at every failing allocation, and no leaks.
+ * PyTorch's values are replayed by tests/js/transformer-fixtures.test.mjs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 #include "ops/ops.h"
 #include "test.h"
 #include "weft/alloc.h"
+#include "weft/autograd.h"
 #include "weft/parallel.h"
 
 static bool near(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
@@ -230,6 +231,66 @@ static void test_index_copy(void) {
   weft_tensor_release(x), weft_tensor_release(src), weft_tensor_release(src2), weft_tensor_release(idx);
 }
 
+/* ---- allocation failures: every failing allocation gives a clean OutOfMemory and leaves nothing ---- */
+static weft_fail_nth_allocator injecting;
+
+/* the gradient of sum(op(...)) for the first of in[] (the others' released) */
+static weft_tensor* fault_run(int which, weft_tensor* const* in) {
+  const int64_t ns = 6;
+  weft_tensor* y = which == 0   ? weft_embedding(in[1], in[0], 1, true, false)
+                   : which == 1 ? weft_rms_norm(in[0], &ns, 1, in[1], NAN)
+                                : weft_index_copy(in[0], 0, in[1], in[2]);
+  weft_tensor* s = y ? weft_sum(y, (weft_dtype)-1) : NULL;
+  weft_tensor* diff[2] = {in[0], which == 2 ? in[2] : in[1]};
+  weft_tensor* g[2] = {NULL, NULL};
+  int first = which == 0 ? 1 : 0; /* embedding: the weight (the ids take none) */
+  weft_status st = s ? weft_autograd_grad(&s, NULL, 1, diff + first, 2 - first, false, false, false, g)
+                     : weft_last_status();
+  weft_tensor_release(y), weft_tensor_release(s), weft_tensor_release(g[1]);
+  if (st != WEFT_OK) weft_tensor_release(g[0]);
+  return st == WEFT_OK ? g[0] : NULL;
+}
+
+static void test_allocation_failures(void) {
+  weft_fail_nth_allocator_init(&injecting);
+  const int64_t is[2] = {2, 3}, ws[2] = {5, 6}, xs[2] = {4, 6}, ns = 6, src[2] = {2, 6};
+  for (int which = 0; which < 3; which++) {
+    weft_tensor* in[3];
+    if (which == 0) in[0] = ids(is, 2, WEFT_INT64, 5, 9), in[1] = weft_randn(ws, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    if (which == 1) in[0] = weft_randn(xs, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU), in[1] = weft_randn(&ns, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    if (which == 2) in[0] = weft_randn(xs, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU), in[1] = ids(&src[0], 1, WEFT_INT64, 4, 2);
+    in[2] = weft_randn(src, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    for (int i = 0; i < 3; i++)
+      if (in[i]->dtype == WEFT_FLOAT32) weft_set_requires_grad(in[i], true);
+    weft_memory_stats base = weft_memory();
+    long n = 1;
+    for (;; n++) {
+      injecting.countdown = n;
+      weft_clear_error();
+      weft_set_allocator(&injecting.allocator);
+      weft_tensor* r = fault_run(which, in);
+      weft_set_allocator(NULL);
+      bool hit = injecting.countdown == 0;
+      injecting.countdown = 0;
+      if (r) {
+        CHECK(!hit);
+        weft_tensor_release(r);
+        break;
+      }
+      CHECK(hit && weft_last_status() == WEFT_OUT_OF_MEMORY);
+      weft_memory_stats m = weft_memory();
+      CHECK_EQ_I64(m.tensors, base.tensors);
+      CHECK_EQ_I64(m.storages, base.storages);
+      if (n > 2000) {
+        CHECK(false);
+        break;
+      }
+    }
+    CHECK(n > 1);
+    for (int i = 0; i < 3; i++) weft_tensor_release(in[i]);
+  }
+}
+
 int main(void) {
   weft_manual_seed(24);
   test_embedding_forward();
@@ -239,6 +300,7 @@ int main(void) {
   test_rms_norm();
   test_rms_backends();
   test_index_copy();
+  test_allocation_failures();
   CHECK_NO_LEAKS();
   TEST_REPORT();
 }
