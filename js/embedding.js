@@ -6,7 +6,7 @@
 // (embedding_renorm_). input holds int32 or int64 ids of any shape; the
 // result is input's shape + [embeddingDim]. wt.rmsNorm, wt.indexCopy and
 // x.indexCopy_ are the generated functions as they are.
-export function installTransformer(api, k) {
+export function installEmbedding(api, k) {
   const { Tensor, WeftError, isOptions, didYouMean } = k;
   const gen = api.embedding;
   if (!gen) return;

@@ -1,14 +1,14 @@
 // wt.nn.Embedding and wt.nn.RMSNorm: Embedding's default initialization
 // after manualSeed equals PyTorch 1.13's after manual_seed (within a few
 // float32 ulps, as wt.randn; the padding row exactly zero) and its reprs
-// (tests/fixtures/transformer.json); RMSNorm's is 2.4's; fromPretrained
+// (tests/fixtures/embedding.json); RMSNorm's is 2.4's; fromPretrained
 // shares the data and freezes; gradients skip the padding row; state dicts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadFixture } from './fixtures-lib.mjs';
 import { init, counts, throwsWeft, VARIANTS } from './helpers.mjs';
 
-const { layers } = loadFixture('transformer.json');
+const { layers } = loadFixture('embedding.json');
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 const bits = (v) => { f32[0] = v; return u32[0]; };

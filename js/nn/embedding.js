@@ -4,7 +4,7 @@
 import { REQUIRED as R } from './args.js';
 import { pyFloat, pyStr } from './module.js';
 
-export function makeTransformerLayers(api, { Module, Parameter, Tensor, param, parse, checks, init }) {
+export function makeEmbeddingLayers(api, { Module, Parameter, Tensor, param, parse, checks, init }) {
   const { int, num, bool, fail } = checks;
 
   const EMBEDDING = [['numEmbeddings', R], ['embeddingDim', R], ['paddingIdx', null], ['maxNorm', null],

@@ -1,5 +1,5 @@
 // Types for issue 24's functions in torch.nn.functional's calling forms
-// (js/transformer.js; ops in src/ops/transformer.def). wt.indexCopy and
+// (js/embedding.js; ops in src/ops/transformer.def). wt.indexCopy and
 // x.indexCopy_ are the op table's generated functions (js/optable.d.ts).
 import type { Shape, Tensor } from './weft.js';
 
@@ -16,7 +16,7 @@ export interface EmbeddingOptions {
   sparse?: boolean;
 }
 
-export interface TransformerFunctions {
+export interface EmbeddingFunctions {
   /** F.embedding: rows of weight [numEmbeddings, embeddingDim] picked by int32 / int64 ids of any shape (result: ids' shape + [embeddingDim]). */
   embedding(input: Tensor, weight: Tensor, options?: EmbeddingOptions): Tensor;
   /**

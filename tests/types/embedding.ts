@@ -1,8 +1,8 @@
-// Issue 24's declarations (js/transformer.d.ts, nn.Embedding / nn.RMSNorm in js/nn.d.ts), checked by tsc --noEmit.
+// Issue 24's declarations (js/embedding.d.ts, nn.Embedding / nn.RMSNorm in js/nn.d.ts), checked by tsc --noEmit.
 import { init } from 'weft';
 import type { EmbeddingOptions, Tensor } from 'weft';
 
-async function transformer() {
+async function embedding() {
   const wt = await init();
   const ids: Tensor = wt.tensor([1n, 2n]);
   const weight = wt.randn([5, 3]);
@@ -22,4 +22,4 @@ async function transformer() {
   // @ts-expect-error paddingIdx is a number
   wt.embedding(ids, weight, { paddingIdx: '0' });
 }
-void transformer;
+void embedding;

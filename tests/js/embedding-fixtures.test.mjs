@@ -1,5 +1,5 @@
-// Issue 24's ops against PyTorch: every case of tests/fixtures/transformer.json
-// (made by tests/fixtures/gen_transformer_fixtures.py: embedding and
+// Issue 24's ops against PyTorch: every case of tests/fixtures/embedding.json
+// (made by tests/fixtures/gen_embedding_fixtures.py: embedding and
 // index_copy from PyTorch 1.13, rms_norm from PyTorch 2.4's formula in
 // float64) through wt.embedding(ids, weight, { paddingIdx, maxNorm, normType,
 // scaleGradByFreq }), wt.rmsNorm(x, normalizedShape, weight, { eps }) and
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, close, counts, throwsWeft, VARIANTS } from './helpers.mjs';
 
-const fixture = loadFixture('transformer.json');
+const fixture = loadFixture('embedding.json');
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 // rms_norm's expectations are float64 values of 2.4's formula: float32 within a few ulps; a
 // float64 weight on float32 input gives float64 values of float32 precision
