@@ -123,8 +123,9 @@ static int64_t gqa_groups(T q, T k, T v, bool enable) {
   return hq / hk;
 }
 
-/* The [..., L, S] shape of the scores (batch dims of q and k broadcast);
- * with groups, k's head dim counts as q's. Checks the mask broadcasts to it. */
+/* The [..., L, S] shape of the scores: the batch dims of q and k (with
+ * groups, k's head dim counted as q's) and the mask broadcast together, as
+ * the math path's matmul and add broadcast them. */
 static bool scores_shape(T q, T k, T mask, int64_t groups, int64_t* out, int64_t* nout) {
   int64_t kl[WEFT_MAX_DIMS];
   memcpy(kl, k->sizes, sizeof(int64_t) * (size_t)k->ndim);
@@ -133,12 +134,7 @@ static bool scores_shape(T q, T k, T mask, int64_t groups, int64_t* out, int64_t
   if (!broadcast_into(q->sizes, q->ndim - 2, kl, k->ndim - 2, tmp, &nt)) return false;
   tmp[nt] = q->sizes[q->ndim - 2], tmp[nt + 1] = k->sizes[k->ndim - 2];
   nt += 2;
-  if (mask && !broadcast_into(tmp, nt, mask->sizes, mask->ndim, out, nout)) return false;
-  if (mask && *nout != nt) { /* the mask may not add dims the scores lack */
-    weft__error(WEFT_SHAPE_ERROR, OP ": attnMask of %lld dims does not broadcast to scores of %lld dims",
-                (long long)mask->ndim, (long long)nt);
-    return false;
-  }
+  if (mask) return broadcast_into(tmp, nt, mask->sizes, mask->ndim, out, nout);
   memcpy(out, tmp, sizeof(int64_t) * (size_t)nt);
   *nout = nt;
   return true;
@@ -230,8 +226,11 @@ static weft_tensor* rows_dense(T t) {
   return weft_contiguous(t, WEFT_CONTIGUOUS_FORMAT);
 }
 
-static bool fused_fits(T q, T k, T v, T mask, double p, int64_t groups) {
+/* the fused kernel takes q's batch dims as they are: k and v share them
+ * (heads divided by groups), the mask broadcasts into them */
+static bool fused_fits(T q, T k, T v, T mask, double p, int64_t groups, const int64_t* shape, int64_t nshape) {
   if (q->dtype != WEFT_FLOAT32 || p > 0 || k->sizes[k->ndim - 2] == 0) return false;
+  if (nshape != q->ndim || memcmp(shape, q->sizes, sizeof(int64_t) * (size_t)(nshape - 2)) != 0) return false;
   if (mask && mask->dtype != WEFT_BOOL && mask->requires_grad) return false; /* its gradient: the math path */
   if (q->ndim != k->ndim || q->ndim != v->ndim) return false;
   for (int64_t d = 0; d + 2 < q->ndim; d++) {
@@ -273,7 +272,7 @@ static weft_tensor* sdpa_kernel(T q, T k, T v, T mask, double p, bool causal, do
   int64_t groups = gqa_groups(q, k, v, enable_gqa), shape[WEFT_MAX_DIMS], nshape;
   if (groups < 0 || !scores_shape(q, k, mask, groups, shape, &nshape)) return NULL;
   double sc = scale_or_default(scale, q);
-  if (fused_fits(q, k, v, mask, p, groups)) return fused(q, k, v, mask, causal, sc, shape, nshape);
+  if (fused_fits(q, k, v, mask, p, groups, shape, nshape)) return fused(q, k, v, mask, causal, sc, shape, nshape);
   if (weft_explaining()) {
     int64_t rows = 1;
     for (int64_t d = 0; d + 1 < nshape; d++) rows *= shape[d];

@@ -166,73 +166,89 @@ static void setup(const shape_case* c, weft_attn_args* a, float** bufs) {
   a->causal = c->causal;
 }
 
+/* a case's arguments over fresh data, and its sizes (elements) */
+typedef struct {
+  weft_attn_args a;
+  float* bufs[4];
+  size_t no, nl, nq, nk, nv; /* out, lse, dq, dk, dv */
+} fixture;
+
+static void fixture_make(const shape_case* c, fixture* f) {
+  setup(c, &f->a, f->bufs);
+  f->no = (size_t)(c->b * c->hq * c->l * c->ev), f->nl = (size_t)(c->b * c->hq * c->l);
+  f->nq = (size_t)(c->b * c->hq * c->l * c->e), f->nk = (size_t)(c->b * c->hkv * c->s * c->e);
+  f->nv = (size_t)(c->b * c->hkv * c->s * c->ev);
+}
+
+static void fixture_free(fixture* f) {
+  for (int i = 0; i < 4; i++) free(f->bufs[i]);
+}
+
+static void forward_case(const shape_case* c) {
+  fixture f;
+  fixture_make(c, &f);
+  const weft_attn_args* a = &f.a;
+  double* ref = malloc(f.no * sizeof(double));
+  reference(a, ref);
+  float *o0 = malloc(f.no * 4), *o = malloc(f.no * 4), *lse = malloc(f.nl * 4);
+  weft__attn_forward(weft__kernels_scalar(), a, weft__attn_path(a), o0, lse);
+  for (int threads = 1; threads <= 3; threads += 2) {
+    weft_set_num_threads(threads);
+    for (int b = 0; b < KT_NBACKENDS; b++) {
+      CHECK(weft__attn_forward(kt_backend(b), a, weft__attn_path(a), o, lse) == WEFT_OK);
+      int bad = 0;
+      for (size_t i = 0; i < f.no; i++) bad += fabs(o[i] - ref[i]) > 1e-5 * (1 + fabs(ref[i]));
+      CHECK_EQ_I64(bad, 0);
+      if (b == 1) CHECK(memcmp(o, o0, f.no * 4) == 0); /* the scalar backend at any thread count */
+    }
+  }
+  weft_set_num_threads(1);
+  free(ref), free(o0), free(o), free(lse);
+  fixture_free(&f);
+}
+
 static void test_forward(void) {
   const shape_case cases[] = {
       {1, 2, 2, 5, 7, 8, 8, false, false, false},   {2, 4, 2, 70, 300, 16, 12, false, true, false},
       {1, 3, 1, 130, 270, 9, 5, true, false, false}, {1, 2, 2, 1, 300, 64, 64, false, true, true},
       {2, 4, 4, 3, 10, 7, 6, true, false, false},   {1, 1, 1, 64, 64, 4, 4, true, true, false},
   };
-  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-    const shape_case* c = &cases[ci];
-    weft_attn_args a;
-    float* bufs[4];
-    setup(c, &a, bufs);
-    size_t no = (size_t)(c->b * c->hq * c->l * c->ev), nl = (size_t)(c->b * c->hq * c->l);
-    double* ref = malloc(no * sizeof(double));
-    reference(&a, ref);
-    float *o0 = malloc(no * 4), *o = malloc(no * 4), *lse = malloc(nl * 4);
-    weft__attn_forward(weft__kernels_scalar(), &a, weft__attn_path(&a), o0, lse);
-    for (int threads = 1; threads <= 3; threads += 2) {
-      weft_set_num_threads(threads);
-      for (int b = 0; b < KT_NBACKENDS; b++) {
-        CHECK(weft__attn_forward(kt_backend(b), &a, weft__attn_path(&a), o, lse) == WEFT_OK);
-        int bad = 0;
-        for (size_t i = 0; i < no; i++) bad += fabs(o[i] - ref[i]) > 1e-5 * (1 + fabs(ref[i]));
-        CHECK_EQ_I64(bad, 0);
-        if (b == 1) CHECK(memcmp(o, o0, no * 4) == 0); /* the scalar backend at any thread count */
-      }
-    }
-    weft_set_num_threads(1);
-    free(ref), free(o0), free(o), free(lse);
-    for (int i = 0; i < 4; i++) free(bufs[i]);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) forward_case(&cases[i]);
 }
 
 /* the gradients of sum(out * go) against central differences of the double reference */
+static void backward_case(const shape_case* c) {
+  fixture f;
+  fixture_make(c, &f);
+  weft_attn_args* a = &f.a;
+  float *go = randv(f.no), *o = malloc(f.no * 4), *lse = malloc(f.nl * 4);
+  float *dq = malloc(f.nq * 4), *dk = calloc(f.nk, 4), *dv = calloc(f.nv, 4);
+  CHECK(weft__attn_forward(weft__kernels(), a, WEFT_ATTN_FUSED, o, lse) == WEFT_OK);
+  CHECK(weft__attn_backward(weft__kernels(), a, go, lse, dq, dk, dv) == WEFT_OK);
+  double* ref = malloc(f.no * sizeof(double));
+  /* one element of each of q, k, v (strided storage: the element's address) */
+  float* targets[3] = {f.bufs[0] + a->qst[2] + 1, f.bufs[1] + a->kst[2] * 2, f.bufs[2] + a->vst[2] * 3 + 1};
+  float got[3] = {dq[c->e + 1], dk[2 * c->e], dv[3 * c->ev + 1]};
+  for (int t = 0; t < 3; t++) {
+    float keep = *targets[t];
+    double sums[2];
+    for (int sgn = 0; sgn < 2; sgn++) {
+      *targets[t] = keep + (sgn ? 1e-2f : -1e-2f);
+      reference(a, ref);
+      sums[sgn] = 0;
+      for (size_t i = 0; i < f.no; i++) sums[sgn] += ref[i] * go[i];
+    }
+    *targets[t] = keep;
+    double num = (sums[1] - sums[0]) / ((double)(keep + 1e-2f) - (double)(keep - 1e-2f));
+    CHECK(fabs(got[t] - num) <= 2e-3 * (1 + fabs(num)));
+  }
+  free(go), free(o), free(lse), free(dq), free(dk), free(dv), free(ref);
+  fixture_free(&f);
+}
+
 static void test_backward(void) {
   const shape_case cases[] = {{1, 2, 1, 6, 9, 5, 4, true, true, false}, {1, 2, 2, 70, 40, 4, 3, false, false, false}};
-  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-    const shape_case* c = &cases[ci];
-    weft_attn_args a;
-    float* bufs[4];
-    setup(c, &a, bufs);
-    size_t no = (size_t)(c->b * c->hq * c->l * c->ev), nl = (size_t)(c->b * c->hq * c->l);
-    size_t nq = (size_t)(c->b * c->hq * c->l * c->e), nk = (size_t)(c->b * c->hkv * c->s * c->e);
-    size_t nv = (size_t)(c->b * c->hkv * c->s * c->ev);
-    float *go = randv(no), *o = malloc(no * 4), *lse = malloc(nl * 4);
-    float *dq = malloc(nq * 4), *dk = calloc(nk, 4), *dv = calloc(nv, 4);
-    CHECK(weft__attn_forward(weft__kernels(), &a, WEFT_ATTN_FUSED, o, lse) == WEFT_OK);
-    CHECK(weft__attn_backward(weft__kernels(), &a, go, lse, dq, dk, dv) == WEFT_OK);
-    double* ref = malloc(no * sizeof(double));
-    /* one element of each of q, k, v (strided storage: the element's address) */
-    float* targets[3] = {bufs[0] + a.qst[2] + 1, bufs[1] + a.kst[2] * 2, bufs[2] + a.vst[2] * 3 + 1};
-    float got[3] = {dq[c->e + 1], dk[2 * c->e], dv[3 * c->ev + 1]};
-    for (int t = 0; t < 3; t++) {
-      float keep = *targets[t];
-      double f[2];
-      for (int sgn = 0; sgn < 2; sgn++) {
-        *targets[t] = keep + (sgn ? 1e-2f : -1e-2f);
-        reference(&a, ref);
-        f[sgn] = 0;
-        for (size_t i = 0; i < no; i++) f[sgn] += ref[i] * go[i];
-      }
-      *targets[t] = keep;
-      double num = (f[1] - f[0]) / ((double)(keep + 1e-2f) - (double)(keep - 1e-2f));
-      CHECK(fabs(got[t] - num) <= 2e-3 * (1 + fabs(num)));
-    }
-    free(go), free(o), free(lse), free(dq), free(dk), free(dv), free(ref);
-    for (int i = 0; i < 4; i++) free(bufs[i]);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) backward_case(&cases[i]);
 }
 
 int main(void) {
