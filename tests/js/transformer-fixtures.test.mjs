@@ -291,3 +291,17 @@ test("bad shapes, dtypes and masks throw PyTorch's messages (in JS spelling)", a
   x.dispose();
   m.dispose();
 });
+
+test("the demo's autograd panel draws an attention block's graph (its 'attention' preset)", async () => {
+  const wt = await init({ variant: 'simd' });
+  const { PRESETS, buildGraph, simulate } = await import('../../demo/engine.js');
+  await noLeaks(wt, () => {
+    const graph = buildGraph(wt, PRESETS.attention.code);
+    const names = [...graph.nodes.values()].map((n) => n.name);
+    assert.equal(names.filter((n) => n === 'SoftmaxBackward0').length, 1);
+    assert.equal(names.filter((n) => n === 'MmBackward0').length, 5);
+    assert.equal(names.filter((n) => n === 'AccumulateGrad').length, 3);
+    assert.ok(simulate(graph).length > graph.nodes.size);
+    graph.dispose();
+  });
+});
