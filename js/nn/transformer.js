@@ -14,7 +14,7 @@ const FLOATING = ['float16', 'bfloat16', 'float32', 'float64'];
 const CAUSAL_HINT = 'Need attnMask if specifying the isCausal hint. You may use ' +
   'wt.nn.Transformer.generateSquareSubsequentMask(size) to create this mask.';
 
-export function makeTransformer(api, { Module, Parameter, STATE, param, parse, checks, init, WeftError, Tensor, nn }) {
+export function makeTransformer(api, { Module, Parameter, STATE, param, parse, checks, init, Tensor, nn }) {
   const { int, num, bool, fail } = checks;
   const check = (cond, code, msg) => { if (!cond) fail(code, msg); };
   const isFloat = (t) => FLOATING.includes(t.dtype);
@@ -24,6 +24,12 @@ export function makeTransformer(api, { Module, Parameter, STATE, param, parse, c
   };
 
   // ---- F.multi_head_attention_forward ----
+
+  function checkPaddingMaskDtype(t) {
+    if (t !== null && t !== undefined && t.dtype !== 'bool' && !isFloat(t)) {
+      fail('TypeError', 'only bool and floating types of keyPaddingMask are supported');
+    }
+  }
 
   // _mha_shape_check: whether the call is batched (3-D query) or not (2-D)
   function mhaShapeCheck(query, key, value, kpm, attnMask, numHeads) {
@@ -388,12 +394,6 @@ export function makeTransformer(api, { Module, Parameter, STATE, param, parse, c
     const act = activationOf(fn, o.activation);
     self.activationReluOrGelu = act === api.relu || act instanceof nn.ReLU ? 1 : act === api.gelu || act instanceof nn.GELU ? 2 : 0;
     self.activation = act;
-  }
-
-  function checkPaddingMaskDtype(t) {
-    if (t !== null && t !== undefined && t.dtype !== 'bool' && !isFloat(t)) {
-      fail('TypeError', 'only bool and floating types of keyPaddingMask are supported');
-    }
   }
 
   // the feed-forward block: linear2(dropout(activation(linear1(x)))), then dropout
