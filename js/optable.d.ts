@@ -512,6 +512,12 @@ export interface OpFunctions {
   dropout(input: Operand, p: number, train: boolean): Tensor;
   /** feature_dropout */
   featureDropout(input: Operand, p: number, train: boolean): Tensor;
+  /** scaled_dot_product_attention */
+  scaledDotProductAttention(query: Operand, key: Operand, value: Operand, attnMask?: Operand | null, dropoutP?: number, isCausal?: boolean, options?: { scale?: number | null; enableGqa?: boolean }): Tensor;
+  /** _scaled_dot_product_flash_attention_for_cpu */
+  _scaledDotProductFlashAttentionForCpu(query: Operand, key: Operand, value: Operand, dropoutP?: number, isCausal?: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'output' | 'logsumexp'>;
+  /** _scaled_dot_product_flash_attention_for_cpu_backward */
+  _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1077,5 +1083,6 @@ type Name =
   | 'constant_pad_nd' | '_pad_circular' | 'reflection_pad1d' | 'reflection_pad1d_backward' | 'reflection_pad2d' | 'reflection_pad2d_backward' | 'reflection_pad3d' | 'reflection_pad3d_backward'
   | 'replication_pad1d' | 'replication_pad1d_backward' | 'replication_pad2d' | 'replication_pad2d_backward' | 'replication_pad3d' | 'replication_pad3d_backward' | 'upsample_nearest1d' | '_upsample_nearest_exact1d'
   | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward'
-  | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_';
+  | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
+  | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward';
 export type OpName = Name | `aten::${Name}`;
