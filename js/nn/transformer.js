@@ -253,9 +253,6 @@ export function makeTransformer(api, { Module, Parameter, STATE, param, parse, c
   // PyTorch 2.x's need_weights=False path: the fused kernel on [N, H, L, headDim]
   function attendFused(o, q, k, v, attnMask, dropoutP, isCausal, shape, batched) {
     const { tgtLen, bsz, numHeads, srcLen, embedDim, headDim } = shape;
-    if (typeof api.scaledDotProductAttention !== 'function') {
-      fail('NotImplemented', 'multiHeadAttentionForward(): needWeights: false needs wt.scaledDotProductAttention, missing from this build');
-    }
     let mask = attnMask;
     if (mask !== null) mask = mask.size(0) === 1 ? mask.unsqueeze(0) : mask.view([bsz, numHeads, -1, srcLen]);
     const attn = api.scaledDotProductAttention(q.view([bsz, numHeads, tgtLen, headDim]), k.view([bsz, numHeads, srcLen, headDim]),

@@ -68,19 +68,15 @@ function mhaProblems(wt, spec, c, { needWeights, isCausal = false, dropMask = fa
   return problems;
 }
 
-const hasSdpa = (wt) => typeof wt.scaledDotProductAttention === 'function';
-const SDPA_MISSING = 'needs wt.scaledDotProductAttention (branch s9-sdpa, not merged here yet)';
 
-test("MultiheadAttention: outputs, weights, strides and gradients equal PyTorch's for its saved state dicts", async (t) => {
+test("MultiheadAttention: outputs, weights, strides and gradients equal PyTorch's for its saved state dicts", async () => {
   for (const variant of VARIANTS) {
     const wt = await init({ variant });
     const blob = wt.load(PT);
     const problems = [];
-    if (!hasSdpa(wt)) t.diagnostic(`${variant}: needWeights: false not checked, ${SDPA_MISSING}`);
     for (const spec of FX.mha) {
       const c = blob[spec.name];
       problems.push(...wt.tidy(() => mhaProblems(wt, spec, c, { needWeights: true })));
-      if (!hasSdpa(wt)) continue;
       problems.push(...wt.tidy(() => mhaProblems(wt, spec, c, { needWeights: false })));
       // the causal hint: the fused kernel's own mask gives what the explicit one gave
       if (spec.causal) problems.push(...wt.tidy(() => mhaProblems(wt, spec, c, { needWeights: false, isCausal: true })));
@@ -89,14 +85,26 @@ test("MultiheadAttention: outputs, weights, strides and gradients equal PyTorch'
   }
 });
 
-test('MultiheadAttention, needWeights: false, through wt.scaledDotProductAttention: the isCausal hint', async (t) => {
+test('MultiheadAttention, needWeights: false, goes through wt.scaledDotProductAttention (with the isCausal hint as its own)', async () => {
   const wt = await init({ variant: 'simd' });
-  if (!hasSdpa(wt)) return t.skip(SDPA_MISSING);
   const spec = FX.mha.find((s) => s.causal);
   const blob = wt.load(PT);
-  // without the weights, the hint replaces the mask; with them, the mask is needed
-  const problems = wt.tidy(() => mhaProblems(wt, spec, blob[spec.name], { needWeights: false, isCausal: true }));
+  const sdpa = wt.scaledDotProductAttention;
+  const calls = [];
+  wt.scaledDotProductAttention = (q, k, v, opts) => {
+    calls.push({ shape: q.shape, mask: opts.attnMask?.shape ?? null, isCausal: opts.isCausal });
+    return sdpa(q, k, v, opts);
+  };
+  let problems;
+  try {
+    problems = wt.tidy(() => mhaProblems(wt, spec, blob[spec.name], { needWeights: false, isCausal: true }));
+    wt.tidy(() => mhaProblems(wt, spec, blob[spec.name], { needWeights: true, isCausal: true }));
+  } finally {
+    wt.scaledDotProductAttention = sdpa;
+  }
   assert.deepEqual(problems, []);
+  // the hint replaced the mask (the kernel builds it); with the weights, no kernel call
+  assert.deepEqual(calls, [{ shape: [2, 4, 3, 2], mask: null, isCausal: true }]);
   const m = makeMha(wt, spec, blob[spec.name].state);
   const x = blob[spec.name].query;
   throwsWeft(() => m(x, x, x, { isCausal: true, needWeights: false }), 'InvalidArgument', /Need attnMask if specifying the isCausal hint/);
@@ -140,10 +148,9 @@ function layerProblems(wt, spec, c) {
   return problems;
 }
 
-test("TransformerEncoderLayer/DecoderLayer, the stacks and Transformer equal PyTorch's (outputs, strides, gradients, reprs, keys)", async (t) => {
+test("TransformerEncoderLayer/DecoderLayer, the stacks and Transformer equal PyTorch's (outputs, strides, gradients, reprs, keys)", async () => {
   for (const variant of VARIANTS) {
     const wt = await init({ variant });
-    if (!hasSdpa(wt)) return t.skip(SDPA_MISSING);
     const blob = wt.load(PT);
     const problems = [];
     for (const spec of FX.layers) problems.push(...wt.tidy(() => layerProblems(wt, spec, blob[spec.name])));
@@ -151,7 +158,7 @@ test("TransformerEncoderLayer/DecoderLayer, the stacks and Transformer equal PyT
   }
 });
 
-test('the modules leave nothing behind: a training step of MultiheadAttention and of an encoder stack', async (t) => {
+test('the modules leave nothing behind: a training step of MultiheadAttention and of an encoder stack', async () => {
   const wt = await init({ variant: 'simd' });
   await noLeaks(wt, () => wt.tidy(() => {
     const m = new wt.nn.MultiheadAttention(E, H, { addBiasKv: true, addZeroAttn: true, kdim: 5, vdim: 6 });
@@ -161,7 +168,6 @@ test('the modules leave nothing behind: a training step of MultiheadAttention an
     out.sum().backward();
     m.dispose();
   }));
-  if (!hasSdpa(wt)) return t.skip(SDPA_MISSING);
   await noLeaks(wt, () => wt.tidy(() => {
     const layer = new wt.nn.TransformerEncoderLayer(D, NHEAD, DFF);
     const enc = new wt.nn.TransformerEncoder(layer, 2);
@@ -171,7 +177,6 @@ test('the modules leave nothing behind: a training step of MultiheadAttention an
     out.sum().backward();
     enc.dispose();
   }));
-  return undefined;
 });
 
 // ---- construction ----
