@@ -33,6 +33,23 @@ h = x.mm(w).add(bias)
 r = h.relu()
 loss = r.pow(2).mean()`,
   },
+  attention: {
+    label: 'an attention block (one head)',
+    code: `// softmax(q kᵀ / √d) v over 3 tokens of width 4, as wt.nn.MultiheadAttention computes per head
+x = wt.rand([3, 4])
+wq = wt.rand([4, 4], { requiresGrad: true })
+wk = wt.rand([4, 4], { requiresGrad: true })
+wv = wt.rand([4, 4], { requiresGrad: true })
+q = x.mm(wq)
+k = x.mm(wk)
+v = x.mm(wv)
+kt = k.t()
+qk = q.mm(kt)
+scores = qk.div(2)
+p = scores.softmax(-1)
+out = p.mm(v)
+loss = out.pow(2).mean()`,
+  },
 };
 export const SEED = 4;
 
@@ -46,6 +63,7 @@ const SAVED = {
   ExpBackward0: ['result'], TanhBackward0: ['result'], SigmoidBackward0: ['result'], ReluBackward0: ['result'],
   SqrtBackward0: ['result'], MeanBackward0: ["self's sizes"], SumBackward0: ["self's sizes"],
   MeanBackward1: ["self's sizes", 'dim'], SumBackward1: ["self's sizes", 'dim'],
+  SoftmaxBackward0: ['result', 'dim'], TBackward0: [],
 };
 
 const IDENT = /[A-Za-z_$][\w$]*/g;

@@ -1,5 +1,6 @@
 // wt.nn (js/nn/): torch.nn's module system, layers, init and functional in camelCase.
 import type { Tensor, DTypeName, MemoryFormat } from './weft.js';
+import type { TransformerModules } from './transformer.js';
 
 type Shape = number | readonly number[];
 type Reduction = 'none' | 'mean' | 'sum';
@@ -237,7 +238,7 @@ export interface NnInit {
 /** torch.nn.functional's names in camelCase, each the wt.* function of that name (present ones only). */
 export interface NnFunctional { readonly [name: string]: (...args: any[]) => any }
 
-export interface NnNamespace {
+export interface NnNamespace extends TransformerModules {
   readonly Module: typeof Module;
   /** wt.nn.Parameter(data, requiresGrad = true), with or without new: takes data over. */
   readonly Parameter: {

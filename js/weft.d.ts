@@ -29,6 +29,8 @@ import type { NnUtils } from './nn_utils.js';
 export type { ClipGradNormOptions, NnUtils } from './nn_utils.js';
 import type { NnNamespace } from './nn.js';
 export type { Module, Parameter, NnNamespace, NnInit, NnFunctional } from './nn.js';
+export type { MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer, TransformerEncoder, TransformerDecoder, Transformer,
+  AttentionCallOptions, MultiHeadAttentionForward } from './transformer.js';
 import type { FusionUtils } from './fusion.js';
 export type { FusableBatchNorm, FusableConv, FusionUtils } from './fusion.js';
 import type { ShapeFunctions, ShapeTensorOps } from './shape.js';

@@ -9,6 +9,7 @@ import { makeEmbeddingLayers } from './embedding.js';
 import { makeActivations } from './activation.js';
 import { makeContainers } from './containers.js';
 import { makeFunctional } from './functional.js';
+import { makeTransformer } from './transformer.js';
 import { installStepRule } from './memory.js';
 
 export function installNn(api, k) {
@@ -32,5 +33,9 @@ export function installNn(api, k) {
     ...makeContainers(api, deps), ...makeLayers(api, deps), ...makeNorm(api, deps), ...makeActivations(api, deps),
     ...makeEmbeddingLayers(api, deps),
   });
+  // the attention modules build on Linear, LayerNorm, Dropout and ModuleList
+  const transformer = makeTransformer(api, { ...deps, nn: api.nn });
+  Object.assign(api.nn, transformer.modules);
+  Object.assign(functional, transformer.functional);
   installStepRule(api, { ...k, Parameter });
 }
