@@ -9,8 +9,9 @@
  *               above, so R * m accumulators stay in registers); the four
  *               lanes are summed at the end as (l0 + l2) + (l1 + l3).
  *   f32_gemv_n  y = x @ W, W [k x n] row-major: each k adds x[k] * W[k, :]
- *               into a strip of 16 (m <= 2) or 8 columns held in registers
- *               down all of k, so y is written once.
+ *               into a strip of 32 (m = 1: two cache lines a row, eight
+ *               independent sums), 16 (m = 2) or 8 columns held in
+ *               registers down all of k, so y is written once.
  *
  * Every output's sum runs in the same order whatever the tile, strip or
  * thread split, and every backend (vec_scalar.h has wasm's semantics) gives
@@ -18,6 +19,12 @@
  * or + bias[j], then the clamp. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
+
+/* The tiles take their shape (R, M, V) as arguments; forced inline into each
+ * case they become constants, the loops over them unroll and the
+ * accumulators stay in registers. Left to itself clang keeps one generic
+ * copy whose accumulator arrays live in (wasm: linear) memory, 6x slower. */
+#define TILE static inline __attribute__((always_inline))
 
 static inline float epilogue(float v, float* y, size_t j, const struct weft_f32_gemm_params* p) {
   if (p->alpha != 1.0f) v *= p->alpha;
@@ -37,7 +44,7 @@ static inline float lanes_sum(wv128 v) {
 
 /* R weight rows (w, w + ldw, ...) against M x rows: acc[r][i] holds the
  * lane sums of w_r . x_i; the last k % 4 through zero-filled loads. */
-static inline void dot_tile(const int R, const int M, size_t k, const float* x, size_t ldx, const float* w,
+TILE void dot_tile(const int R, const int M, size_t k, const float* x, size_t ldx, const float* w,
                             ptrdiff_t ldw, float* y, size_t ldy, size_t j, const struct weft_f32_gemm_params* p) {
   wv128 acc[4][4];
   for (int r = 0; r < R; r++)
@@ -68,7 +75,7 @@ static inline void dot_tile(const int R, const int M, size_t k, const float* x, 
 }
 
 /* n weight rows in tiles of R, the rest one at a time */
-static inline void dot_rows(const int R, const int M, size_t n, size_t k, const float* x, size_t ldx,
+TILE void dot_rows(const int R, const int M, size_t n, size_t k, const float* x, size_t ldx,
                             const float* w, ptrdiff_t ldw, float* y, size_t ldy,
                             const struct weft_f32_gemm_params* p) {
   size_t j = 0;
@@ -90,16 +97,16 @@ void WEFT_UKERNEL(f32_gemv_t, u4)(size_t m, size_t n, size_t k, const float* x, 
 
 /* V vectors (4V columns, the last nc <= 4V of them valid) of M rows of y,
  * down all k rows of W. A partial strip loads through zero-filled buffers. */
-static inline void axpy_strip(const int V, const int M, size_t nc, size_t k, const float* x, size_t ldx,
+TILE void axpy_strip(const int V, const int M, size_t nc, size_t k, const float* x, size_t ldx,
                               const float* w, ptrdiff_t ldw, float* y, size_t ldy, size_t j,
                               const struct weft_f32_gemm_params* p) {
-  wv128 acc[4][4];
+  wv128 acc[4][8];
   for (int i = 0; i < M; i++)
     for (int v = 0; v < V; v++) acc[i][v] = wv_v128_zero();
   const int full = nc == (size_t)(4 * V);
   for (size_t kk = 0; kk < k; kk++) {
     const float* wk = w + (ptrdiff_t)kk * ldw;
-    wv128 wv[4];
+    wv128 wv[8];
     for (int v = 0; v < V; v++) {
       size_t left = nc > (size_t)(4 * v) ? nc - (size_t)(4 * v) : 0;
       wv[v] = full || left >= 4 ? wv_v128_load(wk + 4 * v) : wv_v128_load_partial(wk + 4 * v, left * 4);
@@ -118,7 +125,7 @@ static inline void axpy_strip(const int V, const int M, size_t nc, size_t k, con
     }
 }
 
-static inline void axpy_cols(const int V, const int M, size_t n, size_t k, const float* x, size_t ldx,
+TILE void axpy_cols(const int V, const int M, size_t n, size_t k, const float* x, size_t ldx,
                              const float* w, ptrdiff_t ldw, float* y, size_t ldy,
                              const struct weft_f32_gemm_params* p) {
   const size_t s = 4 * (size_t)V;
@@ -130,7 +137,7 @@ static inline void axpy_cols(const int V, const int M, size_t n, size_t k, const
 void WEFT_UKERNEL(f32_gemv_n, u16)(size_t m, size_t n, size_t k, const float* x, size_t ldx, const float* w,
                                    ptrdiff_t ldw, float* y, size_t ldy, const struct weft_f32_gemm_params* p) {
   switch (m) {
-    case 1: axpy_cols(4, 1, n, k, x, ldx, w, ldw, y, ldy, p); break;
+    case 1: axpy_cols(8, 1, n, k, x, ldx, w, ldw, y, ldy, p); break;
     case 2: axpy_cols(4, 2, n, k, x, ldx, w, ldw, y, ldy, p); break;
     case 3: axpy_cols(2, 3, n, k, x, ldx, w, ldw, y, ldy, p); break;
     default: axpy_cols(2, 4, n, k, x, ldx, w, ldw, y, ldy, p); break;

@@ -13,7 +13,7 @@
 #include "ops/cpu/gemv.h"
 #include "weft/parallel.h"
 
-#define COL_UNIT 16                   /* columns per work unit: whole kernel tiles and strips */
+#define COL_UNIT 32                   /* columns per work unit: whole kernel tiles and strips */
 #define PARALLEL_MIN_MACS (1 << 16)   /* smaller products stay on the calling thread (pool wake-up) */
 #define CHUNK_MIN_MACS (1 << 15)      /* multiply-adds per chunk at least */
 
