@@ -536,7 +536,18 @@ static weft_tensor* linear_kernel(const weft_tensor* input, const weft_tensor* w
 
 static weft_tensor* linear_out_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias,
                                       weft_tensor* out) {
-  return into_out("linear", weft_linear(input, weight, bias), out);
+  /* matrices of out's dtype, out sharing no memory with them: PyTorch's
+   * linear_out, the product written into out (no result to copy) */
+  weft_dtype t = input->dtype;
+  bool direct = input->ndim == 2 && weight->ndim == 2 && weight->dtype == t && out->dtype == t &&
+                (!bias || bias->dtype == t) && out->storage != input->storage && out->storage != weight->storage &&
+                (!bias || out->storage != bias->storage);
+  if (!direct) return into_out("linear", weft_linear(input, weight, bias), out);
+  weft_tensor* wt = weft_t(weight);
+  const weft_scalar one = weft_scalar_int(1);
+  weft_tensor* r = !wt ? NULL : bias ? weft_addmm_out(bias, input, wt, one, one, out) : weft_mm_out(input, wt, out);
+  weft_tensor_release(wt);
+  return r;
 }
 
 weft_status weft__linalg_register(void) {
