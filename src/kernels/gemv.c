@@ -45,7 +45,7 @@ static inline float lanes_sum(wv128 v) {
 /* R weight rows (w, w + ldw, ...) against M x rows: acc[r][i] holds the
  * lane sums of w_r . x_i; the last k % 4 through zero-filled loads. */
 TILE void dot_tile(const int R, const int M, size_t k, const float* x, size_t ldx, const float* w,
-                            ptrdiff_t ldw, float* y, size_t ldy, size_t j, const struct weft_f32_gemm_params* p) {
+                   ptrdiff_t ldw, float* y, size_t ldy, size_t j, const struct weft_f32_gemm_params* p) {
   wv128 acc[4][4];
   for (int r = 0; r < R; r++)
     for (int i = 0; i < M; i++) acc[r][i] = wv_v128_zero();
@@ -76,8 +76,8 @@ TILE void dot_tile(const int R, const int M, size_t k, const float* x, size_t ld
 
 /* n weight rows in tiles of R, the rest one at a time */
 TILE void dot_rows(const int R, const int M, size_t n, size_t k, const float* x, size_t ldx,
-                            const float* w, ptrdiff_t ldw, float* y, size_t ldy,
-                            const struct weft_f32_gemm_params* p) {
+                   const float* w, ptrdiff_t ldw, float* y, size_t ldy,
+                   const struct weft_f32_gemm_params* p) {
   size_t j = 0;
   for (; j + (size_t)R <= n; j += (size_t)R) dot_tile(R, M, k, x, ldx, w + (ptrdiff_t)j * ldw, ldw, y, ldy, j, p);
   for (; j < n; j++) dot_tile(1, M, k, x, ldx, w + (ptrdiff_t)j * ldw, ldw, y, ldy, j, p);
@@ -98,8 +98,8 @@ void WEFT_UKERNEL(f32_gemv_t, u4)(size_t m, size_t n, size_t k, const float* x, 
 /* V vectors (4V columns, the last nc <= 4V of them valid) of M rows of y,
  * down all k rows of W. A partial strip loads through zero-filled buffers. */
 TILE void axpy_strip(const int V, const int M, size_t nc, size_t k, const float* x, size_t ldx,
-                              const float* w, ptrdiff_t ldw, float* y, size_t ldy, size_t j,
-                              const struct weft_f32_gemm_params* p) {
+                     const float* w, ptrdiff_t ldw, float* y, size_t ldy, size_t j,
+                     const struct weft_f32_gemm_params* p) {
   wv128 acc[4][8];
   for (int i = 0; i < M; i++)
     for (int v = 0; v < V; v++) acc[i][v] = wv_v128_zero();
@@ -126,8 +126,8 @@ TILE void axpy_strip(const int V, const int M, size_t nc, size_t k, const float*
 }
 
 TILE void axpy_cols(const int V, const int M, size_t n, size_t k, const float* x, size_t ldx,
-                             const float* w, ptrdiff_t ldw, float* y, size_t ldy,
-                             const struct weft_f32_gemm_params* p) {
+                    const float* w, ptrdiff_t ldw, float* y, size_t ldy,
+                    const struct weft_f32_gemm_params* p) {
   const size_t s = 4 * (size_t)V;
   size_t j = 0;
   for (; j + s <= n; j += s) axpy_strip(V, M, s, k, x, ldx, w + j, ldw, y, ldy, j, p);
