@@ -3,9 +3,9 @@
 // The llama2.c stories15M shapes (dim 288, hidden 768, vocab 32000), one input row, float32:
 //   t_NxK   wt.linear(x [1, K], W [N, K])   x @ W^T, the weight read along its rows
 //   n_NxK   wt.matmul(x [1, K], W [K, N])   x @ W, a pre-transposed weight
-//   copy_NxK  y.copy_(W): the same-run ceiling, the weight's bytes read and written
-// GB/s = the weight's bytes / time (copy: read + written); ratio = GB/s / copy's GB/s at the
-// same shape, so 1.0 streams the weight as fast as a copy moves it. A call is repeated until a
+//   copy_NxK  y.copy_(W): the same-run ceiling, a memcpy of the weight
+// GB/s = the weight's bytes / time (copy too: a copy of W's size); ratio = GB/s / copy's GB/s at
+// the same shape = copy's time / this one's, so 1.0 reads the weight in the time a copy of it takes. A call is repeated until a
 // timed sample is ~1 ms, and ms is per call: output allocation, dispatch and dispose included.
 // --dist DIR loads weft from DIR/index.js (another build, e.g. the one before the GEMV path), and
 // `node bench/run.mjs --only gemv --gemv-baseline DIR` sets its rows beside these.
@@ -38,7 +38,7 @@ async function weft() {
     out[`t_${tag}`] = loop(() => wt.linear(x, w).dispose());
     out[`n_${tag}`] = loop(() => wt.matmul(x, wT).dispose());
     out[`copy_${tag}`] = loop(() => { y.copy_(w); });
-    for (const p of ['t', 'n', 'copy']) BYTES[`${p}_${tag}`] = [4 * n * k * (p === 'copy' ? 2 : 1), calls];
+    for (const p of ['t', 'n', 'copy']) BYTES[`${p}_${tag}`] = [4 * n * k, calls];
   }
   return out;
 }

@@ -640,7 +640,7 @@ if (section('shape') && !has('--no-wasm')) {
 // Matrix-vector products (issue 24, bench/gemv_bench.mjs; --no-gemv skips them): a decode step's
 // one-row products at the stories15M shapes, x @ W^T (linear) and x @ W (matmul), weft
 // wasm-simd-threads at 1 and 2 threads: ms per call, GB/s of the weight, GB/s / the same run's
-// copy of the weight (read + written). --gemv-baseline DIR runs the same rows on DIR's build
+// copy of the weight (a copy's time / this one's). --gemv-baseline DIR runs the same rows on DIR's build
 // (e.g. one from before the GEMV path) and prints old ms / new ms.
 if (section('gemv') && !has('--no-wasm')) {
   const rows = [], base = [], baseDir = opt('--gemv-baseline', null);
@@ -668,7 +668,7 @@ if (section('gemv') && !has('--no-wasm')) {
   if (!json && rows.length) {
     const f = (v) => (v === null ? '    -' : `${v.toFixed(2)}x`);
     console.log('\nGEMV: one row x [1, K] against W, float32 (t: linear, W [N, K]; n: matmul, W [K, N]; copy: W.copy_)' +
-      '\nms per call, GB/s of W (copy: read + written), GB/s / copy\'s, 2 threads / 1, old build\'s ms / this one\'s');
+      '\nms per call, GB/s of W\'s bytes, vs copy: copy of W\'s ms / this one\'s, vs t1: 2 threads / 1, vs old: old build\'s ms / this one\'s');
     console.log(`${'workload'.padEnd(16)}threads ${'ms'.padStart(9)} ${'GB/s'.padStart(7)}  vs copy  vs t1  vs old`);
     for (const r of rows) {
       console.log(`${r.name.padEnd(16)}${String(r.threads).padEnd(8)}${r.ms_call.toFixed(4).padStart(9)} ` +

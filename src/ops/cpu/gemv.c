@@ -14,8 +14,8 @@
 #include "weft/parallel.h"
 
 #define COL_UNIT 32                   /* columns per work unit: whole kernel tiles and strips */
-#define PARALLEL_MIN_MACS (1 << 17)   /* smaller products (288 x 288: ~7 us in V8) stay on the calling thread:
-                                         a pool wake-up costs about as much */
+#define PARALLEL_MIN_MACS (1 << 18)   /* smaller products (768 x 288: ~20 us in V8) stay on the calling thread:
+                                         split on 2 threads they ran slower here (the GEMM's threshold too) */
 #define CHUNK_MIN_MACS (1 << 15)      /* multiply-adds per chunk at least */
 
 struct gemv_ctx {
