@@ -120,7 +120,7 @@ static void test_driver(void) {
   int bad = 0;
   for (int t = 0; t < 2; t++)
     for (int64_t m = 1; m <= 4; m++) {
-      bad += driver_case(t, m, 1000, 288, 1, m % 2 == 0); /* threaded: >= 2^17 multiply-adds */
+      bad += driver_case(t, m, 1000, 288, 1, m % 2 == 0); /* threaded: >= 2^18 multiply-adds */
       bad += driver_case(t, m, 77, 33, 2, m == 3);        /* serial, x strided (copied) */
     }
   bad += driver_case(1, 1, 4099, 65, 1, false);
