@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
-//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index]
-//               [--only native|wasm|peers|gemm|pool|conv|cnn|reduce|small|shape|cat|sort|index|train|attention]
+//               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index] [--no-gemv]
+//               [--only native|wasm|peers|gemm|gemv|pool|conv|cnn|reduce|small|shape|cat|sort|index|train|attention]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -662,6 +662,46 @@ if (section('attention') && !has('--no-wasm')) {
     for (const r of rows) {
       console.log(`${r.name.padEnd(34)} t${r.threads} ${r.ms.toFixed(3).padStart(9)} ms ` +
         `${r['GFLOP/s'].toFixed(2).padStart(7)} GFLOP/s ${r.vs_composite === null ? '' : `${r.vs_composite.toFixed(2)}x`}`);
+    }
+  }
+}
+
+// Matrix-vector products (issue 24, bench/gemv_bench.mjs; --no-gemv skips them): a decode step's
+// one-row products at the stories15M shapes, x @ W^T (linear) and x @ W (matmul), weft
+// wasm-simd-threads at 1 and 2 threads: ms per call, GB/s of the weight, GB/s / the same run's
+// copy of the weight (a copy's time / this one's). --gemv-baseline DIR runs the same rows on DIR's build
+// (e.g. one from before the GEMV path) and prints old ms / new ms.
+if (section('gemv') && !has('--no-wasm')) {
+  const rows = [], base = [], baseDir = opt('--gemv-baseline', null);
+  for (const t of [1, 2]) {
+    rows.push(...libraryRows('bench/gemv_bench.mjs', 'gemv', 'weft-simd-threads', t));
+    if (baseDir) {
+      log(`bench: gemv baseline ${baseDir} threads=${t}`);
+      try {
+        base.push(...parseLines(run(process.execPath, ['bench/gemv_bench.mjs', 'weft-simd-threads', '--threads',
+          String(t), '--reps', reps, '--dist', baseDir], 'gemv baseline')));
+      } catch (e) {
+        log(e.message);
+      }
+    }
+  }
+  const find = (list, n, t) => list.find((r) => r.name === n && r.threads === t);
+  for (const r of rows) {
+    const copy = find(rows, r.name.replace(/^[tn]_/, 'copy_'), r.threads), old = find(base, r.name, r.threads);
+    r.vs_copy = copy && !r.name.startsWith('copy_') ? +(r['GB/s'] / copy['GB/s']).toFixed(3) : null;
+    r.vs_old = old ? +(old.ms_call / r.ms_call).toFixed(3) : null;
+    const one = find(rows, r.name, 1);
+    r.vs_1thread = r.threads > 1 && one ? +(one.ms_call / r.ms_call).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (!json && rows.length) {
+    const f = (v) => (v === null ? '    -' : `${v.toFixed(2)}x`);
+    console.log('\nGEMV: one row x [1, K] against W, float32 (t: linear, W [N, K]; n: matmul, W [K, N]; copy: W.copy_)' +
+      '\nms per call, GB/s of W\'s bytes, vs copy: copy of W\'s ms / this one\'s, vs t1: 2 threads / 1, vs old: old build\'s ms / this one\'s');
+    console.log(`${'workload'.padEnd(16)}threads ${'ms'.padStart(9)} ${'GB/s'.padStart(7)}  vs copy  vs t1  vs old`);
+    for (const r of rows) {
+      console.log(`${r.name.padEnd(16)}${String(r.threads).padEnd(8)}${r.ms_call.toFixed(4).padStart(9)} ` +
+        `${r['GB/s'].toFixed(2).padStart(7)}  ${f(r.vs_copy).padStart(7)} ${f(r.vs_1thread).padStart(6)} ${f(r.vs_old).padStart(7)}`);
     }
   }
 }
