@@ -110,6 +110,31 @@ export function makeGeneration(api, common) {
     return out;
   }
 
+  // ---- tensors derived from parameters, for inference ----
+
+  // A tensor made from sources by make() (a concatenated weight), kept on
+  // owner under slot and made again when a source changes: a new handle
+  // (Module.to swaps them) or a new version (copy_, loadStateDict, an
+  // optimizer step). dropDerived(model) frees them (model.dispose()).
+  const DERIVED = Symbol('weft.models.derived');
+  function derived(owner, slot, sources, make) {
+    const key = sources.map((t) => `${t.handle('derived')}:${t._version}`).join(',');
+    const cache = owner[DERIVED] ?? (owner[DERIVED] = new Map());
+    const hit = cache.get(slot);
+    if (hit && hit.key === key) return hit.t;
+    hit?.t.dispose();
+    const t = api.keep(api.noGrad(() => api.tidy(make)));
+    cache.set(slot, { key, t });
+    return t;
+  }
+
+  function dropDerived(model) {
+    for (const m of model.modules()) {
+      for (const { t } of m[DERIVED]?.values() ?? []) t.dispose();
+      m[DERIVED]?.clear();
+    }
+  }
+
   // ---- ids ----
 
   // a Tensor [B, T] or [T] of integers, or an array of ids / of equal-length id arrays
@@ -357,13 +382,21 @@ export function makeGeneration(api, common) {
     },
   };
 
-  // adds forward / kvCache / generate to a model class
+  // adds forward / kvCache / generate to a model class, and dispose() freeing its derived tensors
   function generative(C) {
-    for (const [name, fn] of Object.entries(methods)) {
+    const dispose = C.prototype.dispose;
+    const all = {
+      ...methods,
+      dispose() {
+        dropDerived(this);
+        return dispose.call(this);
+      },
+    };
+    for (const [name, fn] of Object.entries(all)) {
       Object.defineProperty(C.prototype, name, { value: fn, writable: true, configurable: true });
     }
     return C;
   }
 
-  return { configOf, embed, rmsNorm, attend, maskFor, KVCache, Embedding, cleanStateDict, generative, dropoutOf };
+  return { configOf, embed, rmsNorm, attend, maskFor, KVCache, Embedding, cleanStateDict, generative, dropoutOf, derived };
 }
