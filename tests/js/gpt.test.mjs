@@ -164,6 +164,25 @@ for (const name of ['gpt_bias', 'llama_gqa', 'llama_mha']) {
   });
 }
 
+test('Llama\'s inference path (fused products) equals its graph path, after in-place weight changes too', async () => {
+  const wt = await init({ variant: 'simd' });
+  const c = CASE.llama_gqa;
+  await noLeaks(wt, () => {
+    const m = build(wt, c);
+    const graph = () => wt.tidy(() => Array.from(m.forward(c.ids).detach().data()));
+    const before = logitsOf(wt, m, c.ids);
+    assert.ok(relErr(before, graph()) < 1e-6);
+    wt.noGrad(() => {
+      m.layers.at(0).attention.wk.weight.mul_(1.5);
+      m.layers.at(1).feed_forward.w3.weight.add_(0.1);
+    });
+    const after = logitsOf(wt, m, c.ids);
+    assert.ok(relErr(after, before) > 1e-3, 'the change shows');
+    assert.ok(relErr(after, graph()) < 1e-6);
+    m.dispose();
+  });
+});
+
 test('sampling: reproducible from a seed or wt.manualSeed, topK 1 is greedy, onToken per token', async () => {
   const wt = await init({ variant: 'simd-threads' });
   const c = CASE.llama_gqa;
