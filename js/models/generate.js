@@ -96,6 +96,24 @@ export function makeGeneration(api, common) {
     extraRepr() { return `${this.numEmbeddings}, ${this.embeddingDim}`; }
   };
 
+  // nanoGPT's and llama2.c's init: Linear and Embedding weights N(0, 0.02),
+  // biases 0, then the residual projections (names ending in one of scaled)
+  // N(0, 0.02 / sqrt(2 * nLayers))
+  function initWeights(model, scaled, nLayers) {
+    const { init } = api.nn;
+    api.noGrad(() => {
+      for (const m of model.modules()) {
+        if (m instanceof api.nn.Linear) {
+          init.normal_(m.weight, 0, 0.02);
+          if (m.bias) init.zeros_(m.bias);
+        } else if (m instanceof Embedding) init.normal_(m.weight, 0, 0.02);
+      }
+      for (const [name, p] of model.namedParameters()) {
+        if (scaled.some((s) => name.endsWith(s))) init.normal_(p, 0, 0.02 / Math.sqrt(2 * nLayers));
+      }
+    });
+  }
+
   // A state dict (object or Map) as a new Map without torch.compile's
   // '_orig_mod.' prefix and without keys ending in one of ignored (buffers
   // some checkpoints carry and the module computes); null when not a dict.
@@ -398,5 +416,5 @@ export function makeGeneration(api, common) {
     return C;
   }
 
-  return { configOf, embed, rmsNorm, attend, maskFor, KVCache, Embedding, cleanStateDict, generative, dropoutOf, derived };
+  return { configOf, embed, rmsNorm, attend, maskFor, KVCache, Embedding, cleanStateDict, generative, dropoutOf, derived, initWeights };
 }

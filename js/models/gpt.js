@@ -9,7 +9,7 @@
 export function makeGpt(api, common, gen) {
   const nn = api.nn;
   const { fail } = common;
-  const { configOf, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf } = gen;
+  const { configOf, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf, initWeights } = gen;
 
   const CONFIG = {
     blockSize: [1024, 'posInt'], vocabSize: [50304, 'posInt'], nLayer: [12, 'posInt'], nHead: [12, 'posInt'],
@@ -113,23 +113,8 @@ export function makeGpt(api, common, gen) {
       const untied = this.transformer.wte.weight;
       this.transformer.wte.weight = this.lm_head.weight; // weight tying
       untied.dispose();
-      this._initWeights();
-    }
-
-    // nanoGPT's _init_weights, then its scaled init of the residual projections
-    _initWeights() {
-      const { init } = nn;
-      api.noGrad(() => {
-        for (const m of this.modules()) {
-          if (m instanceof nn.Linear) {
-            init.normal_(m.weight, 0, 0.02);
-            if (m.bias) init.zeros_(m.bias);
-          } else if (m instanceof Embedding) init.normal_(m.weight, 0, 0.02);
-        }
-        for (const [name, p] of this.namedParameters()) {
-          if (name.endsWith('c_proj.weight')) init.normal_(p, 0, 0.02 / Math.sqrt(2 * this.config.nLayer));
-        }
-      });
+      // nanoGPT's _init_weights, then its scaled init of the residual projections
+      initWeights(this, ['c_proj.weight'], c.nLayer);
     }
 
     get _maxLen() { return this.config.blockSize; }

@@ -150,7 +150,8 @@ export declare class KVCache {
   dispose(): void;
 }
 
-interface Generative extends Module {
+/** What GPT and Llama share (generate.js; not a runtime class). */
+declare abstract class Generative extends Module {
   /** Logits [B, T, vocab] for every position (ids [B, T] or [T]). */
   forward(ids: Ids, options?: ForwardOptions & { targets?: null }): Tensor;
   forward(ids: Ids, options: ForwardOptions & { targets: Tensor }): [Tensor, Tensor];
@@ -179,7 +180,7 @@ export declare class GPTBlock extends Module {
   ln_1: GPTLayerNorm; attn: CausalSelfAttention; ln_2: GPTLayerNorm; mlp: Module & { c_fc: Linear; c_proj: Linear };
 }
 
-export declare class GPT extends Module implements Generative {
+export declare class GPT extends Generative {
   constructor(config?: GPTConfig);
   readonly config: Readonly<Required<GPTConfig>>;
   transformer: ModuleDict & {
@@ -198,12 +199,6 @@ export declare class GPT extends Module implements Generative {
     options?: { strict?: boolean; layout?: 'auto' | 'nanogpt' | 'conv1d' }): { missingKeys: string[]; unexpectedKeys: string[] };
   /** A GPT shaped by a state dict (nHead from config, else GPT-2's for the width), loaded from it. */
   static fromStateDict(stateDict: { [key: string]: Tensor } | Map<string, Tensor>, config?: GPTConfig): GPT;
-  forward(ids: Ids, options?: ForwardOptions & { targets?: null }): Tensor;
-  forward(ids: Ids, options: ForwardOptions & { targets: Tensor }): [Tensor, Tensor];
-  kvCache(batchSize?: number, maxLen?: number): KVCache;
-  generate(ids: Tensor, options: GenerateOptions): Tensor;
-  generate(ids: number[], options: GenerateOptions): number[];
-  generate(ids: number[][], options: GenerateOptions): number[][];
 }
 
 export declare class RMSNorm extends Module {
@@ -227,7 +222,7 @@ export declare class TransformerBlock extends Module {
   attention: LlamaAttention; feed_forward: FeedForward; attention_norm: RMSNorm; ffn_norm: RMSNorm; layer_id: number;
 }
 
-export declare class Llama extends Module implements Generative {
+export declare class Llama extends Generative {
   constructor(config?: LlamaConfig);
   readonly params: Readonly<LlamaConfig>;
   tok_embeddings: Module & { weight: Parameter };
@@ -238,12 +233,6 @@ export declare class Llama extends Module implements Generative {
   /** Non-persistent buffers [maxSeqLen, headDim / 2]: model.py's precompute_freqs_cis. */
   freqs_cos: Tensor;
   freqs_sin: Tensor;
-  forward(ids: Ids, options?: ForwardOptions & { targets?: null }): Tensor;
-  forward(ids: Ids, options: ForwardOptions & { targets: Tensor }): [Tensor, Tensor];
-  kvCache(batchSize?: number, maxLen?: number): KVCache;
-  generate(ids: Tensor, options: GenerateOptions): Tensor;
-  generate(ids: number[], options: GenerateOptions): number[];
-  generate(ids: number[][], options: GenerateOptions): number[][];
 }
 
 /** The classes and builders made for one weft API object (once per object). */

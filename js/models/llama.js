@@ -9,7 +9,7 @@
 export function makeLlama(api, common, gen) {
   const nn = api.nn;
   const { fail } = common;
-  const { configOf, rmsNorm, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf, derived } = gen;
+  const { configOf, rmsNorm, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf, derived, initWeights } = gen;
 
   // model.py's ModelArgs, camelCase
   const CONFIG = {
@@ -177,23 +177,8 @@ export function makeLlama(api, common, gen) {
       const [cos, sin] = precomputeFreqs(p.dim / p.nHeads, p.maxSeqLen);
       this.registerBuffer('freqs_cos', cos, { persistent: false });
       this.registerBuffer('freqs_sin', sin, { persistent: false });
-      this._initWeights();
-    }
-
-    // model.py's _init_weights, then its scaled init of w3 and wo
-    _initWeights() {
-      const { init } = nn;
-      api.noGrad(() => {
-        for (const m of this.modules()) {
-          if (m instanceof nn.Linear) {
-            init.normal_(m.weight, 0, 0.02);
-            if (m.bias) init.zeros_(m.bias);
-          } else if (m instanceof Embedding) init.normal_(m.weight, 0, 0.02);
-        }
-        for (const [name, p] of this.namedParameters()) {
-          if (name.endsWith('w3.weight') || name.endsWith('wo.weight')) init.normal_(p, 0, 0.02 / Math.sqrt(2 * this.params.nLayers));
-        }
-      });
+      // model.py's _init_weights, then its scaled init of w3 and wo
+      initWeights(this, ['w3.weight', 'wo.weight'], p.nLayers);
     }
 
     get _maxLen() { return this.params.maxSeqLen; }
