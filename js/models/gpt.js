@@ -82,13 +82,11 @@ export function makeGpt(api, common, gen) {
       this.ln_2 = new LayerNorm(config.nEmbd, config.bias);
       this.mlp = new MLP(config);
     }
-    // the residual stream updated in place when nothing records a graph
+    // x (left as it is) + attention, then + mlp in place when nothing records a graph
     forward(x, ctx) {
-      const inPlace = !api.isGradEnabled();
-      const a = this.attn.forward(this.ln_1.forward(x), ctx);
-      x = inPlace ? x.add_(a) : x.add(a);
-      const m = this.mlp.forward(this.ln_2.forward(x));
-      return inPlace ? x.add_(m) : x.add(m);
+      const h = x.add(this.attn.forward(this.ln_1.forward(x), ctx));
+      const m = this.mlp.forward(this.ln_2.forward(h));
+      return api.isGradEnabled() ? h.add(m) : h.add_(m);
     }
   }
 

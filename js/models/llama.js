@@ -76,8 +76,9 @@ export function makeLlama(api, common, gen) {
     }
 
     // x [B, T, dim] at positions [startPos, startPos + T); rope: that span's rotations()
-    forward(x, { rope, startPos = 0, cache = null, layer = 0, mask = null }) {
+    forward(x, { rope = null, startPos = 0, cache = null, layer = 0, mask = null } = {}) {
       const [B, T] = x.shape;
+      if (!rope) fail('InvalidArgument', 'Attention.forward(x, ctx): ctx.rope must be the rotations of the positions (model._rope(startPos, T))');
       const [H, Hkv, hd] = [this.n_local_heads, this.n_local_kv_heads, this.head_dim];
       let q;
       let k;
@@ -147,12 +148,11 @@ export function makeLlama(api, common, gen) {
       this.attention_norm = new RMSNorm(args.dim, args.normEps);
       this.ffn_norm = new RMSNorm(args.dim, args.normEps);
     }
+    // x (left as it is) + attention, then + feed-forward in place when nothing records a graph
     forward(x, ctx) {
-      const inPlace = !api.isGradEnabled();
-      const a = this.attention.forward(this.attention_norm.forward(x), ctx);
-      const h = inPlace ? x.add_(a) : x.add(a);
+      const h = x.add(this.attention.forward(this.attention_norm.forward(x), ctx));
       const f = this.feed_forward.forward(this.ffn_norm.forward(h));
-      return inPlace ? h.add_(f) : h.add(f);
+      return api.isGradEnabled() ? h.add(f) : h.add_(f);
     }
   }
 
