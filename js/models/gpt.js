@@ -94,6 +94,13 @@ export function makeGpt(api, common, gen) {
   const CONV1D = ['attn.c_attn.weight', 'attn.c_proj.weight', 'mlp.c_fc.weight', 'mlp.c_proj.weight'];
   const IGNORED = ['.attn.bias', '.attn.masked_bias']; // causal-mask buffers of HF's GPT-2 and of nanoGPT without flash
 
+  // GPT2Model's keys (wte.weight, h.0...., as Hugging Face's model.safetensors
+  // has them) under GPT2LMHeadModel's / nanoGPT's 'transformer.'
+  function gpt2Keys(sd) {
+    if (!sd.has('wte.weight') || [...sd.keys()].some((key) => key.startsWith('transformer.'))) return sd;
+    return new Map([...sd].map(([key, t]) => [key === 'lm_head.weight' ? key : `transformer.${key}`, t]));
+  }
+
   class GPT extends nn.Module {
     constructor(config = {}) {
       super();
@@ -141,8 +148,8 @@ export function makeGpt(api, common, gen) {
 
     // A state dict in nanoGPT's layout, or GPT-2's from Hugging Face (Conv1D
     // weights [in, out], found by c_attn.weight's shape [C, 3C]; lm_head.weight
-    // may be absent: it is transformer.wte.weight). Options: strict, and
-    // layout 'auto' | 'nanogpt' | 'conv1d'.
+    // may be absent: it is transformer.wte.weight; keys may lack 'transformer.').
+    // Options: strict, and layout 'auto' | 'nanogpt' | 'conv1d'.
     loadStateDict(stateDict, opts = {}) {
       const { layout = 'auto', ...rest } = opts ?? {};
       const sd = cleanStateDict(stateDict, IGNORED);
@@ -150,7 +157,7 @@ export function makeGpt(api, common, gen) {
       if (!['auto', 'nanogpt', 'conv1d'].includes(layout)) {
         fail('InvalidArgument', `loadStateDict(): layout must be 'auto', 'nanogpt' or 'conv1d', got ${String(layout)}`);
       }
-      return api.tidy(() => super.loadStateDict(this._fromPretrained(sd, layout), rest));
+      return api.tidy(() => super.loadStateDict(this._fromPretrained(gpt2Keys(sd), layout), rest));
     }
 
     _fromPretrained(sd, layout) {
@@ -170,7 +177,7 @@ export function makeGpt(api, common, gen) {
     // a GPT shaped by a state dict's tensors (nanoGPT or GPT-2 layout), loaded
     // from it; nHead from config, else GPT-2's for its width
     static fromStateDict(stateDict, config = {}) {
-      const sd = cleanStateDict(stateDict, IGNORED) ?? fail('TypeError', 'GPT.fromStateDict(): expected a state dict (an object or a Map)');
+      const sd = gpt2Keys(cleanStateDict(stateDict, IGNORED) ?? fail('TypeError', 'GPT.fromStateDict(): expected a state dict (an object or a Map)'));
       const shape = (key) => {
         const t = sd.get(key);
         return t instanceof api.Tensor ? t.shape : fail('InvalidArgument', `GPT.fromStateDict(): the state dict has no tensor '${key}'`);

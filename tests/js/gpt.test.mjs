@@ -99,6 +99,12 @@ test('a GPT-2 state dict in Conv1D layout loads (transposed) to the same logits'
     assert.ok(relErr(logitsOf(wt, m2, c.ids), c.logits32) < 2e-6);
     m2.dispose();
     throwsWeft(() => GPT.fromStateDict(sd), 'InvalidArgument', /give config.nHead \(width 16 is not a GPT-2 size\)/);
+    // GPT2Model's keys, as Hugging Face's model.safetensors has them (no 'transformer.' prefix)
+    const bare = Object.fromEntries(Object.entries(sd).map(([k, t]) => [k.replace(/^transformer\./, ''), t]));
+    const m3 = gpt(wt, c.config).eval();
+    assert.deepEqual(m3.loadStateDict(bare), { missingKeys: [], unexpectedKeys: [] });
+    assert.ok(relErr(logitsOf(wt, m3, c.ids), c.logits32) < 2e-6);
+    m3.dispose();
     for (const t of Object.values(sd)) t.dispose();
   });
 });
