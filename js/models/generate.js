@@ -191,8 +191,9 @@ export function makeGeneration(api, common) {
       this.k = [];
       this.v = [];
       for (let l = 0; l < layers; l++) {
-        this.k.push(api.keep(api.zeros([batchSize, heads, maxLen, hd], { dtype })));
-        this.v.push(api.keep(api.zeros([batchSize, heads, maxLen, hd], { dtype })));
+        // uninitialized: a position is read only after a forward wrote it
+        this.k.push(api.keep(api.empty([batchSize, heads, maxLen, hd], { dtype })));
+        this.v.push(api.keep(api.empty([batchSize, heads, maxLen, hd], { dtype })));
       }
     }
 
