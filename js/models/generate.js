@@ -43,16 +43,8 @@ export function makeGeneration(api, common) {
 
   // ---- the ops a block calls (fused ones when this build has them) ----
 
-  // weight's rows at ids: [...ids.shape, dim]
-  function embed(ids, weight) {
-    if (typeof api.embedding === 'function') return api.embedding(ids, weight);
-    return api.indexSelect(weight, 0, ids.flatten()).view([...ids.shape, weight.shape[1]]);
-  }
-
-  function rmsNorm(x, weight, eps) {
-    if (typeof api.rmsNorm === 'function') return api.rmsNorm(x, [weight.shape[0]], weight, { eps });
-    return x.mul(x.pow(2).mean(-1, true).add_(eps).rsqrt_()).mul_(weight);
-  }
+  const embed = (ids, weight) => api.embedding(ids, weight);
+  const rmsNorm = (x, weight, eps) => api.rmsNorm(x, [weight.shape[0]], weight, { eps });
 
   // q [B, H, T, hd], k/v [B, Hkv, S, hd] (H a multiple of Hkv: grouped-query
   // attention, each kv head serving H / Hkv consecutive query heads); mask a
@@ -83,18 +75,7 @@ export function makeGeneration(api, common) {
     return api.arange(startPos + T).unsqueeze(0).le(rows);
   }
 
-  // wt.nn.Embedding where this build has it; else the same module (a weight
-  // [num, dim] drawn from N(0, 1)) over embed()
-  const Embedding = api.nn.Embedding ?? class Embedding extends api.nn.Module {
-    constructor(numEmbeddings, embeddingDim) {
-      super();
-      this.numEmbeddings = numEmbeddings;
-      this.embeddingDim = embeddingDim;
-      this.weight = new api.nn.Parameter(api.randn([numEmbeddings, embeddingDim]));
-    }
-    forward(ids) { return embed(ids, this.weight); }
-    extraRepr() { return `${this.numEmbeddings}, ${this.embeddingDim}`; }
-  };
+  const Embedding = api.nn.Embedding;
 
   // nanoGPT's and llama2.c's init: Linear and Embedding weights N(0, 0.02),
   // biases 0, then the residual projections (names ending in one of scaled)
