@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index]
-//               [--only native|wasm|peers|gemm|pool|conv|cnn|reduce|small|shape|cat|sort|index|train]
+//               [--only native|wasm|peers|gemm|pool|conv|cnn|reduce|small|shape|cat|sort|index|train|attention]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -633,6 +633,30 @@ if (section('shape') && !has('--no-wasm')) {
     for (const r of rows) {
       console.log(`${r.name.padEnd(22)} t${r.threads} ${r.ms.toFixed(3).padStart(8)} ms ${r['GB/s'].toFixed(2).padStart(7)} ` +
         `GB/s ${r.vs_clone.toFixed(2)}x`);
+    }
+  }
+}
+// Fused attention (issue 24, bench/attention_bench.mjs; --only attention):
+// scaledDotProductAttention at L = S = 1024, d = 64, 8 heads, forward, beside
+// the composite matmul -> softmax -> matmul, and the decode path (L = 1);
+// weft wasm-simd-threads at 1 and 2 threads; fused / composite as a speed-up
+// (target >= 2x).
+if (section('attention') && !has('--no-wasm')) {
+  const rows = [];
+  for (const t of [1, 2]) rows.push(...libraryRows('bench/attention_bench.mjs', 'attention', 'weft-simd-threads', t));
+  const find = (name, t) => rows.find((r) => r.name === name && r.threads === t);
+  for (const r of rows) {
+    const base = r.name.includes('decode') ? 'sdpa_decode_composite_1x1024_d64' : 'sdpa_composite_1024x1024_d64';
+    const c = r.name.includes('composite') ? null : find(base, r.threads);
+    r.vs_composite = c ? +(c.ms / r.ms).toFixed(2) : null;
+  }
+  if (json) for (const r of rows) console.log(JSON.stringify(r));
+  else {
+    console.log('\nAttention, float32 [1, 8, L, 64] (weft wasm-simd-threads): ms, GFLOP/s, composite\'s time / this ' +
+      '(target >= 2x for the fused row)');
+    for (const r of rows) {
+      console.log(`${r.name.padEnd(34)} t${r.threads} ${r.ms.toFixed(3).padStart(9)} ms ` +
+        `${r['GFLOP/s'].toFixed(2).padStart(7)} GFLOP/s ${r.vs_composite === null ? '' : `${r.vs_composite.toFixed(2)}x`}`);
     }
   }
 }

@@ -524,6 +524,12 @@ export interface OpFunctions {
   _rmsNormBackward(gradOut: Operand, input: Operand, normalizedShape: Shape, rstd: Operand, weight: Operand | null, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
   /** index_copy, index_copy.out */
   indexCopy(self: Operand, dim: number, index: Operand, source: Operand, options?: { out?: Tensor }): Tensor;
+  /** scaled_dot_product_attention */
+  scaledDotProductAttention(query: Operand, key: Operand, value: Operand, attnMask?: Operand | null, dropoutP?: number, isCausal?: boolean, options?: { scale?: number | null; enableGqa?: boolean }): Tensor;
+  /** _scaled_dot_product_flash_attention_for_cpu */
+  _scaledDotProductFlashAttentionForCpu(query: Operand, key: Operand, value: Operand, dropoutP?: number, isCausal?: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'output' | 'logsumexp'>;
+  /** _scaled_dot_product_flash_attention_for_cpu_backward */
+  _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1098,4 +1104,5 @@ type Name =
   | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
   | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
   | 'index_copy.out';
+  | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward';
 export type OpName = Name | `aten::${Name}`;

@@ -11,6 +11,8 @@ export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from '.
 import type { NormFunctions } from './norm.js';
 import type { TransformerFunctions } from './transformer.js';
 export type { EmbeddingOptions, TransformerFunctions } from './transformer.js';
+import type { AttentionFunctions } from './attention.js';
+export type { AttentionFunctions, AttentionOptions } from './attention.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { ActivationFunctions } from './activation.js';
 export type { ActivationFunctions, DropoutOptions, InplaceOptions, Reduction } from './activation.js';
@@ -304,9 +306,10 @@ export interface TensorCore<D extends DType = DType> {
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
   TransformerFunctions,
+  AttentionFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof TransformerFunctions> {}
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof TransformerFunctions | keyof AttentionFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -19,7 +19,8 @@ set(WEFT_KERNEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/conv.c
   ${CMAKE_CURRENT_LIST_DIR}/resize.c
   ${CMAKE_CURRENT_LIST_DIR}/norm.c
-  ${CMAKE_CURRENT_LIST_DIR}/conv_epilogue.c)
+  ${CMAKE_CURRENT_LIST_DIR}/conv_epilogue.c
+  ${CMAKE_CURRENT_LIST_DIR}/attention.c)
 set(WEFT_KERNEL_ONCE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/kernels.c
   ${CMAKE_CURRENT_LIST_DIR}/cast_ref.c

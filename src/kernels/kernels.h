@@ -178,6 +178,16 @@ typedef void weft_f32_resize_pixels_fn(size_t n, size_t c, size_t k, const float
 typedef void weft_f32_resize_gather_fn(size_t n, size_t k, const float* x, const int64_t* idx, const float* w,
                                        float* y);
 
+/* attention (attention.c): the online softmax of rows x n scores (row
+ * stride ss elements) with running max m, sum l, and the accumulator scale
+ * alpha out; y[j] = alpha * q . k[j * ks] over e (n keys); acc[0, e) +=
+ * sum_j p[j] * v[j * vs]; y[j] = p[j] * (dp[j] - d) */
+typedef void weft_f32_attn_softmax_fn(size_t rows, size_t n, float* s, size_t ss, float* m, float* l, float* alpha);
+typedef void weft_f32_attn_dot_rows_fn(size_t n, size_t e, const float* q, const float* k, size_t ks, float alpha,
+                                       float* y);
+typedef void weft_f32_attn_axpy_rows_fn(size_t n, size_t e, const float* p, const float* v, size_t vs, float* acc);
+typedef void weft_f32_attn_dscore_fn(size_t n, const float* p, const float* dp, float d, float* y);
+
 /* prototypes for every backend built */
 #define K(family, name, u)                                 \
   weft_##family##_fn WEFT__UK_NAME(name, sse2, u);         \

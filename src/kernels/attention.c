@@ -1,0 +1,129 @@
+/* f32 attention kernels (the fused scaled_dot_product_attention of
+ * src/ops/cpu/attention.c; the products of its query and key tiles are the
+ * GEMM micro-kernels').
+ *
+ *   f32_attn_softmax  FlashAttention's online softmax over one tile of
+ *                     scores: per row the running max m and sum l are
+ *                     updated, the row becomes exp(s - m_new) (the P the
+ *                     tile multiplies V by) and alpha = exp(m_old - m_new)
+ *                     is what the row's accumulator must be scaled by. A row
+ *                     whose max is still -inf (every score so far masked)
+ *                     keeps P = 0 and alpha = 1, so a later tile that
+ *                     unmasks it starts clean; a row masked to the end ends
+ *                     with l = 0 and its output 0 / 0 = NaN, as PyTorch's
+ *                     math path (softmax of all -inf).
+ *   f32_attn_dot_rows one query against n keys (the decode path), vectorized
+ *                     along the embedding: y[j] = alpha * q . k[j].
+ *   f32_attn_axpy_rows the decode path's output: acc += sum_j p[j] v[j],
+ *                     blocks of 32 columns kept in registers while the rows
+ *                     stream.
+ *   f32_attn_dscore   the backward's dS = P * (dP - D) over a row.
+ * The lanes are combined in a fixed order, so the scalar backend (wasm's
+ * semantics in four lanes) gives the same bits as the SIMD ones. */
+#include <math.h>
+
+#include "kernels/kernels.h"
+#include "kernels/vec/vec.h"
+
+static inline float lanes_sum(wv128 v) {
+  float l[4];
+  wv_v128_store(l, v);
+  return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+void WEFT_UKERNEL(f32_attn_softmax, u8)(size_t rows, size_t n, float* s, size_t ss, float* m, float* l,
+                                         float* alpha) {
+  for (size_t i = 0; i < rows; i++, s += ss) {
+    float mx = WEFT_UKERNEL(f32_rmax, u8)(n, s);
+    float mnew = mx > m[i] || mx != mx ? mx : m[i];
+    if (mnew == -INFINITY) { /* nothing unmasked yet */
+      for (size_t j = 0; j < n; j++) s[j] = 0;
+      alpha[i] = 1;
+      continue;
+    }
+    float sum = WEFT_UKERNEL(f32_rexpsum, u8)(n, s, mnew, s);
+    alpha[i] = m[i] == -INFINITY ? 0.0f : expf(m[i] - mnew);
+    l[i] = l[i] * alpha[i] + sum;
+    m[i] = mnew;
+  }
+}
+
+/* four keys at once: one accumulator each along e, then lanes summed */
+void WEFT_UKERNEL(f32_attn_dot_rows, u4)(size_t n, size_t e, const float* q, const float* k, size_t ks, float alpha,
+                                         float* y) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float *k0 = k + j * ks, *k1 = k0 + ks, *k2 = k1 + ks, *k3 = k2 + ks;
+    wv128 a0 = wv_v128_zero(), a1 = a0, a2 = a0, a3 = a0;
+    size_t d = 0;
+    for (; d + 4 <= e; d += 4) {
+      wv128 vq = wv_v128_load(q + d);
+      a0 = wv_f32x4_add(a0, wv_f32x4_mul(vq, wv_v128_load(k0 + d)));
+      a1 = wv_f32x4_add(a1, wv_f32x4_mul(vq, wv_v128_load(k1 + d)));
+      a2 = wv_f32x4_add(a2, wv_f32x4_mul(vq, wv_v128_load(k2 + d)));
+      a3 = wv_f32x4_add(a3, wv_f32x4_mul(vq, wv_v128_load(k3 + d)));
+    }
+    if (d < e) {
+      size_t nb = (e - d) * sizeof(float);
+      wv128 vq = wv_v128_load_partial(q + d, nb);
+      a0 = wv_f32x4_add(a0, wv_f32x4_mul(vq, wv_v128_load_partial(k0 + d, nb)));
+      a1 = wv_f32x4_add(a1, wv_f32x4_mul(vq, wv_v128_load_partial(k1 + d, nb)));
+      a2 = wv_f32x4_add(a2, wv_f32x4_mul(vq, wv_v128_load_partial(k2 + d, nb)));
+      a3 = wv_f32x4_add(a3, wv_f32x4_mul(vq, wv_v128_load_partial(k3 + d, nb)));
+    }
+    y[j] = alpha * lanes_sum(a0), y[j + 1] = alpha * lanes_sum(a1);
+    y[j + 2] = alpha * lanes_sum(a2), y[j + 3] = alpha * lanes_sum(a3);
+  }
+  for (; j < n; j++) {
+    const float* kj = k + j * ks;
+    wv128 a = wv_v128_zero();
+    size_t d = 0;
+    for (; d + 4 <= e; d += 4) a = wv_f32x4_add(a, wv_f32x4_mul(wv_v128_load(q + d), wv_v128_load(kj + d)));
+    if (d < e) {
+      size_t nb = (e - d) * sizeof(float);
+      a = wv_f32x4_add(a, wv_f32x4_mul(wv_v128_load_partial(q + d, nb), wv_v128_load_partial(kj + d, nb)));
+    }
+    y[j] = alpha * lanes_sum(a);
+  }
+}
+
+#define AXPY_COLS 32 /* 8 accumulators */
+
+void WEFT_UKERNEL(f32_attn_axpy_rows, c32)(size_t n, size_t e, const float* p, const float* v, size_t vs,
+                                           float* acc) {
+  for (size_t d0 = 0; d0 < e; d0 += AXPY_COLS) {
+    size_t w = e - d0 < AXPY_COLS ? e - d0 : AXPY_COLS, nv = (w + 3) / 4;
+    wv128 a[AXPY_COLS / 4];
+    size_t tail = (w - (nv - 1) * 4) * sizeof(float); /* bytes in the last vector */
+    for (size_t t = 0; t < nv; t++)
+      a[t] = t + 1 < nv ? wv_v128_load(acc + d0 + 4 * t) : wv_v128_load_partial(acc + d0 + 4 * t, tail);
+    for (size_t j = 0; j < n; j++) {
+      const float* vj = v + j * vs + d0;
+      wv128 pj = wv_f32x4_splat(p[j]);
+      for (size_t t = 0; t + 1 < nv; t++) a[t] = wv_f32x4_add(a[t], wv_f32x4_mul(pj, wv_v128_load(vj + 4 * t)));
+      a[nv - 1] = wv_f32x4_add(a[nv - 1], wv_f32x4_mul(pj, wv_v128_load_partial(vj + 4 * (nv - 1), tail)));
+    }
+    for (size_t t = 0; t < nv; t++) {
+      if (t + 1 < nv) wv_v128_store(acc + d0 + 4 * t, a[t]);
+      else wv_v128_store_partial(acc + d0 + 4 * t, a[t], tail);
+    }
+  }
+}
+
+void WEFT_UKERNEL(f32_attn_dscore, u8)(size_t n, const float* p, const float* dp, float d, float* y) {
+  wv128 vd = wv_f32x4_splat(d);
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    wv128 y0 = wv_f32x4_mul(wv_v128_load(p + j), wv_f32x4_sub(wv_v128_load(dp + j), vd));
+    wv128 y1 = wv_f32x4_mul(wv_v128_load(p + j + 4), wv_f32x4_sub(wv_v128_load(dp + j + 4), vd));
+    wv_v128_store(y + j, y0);
+    wv_v128_store(y + j + 4, y1);
+  }
+  for (; j + 4 <= n; j += 4)
+    wv_v128_store(y + j, wv_f32x4_mul(wv_v128_load(p + j), wv_f32x4_sub(wv_v128_load(dp + j), vd)));
+  if (j < n) {
+    size_t nb = (n - j) * sizeof(float);
+    wv128 r = wv_f32x4_mul(wv_v128_load_partial(p + j, nb), wv_f32x4_sub(wv_v128_load_partial(dp + j, nb), vd));
+    wv_v128_store_partial(y + j, r, nb);
+  }
+}
