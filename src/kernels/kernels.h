@@ -89,6 +89,13 @@ struct weft_f64_gemm_params {
   double lo, hi;
   const double* bias;
 };
+/* matrix-vector products (gemv.c) for m = 1..4 rows x (row i at x + i * ldx,
+ * contiguous k) into y (row i at y + i * ldy, n contiguous values), the
+ * weight read once, unpacked: f32_gemv_t y = x @ W^T with W's row j (k
+ * values) at w + j * ldw; f32_gemv_n y = x @ W with W's row kk (n values) at
+ * w + kk * ldw. alpha, accumulate, bias and clamp as the GEMM's params. */
+typedef void weft_f32_gemv_fn(size_t m, size_t n, size_t k, const float* x, size_t ldx, const float* w,
+                              ptrdiff_t ldw, float* y, size_t ldy, const struct weft_f32_gemm_params* p);
 /* A convolution's epilogue over n outputs in place (conv_epilogue.c):
  * y[i] = min(max(y[i] + r[i], lo), hi), r NULL adding nothing, NaN kept. */
 struct weft_f32_clamp_params {

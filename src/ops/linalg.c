@@ -16,6 +16,7 @@
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/gemv.h"
 #include "ops/ops.h"
 
 
@@ -151,6 +152,23 @@ static weft_tensor* mm_run(const char* kname, weft_tensor* r, const weft_tensor*
 static weft_tensor* bmm_run(const char* kname, weft_tensor* r, const weft_tensor* a, const weft_tensor* b,
                             weft_scalar alpha, bool acc);
 
+/* addmm with beta 1 and self a row broadcast down the result (linear's bias),
+ * a few rows of float32: the matrix-vector driver adds the bias as it
+ * stores, one pass instead of a copy of the bias the product then
+ * accumulates into. False: not that case, nothing written; else *s. */
+static bool fused_bias(weft_tensor* r, const weft_tensor* bias, const weft_tensor* a, const weft_tensor* b,
+                       weft_scalar beta, weft_scalar alpha, weft_status* s) {
+  if (r->dtype != WEFT_FLOAT32 || r->device != WEFT_DEVICE_CPU || a->dtype != r->dtype || b->dtype != r->dtype ||
+      bias->dtype != r->dtype || weft_scalar_to_double(beta) != 1.0 || r->sizes[0] > WEFT_GEMV_MAX_ROWS)
+    return false;
+  if ((bias->strides[0] != 0 && r->sizes[0] > 1) || (bias->strides[1] != 1 && r->sizes[1] > 1)) return false;
+  weft_gemm_operand ga = {weft_tensor_data_ptr(a), a->strides[0], a->strides[1]};
+  weft_gemm_operand gb = {weft_tensor_data_ptr(b), b->strides[0], b->strides[1]};
+  return weft__gemv(weft__kernels(), WEFT_FLOAT32, r->sizes[0], r->sizes[1], a->sizes[1],
+                    weft_scalar_to_double(alpha), ga, gb, false, weft_tensor_data_ptr(bias),
+                    weft_tensor_data_ptr(r), r->strides[0], r->strides[1], s);
+}
+
 /* addmm / baddbmm after their checks: the result (new, or out=) = beta *
  * self_e (self expanded to the result's shape), then += alpha * a @ b
  * (nd 2: matrices, 3: batches). Takes self_e's reference. */
@@ -158,8 +176,15 @@ static weft_tensor* add_product(const char* op, const char* kname, weft_tensor* 
                                 const int64_t* sizes, int nd, const weft_tensor* a, const weft_tensor* b,
                                 weft_scalar beta, weft_scalar alpha) {
   weft_tensor* r = make_out(op, out, sizes, nd, a->dtype, a->device);
+  weft_status s;
+  if (r && nd == 2 && fused_bias(r, self_e, a, b, beta, alpha, &s)) {
+    weft_tensor_release(self_e);
+    if (s == WEFT_OK) return r;
+    weft_tensor_release(r);
+    return NULL;
+  }
   bool acc = false;
-  weft_status s = r ? seed_beta(kname, r, self_e, beta, &acc) : weft_last_status();
+  s = r ? seed_beta(kname, r, self_e, beta, &acc) : weft_last_status();
   weft_tensor_release(self_e);
   if (s != WEFT_OK) {
     weft_tensor_release(r);
@@ -181,6 +206,18 @@ static weft_status check_mm_shapes(const char* op, const weft_tensor* a, const w
 /* c (m x n) (=|+=) alpha * a (m x k) @ b (k x n), all 2-D */
 static weft_tensor* mm_run(const char* kname, weft_tensor* r, const weft_tensor* a, const weft_tensor* b,
                            weft_scalar alpha, bool acc) {
+  weft_dtype t = r->dtype;
+  bool unit = r->sizes[0] == 1 || r->strides[0] == 1 || r->sizes[1] == 1 || r->strides[1] == 1;
+  if ((t == WEFT_FLOAT32 || t == WEFT_FLOAT64) && r->device == WEFT_DEVICE_CPU && a->dtype == t && b->dtype == t &&
+      unit) { /* straight to the driver, without three 3-D views: a decode step's small products feel them */
+    weft_gemm_operand ga = {weft_tensor_data_ptr(a), a->strides[0], a->strides[1]};
+    weft_gemm_operand gb = {weft_tensor_data_ptr(b), b->strides[0], b->strides[1]};
+    if (weft__gemm(weft__kernels(), t, r->sizes[0], r->sizes[1], a->sizes[1], weft_scalar_to_double(alpha), ga, gb,
+                   acc, weft_tensor_data_ptr(r), r->strides[0], r->strides[1]) == WEFT_OK)
+      return r;
+    weft_tensor_release(r);
+    return NULL;
+  }
   return finish(kname, r, view3(r, 1, r->sizes[0], r->sizes[1], 0, r->strides[0], r->strides[1]),
                 view3(a, 1, a->sizes[0], a->sizes[1], 0, a->strides[0], a->strides[1]),
                 view3(b, 1, b->sizes[0], b->sizes[1], 0, b->strides[0], b->strides[1]), alpha, acc);
@@ -476,6 +513,8 @@ static weft_tensor* linear_kernel(const weft_tensor* input, const weft_tensor* w
   const weft_scalar one = weft_scalar_int(1);
   if (input->ndim == 2 && bias) {
     r = weft_addmm(bias, input, wt, one, one);
+  } else if (input->ndim == 2 && weight->ndim == 2) { /* matmul's own choice, one dispatch sooner */
+    r = weft_mm(input, wt);
   } else if (input->ndim == 3 && bias && input->is_contiguous) { /* PyTorch's fused path folds the batch */
     const int64_t rows[2] = {input->sizes[0] * input->sizes[1], input->sizes[2]};
     weft_tensor* x2 = weft_view(input, rows, 2);

@@ -15,12 +15,14 @@
  * first; each picks its loop order by which stride is unit. Inside a tile
  * the B micro-panel (KC x NR) stays in L1 while the A block (MC x KC) is
  * reused from L2. Tiles are numbered row block first, so a thread's
- * consecutive tiles share its A block. */
+ * consecutive tiles share its A block. A product of a few rows (or columns)
+ * goes to the matrix-vector driver (gemv.c) instead. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/gemv.h"
 #include "weft/parallel.h"
 
 #define F32_MR 4
@@ -161,6 +163,8 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
   if (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64)
     return weft__error(WEFT_INTERNAL, "gemm: no kernel for dtype %s", weft_dtype_name(dtype));
   if (m <= 0 || n <= 0) return WEFT_OK;
+  weft_status gs;
+  if (weft__gemv(kt, dtype, m, n, k, alpha, a, b, accumulate, NULL, c, c_rs, c_cs, &gs)) return gs;
   if (n == 1) c_cs = 1;
   if (m == 1) c_rs = n;
   if (c_cs != 1) {
