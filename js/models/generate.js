@@ -41,7 +41,7 @@ export function makeGeneration(api, common) {
     }
   }
 
-  // ---- the ops a block calls (fused ones when this build has them) ----
+  // ---- the fused ops a block calls ----
 
   const embed = (ids, weight) => api.embedding(ids, weight);
   const rmsNorm = (x, weight, eps) => api.rmsNorm(x, [weight.shape[0]], weight, { eps });
@@ -50,21 +50,7 @@ export function makeGeneration(api, common) {
   // attention, each kv head serving H / Hkv consecutive query heads); mask a
   // bool [T, S] (true: attend) or null; causal when isCausal (T === S)
   function attend(q, k, v, { mask = null, isCausal = false, dropoutP = 0 } = {}) {
-    const rep = q.shape[1] / k.shape[1];
-    if (typeof api.scaledDotProductAttention === 'function') {
-      return api.scaledDotProductAttention(q, k, v, { attnMask: mask, isCausal, dropoutP, enableGqa: rep > 1 });
-    }
-    if (rep > 1) {
-      k = k.repeatInterleave(rep, 1);
-      v = v.repeatInterleave(rep, 1);
-    }
-    const [T, S] = [q.shape[2], k.shape[2]];
-    const att = api.matmul(q, k.transpose(-2, -1)).mul_(1 / Math.sqrt(q.shape[3]));
-    const keep = mask ?? (isCausal ? api.ones([T, S], { dtype: 'bool' }).tril() : null);
-    const masked = keep ? att.maskedFill(keep.logicalNot(), -Infinity) : att;
-    let p = api.softmax(masked, -1);
-    if (dropoutP > 0) p = api.dropout(p, dropoutP, true);
-    return api.matmul(p, v);
+    return api.scaledDotProductAttention(q, k, v, { attnMask: mask, isCausal, dropoutP, enableGqa: q.shape[1] !== k.shape[1] });
   }
 
   // The mask of T new queries at startPos against S = startPos + T keys:
