@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index]
-//               [--only native|wasm|peers|gemm|pool|conv|cnn|reduce|small|shape|cat|sort|index|train]
+//               [--only native|wasm|peers|gemm|pool|conv|cnn|llama|reduce|small|shape|cat|sort|index|train]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -54,6 +54,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { llamaReport, llamaRows } from './llama_run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -402,6 +403,17 @@ if (section('cnn')) {
         `${r.ms.toFixed(2).padStart(8)}  ${f(r.vs_ort).padStart(6)}`);
     }
   }
+}
+
+// ---- W10: token generation (issue 24, bench/llama_run.mjs; --only llama, --no-llama) ----
+// stories15M with random weights: a C decoder of our own in wasm and native, PyTorch eager and
+// weft/models' llama, tokens/s of 128 greedy tokens and a 256-token prefill, every row's ids checked.
+if (section('llama')) {
+  if (only && !existsSync(`${root}/dist/index.js`)) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!llamaReport(llamaRows({ root, log, reps: Math.min(Number(reps), 5), has }), json)) process.exitCode = 1;
 }
 
 // ---- reductions (issue 11) ----
