@@ -112,17 +112,29 @@ export function llamaReport({ rows, check }, json) {
   if (json) {
     for (const r of rows) console.log(JSON.stringify({ ...r, ids: undefined }));
   } else {
-    console.log('\nW10: stories15M (random weights), batch 1: tokens/s of 128 greedy tokens from token 1, ms to prefill a ' +
-      '256-token prompt; median of the runs; vs C wasm: tokens/s over the C decoder\'s in wasm at 1 thread');
-    console.log(`${'build'.padEnd(22)}threads ${'tok/s'.padStart(8)} ${'prefill ms'.padStart(11)}  vs C wasm  ids`);
-    for (const r of rows) {
-      console.log(`${r.build.padEnd(22)}${String(r.threads).padEnd(8)}${r.tok_s.toFixed(1).padStart(8)} ` +
-        `${r.prefill_ms.toFixed(1).padStart(11)}  ${(r.vs_c_wasm === null ? '-' : `${r.vs_c_wasm.toFixed(2)}x`).padStart(9)}  ` +
-        `${r.ids_ok ? 'same' : 'DIFFERENT'}`);
-    }
-    const w1 = find('wasm-simd-threads', 1) ?? find('wasm-simd', 1), w2 = find('wasm-simd-threads', 2);
-    if (base && w1) console.log(`weft 1 thread / C wasm: ${(w1.tok_s / base.tok_s).toFixed(2)}x (target >= 1)`);
-    if (base && w2) console.log(`weft 2 threads / C wasm: ${(w2.tok_s / base.tok_s).toFixed(2)}x (target >= 1.6)`);
+    console.log('\nW10: stories15M (random weights), batch 1: tokens/s of 128 greedy tokens from token 1 | ms to prefill ' +
+      'a 256-token prompt (median of the runs); ids: every token equal to PyTorch\'s reference');
+    const cell = (r, f) => (r ? f(r) : '-');
+    const line = (label, b1, b2) => {
+      const [r1, r2] = [find(b1, 1), b2 && find(b2, 2)];
+      const ok = [r1, r2].filter(Boolean).every((r) => r.ids_ok);
+      console.log(`| ${label.padEnd(30)} | ${cell(r1, (r) => r.tok_s.toFixed(1)).padStart(8)} | ${cell(r2, (r) => r.tok_s.toFixed(1)).padStart(8)} ` +
+        `| ${cell(r1, (r) => r.prefill_ms.toFixed(1)).padStart(10)} | ${cell(r2, (r) => r.prefill_ms.toFixed(1)).padStart(10)} | ` +
+        `${r1 || r2 ? (ok ? 'same' : 'DIFFERENT') : '-'} |`);
+    };
+    console.log(`| ${'row'.padEnd(30)} | tok/s 1T | tok/s 2T | prefill 1T | prefill 2T | ids  |`);
+    console.log(`|${'-'.repeat(32)}|----------|----------|------------|------------|------|`);
+    line('C decoder, wasm', 'c-wasm', null);
+    line('C decoder, native (2T OpenMP)', 'c-native', 'c-native-openmp');
+    line('PyTorch eager', 'pytorch', 'pytorch');
+    line('weft llama, wasm-simd', 'wasm-simd', null);
+    line('weft llama, wasm-simd-threads', 'wasm-simd-threads', 'wasm-simd-threads');
+    const ratio = (label, r, target) => {
+      if (base && r) console.log(`${label} / C wasm: ${(r.tok_s / base.tok_s).toFixed(2)}x tokens/s (target >= ${target})`);
+    };
+    ratio('weft wasm-simd 1 thread', find('wasm-simd', 1), 1);
+    ratio('weft wasm-simd-threads 1 thread', find('wasm-simd-threads', 1), 1);
+    ratio('weft wasm-simd-threads 2 threads', find('wasm-simd-threads', 2), 1.6);
   }
   for (const b of bad) console.error(`bench: W10 FAILED CHECK: ${b}`);
   if (!bad.length && rows.length) console.error(`bench: W10 every row's ${check.gen_ids.length} token ids and next token equal PyTorch's`);
