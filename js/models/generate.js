@@ -96,6 +96,24 @@ export function makeGeneration(api, common) {
     extraRepr() { return `${this.numEmbeddings}, ${this.embeddingDim}`; }
   };
 
+  // nanoGPT's and llama2.c's init: Linear and Embedding weights N(0, 0.02),
+  // biases 0, then the residual projections (names ending in one of scaled)
+  // N(0, 0.02 / sqrt(2 * nLayers))
+  function initWeights(model, scaled, nLayers) {
+    const { init } = api.nn;
+    api.noGrad(() => {
+      for (const m of model.modules()) {
+        if (m instanceof api.nn.Linear) {
+          init.normal_(m.weight, 0, 0.02);
+          if (m.bias) init.zeros_(m.bias);
+        } else if (m instanceof Embedding) init.normal_(m.weight, 0, 0.02);
+      }
+      for (const [name, p] of model.namedParameters()) {
+        if (scaled.some((s) => name.endsWith(s))) init.normal_(p, 0, 0.02 / Math.sqrt(2 * nLayers));
+      }
+    });
+  }
+
   // A state dict (object or Map) as a new Map without torch.compile's
   // '_orig_mod.' prefix and without keys ending in one of ignored (buffers
   // some checkpoints carry and the module computes); null when not a dict.
@@ -108,6 +126,31 @@ export function makeGeneration(api, common) {
       if (!ignored.some((s) => key.endsWith(s))) out.set(key.startsWith('_orig_mod.') ? key.slice(10) : key, t);
     }
     return out;
+  }
+
+  // ---- tensors derived from parameters, for inference ----
+
+  // A tensor made from sources by make() (a concatenated weight), kept on
+  // owner under slot and made again when a source changes: a new handle
+  // (Module.to swaps them) or a new version (copy_, loadStateDict, an
+  // optimizer step). dropDerived(model) frees them (model.dispose()).
+  const DERIVED = Symbol('weft.models.derived');
+  function derived(owner, slot, sources, make) {
+    const key = sources.map((t) => `${t.handle('derived')}:${t._version}`).join(',');
+    const cache = owner[DERIVED] ?? (owner[DERIVED] = new Map());
+    const hit = cache.get(slot);
+    if (hit && hit.key === key) return hit.t;
+    hit?.t.dispose();
+    const t = api.keep(api.noGrad(() => api.tidy(make)));
+    cache.set(slot, { key, t });
+    return t;
+  }
+
+  function dropDerived(model) {
+    for (const m of model.modules()) {
+      for (const { t } of m[DERIVED]?.values() ?? []) t.dispose();
+      m[DERIVED]?.clear();
+    }
   }
 
   // ---- ids ----
@@ -148,8 +191,9 @@ export function makeGeneration(api, common) {
       this.k = [];
       this.v = [];
       for (let l = 0; l < layers; l++) {
-        this.k.push(api.keep(api.zeros([batchSize, heads, maxLen, hd], { dtype })));
-        this.v.push(api.keep(api.zeros([batchSize, heads, maxLen, hd], { dtype })));
+        // uninitialized: a position is read only after a forward wrote it
+        this.k.push(api.keep(api.empty([batchSize, heads, maxLen, hd], { dtype })));
+        this.v.push(api.keep(api.empty([batchSize, heads, maxLen, hd], { dtype })));
       }
     }
 
@@ -357,13 +401,21 @@ export function makeGeneration(api, common) {
     },
   };
 
-  // adds forward / kvCache / generate to a model class
+  // adds forward / kvCache / generate to a model class, and dispose() freeing its derived tensors
   function generative(C) {
-    for (const [name, fn] of Object.entries(methods)) {
+    const dispose = C.prototype.dispose;
+    const all = {
+      ...methods,
+      dispose() {
+        dropDerived(this);
+        return dispose.call(this);
+      },
+    };
+    for (const [name, fn] of Object.entries(all)) {
       Object.defineProperty(C.prototype, name, { value: fn, writable: true, configurable: true });
     }
     return C;
   }
 
-  return { configOf, embed, rmsNorm, attend, maskFor, KVCache, Embedding, cleanStateDict, generative, dropoutOf };
+  return { configOf, embed, rmsNorm, attend, maskFor, KVCache, Embedding, cleanStateDict, generative, dropoutOf, derived, initWeights };
 }

@@ -9,7 +9,7 @@
 export function makeGpt(api, common, gen) {
   const nn = api.nn;
   const { fail } = common;
-  const { configOf, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf } = gen;
+  const { configOf, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf, initWeights } = gen;
 
   const CONFIG = {
     blockSize: [1024, 'posInt'], vocabSize: [50304, 'posInt'], nLayer: [12, 'posInt'], nHead: [12, 'posInt'],
@@ -82,19 +82,24 @@ export function makeGpt(api, common, gen) {
       this.ln_2 = new LayerNorm(config.nEmbd, config.bias);
       this.mlp = new MLP(config);
     }
-    // the residual stream updated in place when nothing records a graph
+    // x (left as it is) + attention, then + mlp in place when nothing records a graph
     forward(x, ctx) {
-      const inPlace = !api.isGradEnabled();
-      const a = this.attn.forward(this.ln_1.forward(x), ctx);
-      x = inPlace ? x.add_(a) : x.add(a);
-      const m = this.mlp.forward(this.ln_2.forward(x));
-      return inPlace ? x.add_(m) : x.add(m);
+      const h = x.add(this.attn.forward(this.ln_1.forward(x), ctx));
+      const m = this.mlp.forward(this.ln_2.forward(h));
+      return api.isGradEnabled() ? h.add(m) : h.add_(m);
     }
   }
 
   const GPT2_HEADS = { 768: 12, 1024: 16, 1280: 20, 1600: 25 }; // nanoGPT's from_pretrained config_args
   const CONV1D = ['attn.c_attn.weight', 'attn.c_proj.weight', 'mlp.c_fc.weight', 'mlp.c_proj.weight'];
   const IGNORED = ['.attn.bias', '.attn.masked_bias']; // causal-mask buffers of HF's GPT-2 and of nanoGPT without flash
+
+  // GPT2Model's keys (wte.weight, h.0...., as Hugging Face's model.safetensors
+  // has them) under GPT2LMHeadModel's / nanoGPT's 'transformer.'
+  function gpt2Keys(sd) {
+    if (!sd.has('wte.weight') || [...sd.keys()].some((key) => key.startsWith('transformer.'))) return sd;
+    return new Map([...sd].map(([key, t]) => [key === 'lm_head.weight' ? key : `transformer.${key}`, t]));
+  }
 
   class GPT extends nn.Module {
     constructor(config = {}) {
@@ -113,23 +118,8 @@ export function makeGpt(api, common, gen) {
       const untied = this.transformer.wte.weight;
       this.transformer.wte.weight = this.lm_head.weight; // weight tying
       untied.dispose();
-      this._initWeights();
-    }
-
-    // nanoGPT's _init_weights, then its scaled init of the residual projections
-    _initWeights() {
-      const { init } = nn;
-      api.noGrad(() => {
-        for (const m of this.modules()) {
-          if (m instanceof nn.Linear) {
-            init.normal_(m.weight, 0, 0.02);
-            if (m.bias) init.zeros_(m.bias);
-          } else if (m instanceof Embedding) init.normal_(m.weight, 0, 0.02);
-        }
-        for (const [name, p] of this.namedParameters()) {
-          if (name.endsWith('c_proj.weight')) init.normal_(p, 0, 0.02 / Math.sqrt(2 * this.config.nLayer));
-        }
-      });
+      // nanoGPT's _init_weights, then its scaled init of the residual projections
+      initWeights(this, ['c_proj.weight'], c.nLayer);
     }
 
     get _maxLen() { return this.config.blockSize; }
@@ -158,8 +148,8 @@ export function makeGpt(api, common, gen) {
 
     // A state dict in nanoGPT's layout, or GPT-2's from Hugging Face (Conv1D
     // weights [in, out], found by c_attn.weight's shape [C, 3C]; lm_head.weight
-    // may be absent: it is transformer.wte.weight). Options: strict, and
-    // layout 'auto' | 'nanogpt' | 'conv1d'.
+    // may be absent: it is transformer.wte.weight; keys may lack 'transformer.').
+    // Options: strict, and layout 'auto' | 'nanogpt' | 'conv1d'.
     loadStateDict(stateDict, opts = {}) {
       const { layout = 'auto', ...rest } = opts ?? {};
       const sd = cleanStateDict(stateDict, IGNORED);
@@ -167,7 +157,7 @@ export function makeGpt(api, common, gen) {
       if (!['auto', 'nanogpt', 'conv1d'].includes(layout)) {
         fail('InvalidArgument', `loadStateDict(): layout must be 'auto', 'nanogpt' or 'conv1d', got ${String(layout)}`);
       }
-      return api.tidy(() => super.loadStateDict(this._fromPretrained(sd, layout), rest));
+      return api.tidy(() => super.loadStateDict(this._fromPretrained(gpt2Keys(sd), layout), rest));
     }
 
     _fromPretrained(sd, layout) {
@@ -187,7 +177,7 @@ export function makeGpt(api, common, gen) {
     // a GPT shaped by a state dict's tensors (nanoGPT or GPT-2 layout), loaded
     // from it; nHead from config, else GPT-2's for its width
     static fromStateDict(stateDict, config = {}) {
-      const sd = cleanStateDict(stateDict, IGNORED) ?? fail('TypeError', 'GPT.fromStateDict(): expected a state dict (an object or a Map)');
+      const sd = gpt2Keys(cleanStateDict(stateDict, IGNORED) ?? fail('TypeError', 'GPT.fromStateDict(): expected a state dict (an object or a Map)'));
       const shape = (key) => {
         const t = sd.get(key);
         return t instanceof api.Tensor ? t.shape : fail('InvalidArgument', `GPT.fromStateDict(): the state dict has no tensor '${key}'`);

@@ -9,7 +9,7 @@
 export function makeLlama(api, common, gen) {
   const nn = api.nn;
   const { fail } = common;
-  const { configOf, rmsNorm, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf } = gen;
+  const { configOf, rmsNorm, embed, attend, maskFor, generative, Embedding, cleanStateDict, dropoutOf, derived, initWeights } = gen;
 
   // model.py's ModelArgs, camelCase
   const CONFIG = {
@@ -37,12 +37,15 @@ export function makeLlama(api, common, gen) {
     }));
   }
 
-  // x [B, T, heads, hd] rotated in pairs (x[2i], x[2i+1]) by the angles of its
-  // positions: cos [T, 1, hd] as (c, c) per pair, sin [T, 1, hd] as (-s, s)
-  function rotate(x, cos, sin) {
-    const [B, T, H, hd] = x.shape;
-    const swapped = x.view([B, T, H, hd >> 1, 2]).flip(-1).view([B, T, H, hd]); // (x[2i+1], x[2i])
-    return x.mul(cos).add_(swapped.mul_(sin));
+  // The rotation of positions [startPos, startPos + T) as matrices R [T, hd, hd]
+  // acting on the right of a row x [.., hd]: (x R)[2i] = x[2i] c - x[2i+1] s,
+  // (x R)[2i+1] = x[2i] s + x[2i+1] c (model.py's apply_rotary_emb), so one
+  // matmul rotates the queries and keys of every head at once.
+  function rotations(cos, sin) {
+    const [T, half] = cos.shape;
+    const blocks = api.stack([cos, sin, sin.neg(), cos], -1).view([T, half, 2, 1, 2]); // [[c, s], [-s, c]] per pair
+    const eye = api.eye(half, { dtype: cos.dtype }).view([1, half, 1, half, 1]);
+    return eye.mul(blocks).view([T, 2 * half, 2 * half]);
   }
 
   function checkHeads(a) {
@@ -72,17 +75,32 @@ export function makeLlama(api, common, gen) {
       this.dropout = args.dropout;
     }
 
-    // x [B, T, dim] at positions [startPos, startPos + T); rope: that span's [cos, sin]
-    forward(x, { rope, startPos = 0, cache = null, layer = 0, mask = null }) {
+    // x [B, T, dim] at positions [startPos, startPos + T); rope: that span's rotations()
+    forward(x, { rope = null, startPos = 0, cache = null, layer = 0, mask = null } = {}) {
       const [B, T] = x.shape;
-      const hd = this.head_dim;
-      const proj = (lin, heads) => api.linear(x, lin.weight).view([B, T, heads, hd]);
-      const q = rotate(proj(this.wq, this.n_local_heads), ...rope).transpose(1, 2);
-      const k = rotate(proj(this.wk, this.n_local_kv_heads), ...rope).transpose(1, 2);
-      const v = proj(this.wv, this.n_local_kv_heads).transpose(1, 2);
+      if (!rope) fail('InvalidArgument', 'Attention.forward(x, ctx): ctx.rope must be the rotations of the positions (model._rope(startPos, T))');
+      const [H, Hkv, hd] = [this.n_local_heads, this.n_local_kv_heads, this.head_dim];
+      let q;
+      let k;
+      let v;
+      if (api.isGradEnabled()) {
+        const proj = (lin, heads) => api.linear(x, lin.weight).view([B, T, heads, hd]);
+        q = api.matmul(proj(this.wq, H), rope);
+        k = api.matmul(proj(this.wk, Hkv), rope);
+        v = proj(this.wv, Hkv);
+      } else {
+        // inference: one product with [wq; wk; wv], one rotation of the q and k heads
+        const w = derived(this, 'wqkv', [this.wq.weight, this.wk.weight, this.wv.weight], () => api.cat([this.wq.weight, this.wk.weight, this.wv.weight]));
+        const qkv = api.linear(x, w).view([B, T, H + 2 * Hkv, hd]);
+        const qk = api.matmul(qkv.narrow(2, 0, H + Hkv), rope);
+        q = qk.narrow(2, 0, H);
+        k = qk.narrow(2, H, Hkv);
+        v = qkv.narrow(2, H + Hkv, Hkv);
+      }
+      [q, k, v] = [q, k, v].map((t) => t.transpose(1, 2));
       const [keys, values] = cache ? cache.update(layer, startPos, k, v) : [k, v];
       const y = attend(q, keys, values, { mask, isCausal: T > 1 && mask === null, dropoutP: this.training ? this.dropout : 0 });
-      const out = api.linear(y.transpose(1, 2).reshape([B, T, this.n_local_heads * hd]), this.wo.weight);
+      const out = api.linear(y.transpose(1, 2).reshape([B, T, H * hd]), this.wo.weight);
       return dropoutOf(this.resid_dropout, out);
     }
   }
@@ -103,11 +121,17 @@ export function makeLlama(api, common, gen) {
       this.w3 = new nn.Linear(dim, hidden, { bias: false });
       this.dropout = new nn.Dropout(dropout);
     }
-    // w2(silu(w1(x)) * w3(x)), in place when nothing records a graph
+    // w2(silu(w1(x)) * w3(x)); for inference one product with [w1; w3], in place
     forward(x) {
-      const a = api.linear(x, this.w1.weight);
-      const b = api.linear(x, this.w3.weight);
-      const h = api.isGradEnabled() ? api.silu(a).mul(b) : a.silu_().mul_(b);
+      let h;
+      if (api.isGradEnabled()) {
+        h = api.silu(api.linear(x, this.w1.weight)).mul(api.linear(x, this.w3.weight));
+      } else {
+        const w = derived(this, 'w13', [this.w1.weight, this.w3.weight], () => api.cat([this.w1.weight, this.w3.weight]));
+        const n = this.w1.weight.shape[0];
+        const ab = api.linear(x, w);
+        h = ab.narrow(-1, 0, n).silu_().mul_(ab.narrow(-1, n, n));
+      }
       return dropoutOf(this.dropout, api.linear(h, this.w2.weight));
     }
   }
@@ -124,12 +148,11 @@ export function makeLlama(api, common, gen) {
       this.attention_norm = new RMSNorm(args.dim, args.normEps);
       this.ffn_norm = new RMSNorm(args.dim, args.normEps);
     }
+    // x (left as it is) + attention, then + feed-forward in place when nothing records a graph
     forward(x, ctx) {
-      const inPlace = !api.isGradEnabled();
-      const a = this.attention.forward(this.attention_norm.forward(x), ctx);
-      const h = inPlace ? x.add_(a) : x.add(a);
+      const h = x.add(this.attention.forward(this.attention_norm.forward(x), ctx));
       const f = this.feed_forward.forward(this.ffn_norm.forward(h));
-      return inPlace ? h.add_(f) : h.add(f);
+      return api.isGradEnabled() ? h.add(f) : h.add_(f);
     }
   }
 
@@ -154,23 +177,8 @@ export function makeLlama(api, common, gen) {
       const [cos, sin] = precomputeFreqs(p.dim / p.nHeads, p.maxSeqLen);
       this.registerBuffer('freqs_cos', cos, { persistent: false });
       this.registerBuffer('freqs_sin', sin, { persistent: false });
-      this._initWeights();
-    }
-
-    // model.py's _init_weights, then its scaled init of w3 and wo
-    _initWeights() {
-      const { init } = nn;
-      api.noGrad(() => {
-        for (const m of this.modules()) {
-          if (m instanceof nn.Linear) {
-            init.normal_(m.weight, 0, 0.02);
-            if (m.bias) init.zeros_(m.bias);
-          } else if (m instanceof Embedding) init.normal_(m.weight, 0, 0.02);
-        }
-        for (const [name, p] of this.namedParameters()) {
-          if (name.endsWith('w3.weight') || name.endsWith('wo.weight')) init.normal_(p, 0, 0.02 / Math.sqrt(2 * this.params.nLayers));
-        }
-      });
+      // model.py's _init_weights, then its scaled init of w3 and wo
+      initWeights(this, ['w3.weight', 'wo.weight'], p.nLayers);
     }
 
     get _maxLen() { return this.params.maxSeqLen; }
@@ -178,13 +186,9 @@ export function makeLlama(api, common, gen) {
     _cacheShape() { const p = this.params; return [p.nLayers, p.nKvHeads ?? p.nHeads, p.dim / p.nHeads]; }
     _dtype() { return this.output.weight.dtype; }
 
-    // the rotation of positions [startPos, startPos + T): [cos, sin] [T, 1, hd]
-    // with each angle's value twice (sin as -s, s), as rotate() takes them
+    // the rotations of positions [startPos, startPos + T), [T, hd, hd]: x [B, T, heads, hd] @ them
     _rope(startPos, T) {
-      const pairs = (a, b) => api.stack([a, b], -1).view([T, 1, -1]);
-      const cos = this.freqs_cos.narrow(0, startPos, T);
-      const sin = this.freqs_sin.narrow(0, startPos, T);
-      return [pairs(cos, cos), pairs(sin.neg(), sin)];
+      return rotations(this.freqs_cos.narrow(0, startPos, T), this.freqs_sin.narrow(0, startPos, T));
     }
 
     _run(ids, startPos, cache, lastOnly) {

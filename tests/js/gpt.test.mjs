@@ -99,6 +99,12 @@ test('a GPT-2 state dict in Conv1D layout loads (transposed) to the same logits'
     assert.ok(relErr(logitsOf(wt, m2, c.ids), c.logits32) < 2e-6);
     m2.dispose();
     throwsWeft(() => GPT.fromStateDict(sd), 'InvalidArgument', /give config.nHead \(width 16 is not a GPT-2 size\)/);
+    // GPT2Model's keys, as Hugging Face's model.safetensors has them (no 'transformer.' prefix)
+    const bare = Object.fromEntries(Object.entries(sd).map(([k, t]) => [k.replace(/^transformer\./, ''), t]));
+    const m3 = gpt(wt, c.config).eval();
+    assert.deepEqual(m3.loadStateDict(bare), { missingKeys: [], unexpectedKeys: [] });
+    assert.ok(relErr(logitsOf(wt, m3, c.ids), c.logits32) < 2e-6);
+    m3.dispose();
     for (const t of Object.values(sd)) t.dispose();
   });
 });
@@ -163,6 +169,25 @@ for (const name of ['gpt_bias', 'llama_gqa', 'llama_mha']) {
     }
   });
 }
+
+test('Llama\'s inference path (fused products) equals its graph path, after in-place weight changes too', async () => {
+  const wt = await init({ variant: 'simd' });
+  const c = CASE.llama_gqa;
+  await noLeaks(wt, () => {
+    const m = build(wt, c);
+    const graph = () => wt.tidy(() => Array.from(m.forward(c.ids).detach().data()));
+    const before = logitsOf(wt, m, c.ids);
+    assert.ok(relErr(before, graph()) < 1e-6);
+    wt.noGrad(() => {
+      m.layers.at(0).attention.wk.weight.mul_(1.5);
+      m.layers.at(1).feed_forward.w3.weight.add_(0.1);
+    });
+    const after = logitsOf(wt, m, c.ids);
+    assert.ok(relErr(after, before) > 1e-3, 'the change shows');
+    assert.ok(relErr(after, graph()) < 1e-6);
+    m.dispose();
+  });
+});
 
 test('sampling: reproducible from a seed or wt.manualSeed, topK 1 is greedy, onToken per token', async () => {
   const wt = await init({ variant: 'simd-threads' });
