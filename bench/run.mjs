@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index] [--no-gemv]
-//               [--only native|wasm|peers|gemm|gemv|pool|conv|cnn|reduce|small|shape|cat|sort|index|train|attention]
+//               [--only native|wasm|peers|gemm|gemv|pool|conv|cnn|llama|reduce|small|shape|cat|sort|index|train|attention]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -49,11 +49,14 @@
 // (NHWC) and onnxruntime-web (NCHW) beside them, GFLOP/s and ratios to both.
 // --only <native|wasm|peers|gemm|conv> runs that group alone (and builds
 // dist/ only when it is missing): `node bench/run.mjs --only conv`.
+// Then W10 (issue 24, bench/llama_run.mjs; --only llama, --no-llama skips it): stories15M token
+// generation, weft/models' llama beside a C decoder of ours (wasm, native, OpenMP) and PyTorch eager.
 // --clock cpu times the conv rows by the process's CPU time (robust on a
 // loaded machine; at 2 threads it counts both threads' time).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { llamaReport, llamaRows } from './llama_run.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
@@ -402,6 +405,17 @@ if (section('cnn')) {
         `${r.ms.toFixed(2).padStart(8)}  ${f(r.vs_ort).padStart(6)}`);
     }
   }
+}
+
+// ---- W10: token generation (issue 24, bench/llama_run.mjs; --only llama, --no-llama) ----
+// stories15M with random weights: a C decoder of our own in wasm and native, PyTorch eager and
+// weft/models' llama, tokens/s of 128 greedy tokens and a 256-token prefill, every row's ids checked.
+if (section('llama')) {
+  if (only && !existsSync(`${root}/dist/index.js`)) {
+    log('bench: building dist/ (scripts/build.sh)');
+    execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  if (!llamaReport(llamaRows({ root, log, reps: Math.min(Number(reps), 5), has }), json)) process.exitCode = 1;
 }
 
 // ---- reductions (issue 11) ----
