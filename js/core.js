@@ -15,7 +15,7 @@ import { installEmbedding } from './embedding.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
-import { installTraps, trapChecks } from './traps.js';
+import { installTraps, longOverflows, trapChecks } from './traps.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -62,11 +62,11 @@ function typeName(v) {
 }
 
 function toInt(op, name, v) {
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v !== 'number' || !Number.isInteger(v)) {
+  if (typeof v !== 'bigint' && (typeof v !== 'number' || !Number.isInteger(v))) {
     throw new WeftError('TypeError', `${op}(): argument '${name}' must be an integer, not ${typeName(v)}`);
   }
-  return v;
+  if (longOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
+  return Number(v);
 }
 
 function isSequence(v) {
@@ -86,6 +86,7 @@ function toIntList(op, name, list) {
   const out = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const v = list[i];
+    if (longOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
     if (typeof v === 'number' && Number.isInteger(v)) out[i] = v;
     else if (typeof v === 'bigint') out[i] = Number(v);
     else {

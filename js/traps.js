@@ -21,6 +21,12 @@ const INT_RANGE = {
   uint8: [0, 255], int8: [-128, 127], int16: [-32768, 32767], int32: [-2147483648, 2147483647],
 };
 
+// A JS integer is Python's int: beyond int64 PyTorch's argument parser
+// refuses it ('Overflow when unpacking long').
+export function longOverflows(v) {
+  return typeof v === 'number' ? v >= TWO63 || v < -TWO63 : typeof v === 'bigint' && (v >= BIG63 || v < -BIG63);
+}
+
 // What an error about a floating index tensor adds: its dtype and the fix.
 export function floatIndexFix(dtype) {
   return ` (got a ${dtype} tensor: convert it with .long(), or make it with { dtype: 'int64' }; ` +
@@ -30,11 +36,8 @@ export function floatIndexFix(dtype) {
 export function trapChecks(WeftError, getApi) {
   const overflow = (dtype) => new WeftError('OverflowError', `value cannot be converted to type ${dtype} without overflow`);
 
-  // A JS integer is Python's int: beyond int64 PyTorch's argument parser refuses it.
   function checkLong(v) {
-    if (typeof v === 'number' ? v >= TWO63 || v < -TWO63 : typeof v === 'bigint' && (v >= BIG63 || v < -BIG63)) {
-      throw new WeftError('OverflowError', 'Overflow when unpacking long');
-    }
+    if (longOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
     return v;
   }
 
