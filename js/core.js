@@ -15,7 +15,7 @@ import { installEmbedding } from './embedding.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
-import { installTraps, longOverflows, trapChecks } from './traps.js';
+import { installTraps, intArgOverflows, trapChecks } from './traps.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -65,7 +65,7 @@ function toInt(op, name, v) {
   if (typeof v !== 'bigint' && (typeof v !== 'number' || !Number.isInteger(v))) {
     throw new WeftError('TypeError', `${op}(): argument '${name}' must be an integer, not ${typeName(v)}`);
   }
-  if (longOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
+  if (intArgOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
   return Number(v);
 }
 
@@ -86,7 +86,7 @@ function toIntList(op, name, list) {
   const out = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const v = list[i];
-    if (longOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
+    if (intArgOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
     if (typeof v === 'number' && Number.isInteger(v)) out[i] = v;
     else if (typeof v === 'bigint') out[i] = Number(v);
     else {
@@ -314,6 +314,19 @@ function toBigInt(v) {
   if (n >= TWO63) return 2n ** 63n - 1n;
   if (n <= -TWO63) return -(2n ** 63n);
   return BigInt(Math.trunc(n));
+}
+
+function toInt32Sat(n) {
+  if (n !== n) return 0;
+  if (n >= 2147483647) return 2147483647;
+  if (n <= -2147483648) return -2147483648;
+  return Math.trunc(n);
+}
+function toNarrowInt(n) { // before the wrapping store
+  if (n !== n) return 0;
+  if (n >= TWO63) return -1; // int64's max wraps to all ones
+  if (n <= -TWO63) return 0; // and its min to zero
+  return Math.trunc(n);
 }
 
 // ---- memory: tidy scopes and the garbage-collection safety net ----
@@ -663,6 +676,7 @@ export function createApi(M, info) {
   }
 
   function writeContiguous(ptr, dtype, values, bits = false) {
+    const chk = ArrayBuffer.isView(values) ? (_, v) => v : checked; // a TypedArray casts
     const n = values.length;
     const dst = new ARRAY_OF[dtype](buffer(), ptr, n);
     const f16 = typeof Float16Array === 'function' && values instanceof Float16Array;
@@ -673,7 +687,7 @@ export function createApi(M, info) {
     } else if (dtype === 'int64' && values instanceof BigUint64Array) {
       dst.set(new BigInt64Array(values.buffer, values.byteOffset, n));
     } else if (dtype === 'int64') {
-      for (let i = 0; i < n; i++) dst[i] = typeof values[i] === 'bigint' ? checkLong(values[i]) : toBigInt(checkedInt(dtype, toNumber(values[i])));
+      for (let i = 0; i < n; i++) dst[i] = toBigInt(chk(dtype, values[i]));
     } else if (dtype === 'bool') {
       for (let i = 0; i < n; i++) dst[i] = values[i] !== 0 && values[i] !== 0n && values[i] !== false ? 1 : 0;
     } else if (dtype === 'float16') {
@@ -681,13 +695,21 @@ export function createApi(M, info) {
     } else if (dtype === 'bfloat16') {
       for (let i = 0; i < n; i++) dst[i] = floatToBfloat(toNumber(values[i]));
     } else if (dtype === 'int32' && !isIntArray(values)) {
-      for (let i = 0; i < n; i++) dst[i] = Math.trunc(checkedInt(dtype, toNumber(values[i])));
+      for (let i = 0; i < n; i++) dst[i] = toInt32Sat(toNumber(chk(dtype, values[i])));
     } else if (dtype !== 'float32' && dtype !== 'float64' && !isIntArray(values)) {
-      for (let i = 0; i < n; i++) dst[i] = Math.trunc(checkedInt(dtype, toNumber(values[i])));
+      for (let i = 0; i < n; i++) dst[i] = toNarrowInt(toNumber(chk(dtype, values[i])));
     } else {
       // floats, and integers to integers: the TypedArray store wraps, like C
       for (let i = 0; i < n; i++) dst[i] = toNumber(values[i]);
     }
+  }
+
+  // JS numbers and BigInts (a plain array's: Python's numbers) beyond the
+  // integer dtype are refused as PyTorch refuses them (js/traps.js); a
+  // TypedArray converts as a cast does (numpy arrays in torch.tensor too).
+  function checked(dtype, v) {
+    if (typeof v === 'bigint') return checkLong(v);
+    return typeof v === 'number' ? checkedInt(dtype, v) : v;
   }
 
   // Integer TypedArrays convert by wrapping (C's integer casts); numbers and

@@ -237,7 +237,7 @@ export function installOps(api, k) {
   }
   const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
   const isTensor = (v) => v instanceof Tensor;
-  const { checkLong } = k;
+  const { checkLong, checkIntArg } = k;
 
   function enumArg(kind, fn, v, op, a) {
     return k.lookup(kind, fn, v, op.base, a.name);
@@ -258,7 +258,7 @@ export function installOps(api, k) {
         if (a.name === 'index' && (Array.isArray(v) || ArrayBuffer.isView(v))) return k.indexArg(op.base, a.name, v);
         return deny(op, a, v, pos);
       case 'int': case 'SymInt':
-        return isInt(v) ? Number(checkLong(v)) : deny(op, a, v, pos);
+        return isInt(v) ? Number(checkIntArg(v)) : deny(op, a, v, pos);
       case 'float':
         return typeof v === 'number' || typeof v === 'bigint' ? Number(v) : deny(op, a, v, pos);
       case 'bool':

@@ -27,6 +27,12 @@ export function longOverflows(v) {
   return typeof v === 'number' ? v >= TWO63 || v < -TWO63 : typeof v === 'bigint' && (v >= BIG63 || v < -BIG63);
 }
 
+// An integer argument (a dim, a size, a slice's end): 2 ** 63 is also int64's
+// max, the only way JS spells it (sys.maxsize as "to the end"), so it passes.
+export function intArgOverflows(v) {
+  return v !== TWO63 && longOverflows(v);
+}
+
 // What an error about a floating index tensor adds: its dtype and the fix.
 export function floatIndexFix(dtype) {
   return ` (got a ${dtype} tensor: convert it with .long(), or make it with { dtype: 'int64' }; ` +
@@ -89,7 +95,12 @@ export function trapChecks(WeftError, getApi) {
     return { make: () => api.tensor(v, { dtype: 'int64' }) };
   }
 
-  return { checkLong, checkedInt, indexArg, floatIndexFix };
+  function checkIntArg(v) {
+    if (intArgOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
+    return v;
+  }
+
+  return { checkLong, checkIntArg, checkedInt, indexArg, floatIndexFix };
 }
 
 // Names a lookup of a missing property must not throw for: promise
