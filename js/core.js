@@ -15,6 +15,7 @@ import { installEmbedding } from './embedding.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
+import { installTraps, intArgOverflows, trapChecks } from './traps.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -61,11 +62,11 @@ function typeName(v) {
 }
 
 function toInt(op, name, v) {
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v !== 'number' || !Number.isInteger(v)) {
+  if (typeof v !== 'bigint' && (typeof v !== 'number' || !Number.isInteger(v))) {
     throw new WeftError('TypeError', `${op}(): argument '${name}' must be an integer, not ${typeName(v)}`);
   }
-  return v;
+  if (intArgOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
+  return Number(v);
 }
 
 function isSequence(v) {
@@ -85,6 +86,7 @@ function toIntList(op, name, list) {
   const out = new Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const v = list[i];
+    if (intArgOverflows(v)) throw new WeftError('OverflowError', 'Overflow when unpacking long');
     if (typeof v === 'number' && Number.isInteger(v)) out[i] = v;
     else if (typeof v === 'bigint') out[i] = Number(v);
     else {
@@ -313,6 +315,7 @@ function toBigInt(v) {
   if (n <= -TWO63) return -(2n ** 63n);
   return BigInt(Math.trunc(n));
 }
+
 function toInt32Sat(n) {
   if (n !== n) return 0;
   if (n >= 2147483647) return 2147483647;
@@ -541,6 +544,9 @@ export function createApi(M, info) {
   const DTYPES = names(M._weft_dtype_name, 10);
   const DEVICES = names(M._weft_device_name, 2);
   const FORMATS = names(M._weft_memory_format_name, 4);
+  // index arrays, int32 targets and integer overflow (js/traps.js)
+  const traps = trapChecks(WeftError, () => api);
+  const { checkLong, checkedInt } = traps;
 
   function fail(op) {
     const status = M._weft_last_status();
@@ -670,6 +676,7 @@ export function createApi(M, info) {
   }
 
   function writeContiguous(ptr, dtype, values, bits = false) {
+    const chk = ArrayBuffer.isView(values) ? (_, v) => v : checked; // a TypedArray casts
     const n = values.length;
     const dst = new ARRAY_OF[dtype](buffer(), ptr, n);
     const f16 = typeof Float16Array === 'function' && values instanceof Float16Array;
@@ -680,7 +687,7 @@ export function createApi(M, info) {
     } else if (dtype === 'int64' && values instanceof BigUint64Array) {
       dst.set(new BigInt64Array(values.buffer, values.byteOffset, n));
     } else if (dtype === 'int64') {
-      for (let i = 0; i < n; i++) dst[i] = toBigInt(values[i]);
+      for (let i = 0; i < n; i++) dst[i] = toBigInt(chk(dtype, values[i]));
     } else if (dtype === 'bool') {
       for (let i = 0; i < n; i++) dst[i] = values[i] !== 0 && values[i] !== 0n && values[i] !== false ? 1 : 0;
     } else if (dtype === 'float16') {
@@ -688,13 +695,21 @@ export function createApi(M, info) {
     } else if (dtype === 'bfloat16') {
       for (let i = 0; i < n; i++) dst[i] = floatToBfloat(toNumber(values[i]));
     } else if (dtype === 'int32' && !isIntArray(values)) {
-      for (let i = 0; i < n; i++) dst[i] = toInt32Sat(toNumber(values[i]));
+      for (let i = 0; i < n; i++) dst[i] = toInt32Sat(toNumber(chk(dtype, values[i])));
     } else if (dtype !== 'float32' && dtype !== 'float64' && !isIntArray(values)) {
-      for (let i = 0; i < n; i++) dst[i] = toNarrowInt(toNumber(values[i]));
+      for (let i = 0; i < n; i++) dst[i] = toNarrowInt(toNumber(chk(dtype, values[i])));
     } else {
       // floats, and integers to integers: the TypedArray store wraps, like C
       for (let i = 0; i < n; i++) dst[i] = toNumber(values[i]);
     }
+  }
+
+  // JS numbers and BigInts (a plain array's: Python's numbers) beyond the
+  // integer dtype are refused as PyTorch refuses them (js/traps.js); a
+  // TypedArray converts as a cast does (numpy arrays in torch.tensor too).
+  function checked(dtype, v) {
+    if (typeof v === 'bigint') return checkLong(v);
+    return typeof v === 'number' ? checkedInt(dtype, v) : v;
   }
 
   // Integer TypedArrays convert by wrapping (C's integer casts); numbers and
@@ -1061,14 +1076,17 @@ export function createApi(M, info) {
       const [first, ...rest] = args;
       if (!(self instanceof Tensor)) return args; // the generated function's own error
       const dev = first instanceof Tensor ? first.device : typeof first === 'string' && DEVICES.includes(first) ? first : null;
-      if (dev === null) return args;
+      if (dev === null) return withDtype(args);
       if (dev !== self.device) {
         throw new WeftError('NotImplemented', `to(): cannot move a ${self.device} tensor to the '${dev}' device ` +
           `(weft keeps a tensor's data where it was made)`);
       }
-      if (first instanceof Tensor) return [first.dtype, ...rest];
-      return rest.length ? rest : [{}];
+      if (first instanceof Tensor) return withDtype([first.dtype, ...rest]);
+      return rest.length ? withDtype(rest) : [{}];
     };
+    // to('float32', { memoryFormat }): PyTorch's to(dtype, ..., *, memory_format) as one options object
+    const withDtype = (args) => (args.length === 2 && typeof args[0] === 'string' && isOptions(args[1]) &&
+      !(args[1] instanceof Tensor) && !('dtype' in args[1]) ? [{ ...args[1], dtype: args[0] }] : args);
     const to = function to(self, ...args) { return gen(self, ...toArgs(self, args)); };
     api.to = to;
     Object.defineProperty(Tensor.prototype, 'to', {
@@ -1209,7 +1227,7 @@ export function createApi(M, info) {
 
   function fillValue(op, value) {
     if (typeof value === 'boolean') return [value ? 1 : 0, 'bool'];
-    if (typeof value === 'bigint') return [Number(value), 'int64'];
+    if (typeof value === 'bigint') return [Number(checkLong(value)), 'int64'];
     if (typeof value !== 'number') {
       throw new WeftError('TypeError', `${op}(): argument 'fill_value' must be a number, not ${typeName(value)}`);
     }
@@ -1219,6 +1237,8 @@ export function createApi(M, info) {
   function fullOf(op, shape, value, opts, inferred) {
     const dt = dtypeOf(op, opts.dtype ?? inferred);
     const dev = deviceOf(op, opts.device);
+    // C's check cannot see 2 ** 63 as beyond int64 (it is int64's max as a double)
+    if (DTYPES[dt] === 'int64') checkLong(value);
     return wrap(C.full(shape, value, dt, dev), op);
   }
 
@@ -1398,7 +1418,7 @@ export function createApi(M, info) {
   });
   // The op table's functions and methods, ops.*, trace and explain (js/ops.js).
   installOps(api, { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, lookup, buffer, argSlots, putList,
-    registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype });
+    registry, DTYPES, DEVICES, FORMATS, refreshMeta, defaultDtype, ...traps });
   installToForms(api);
   installDivModes(api);
   installMinMaxOther(api);
@@ -1419,7 +1439,7 @@ export function createApi(M, info) {
   // unique's options and its tensor-or-tuple result (js/unique.js)
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
-  installIndexing(api, { Tensor, WeftError, isOptions });
+  installIndexing(api, { Tensor, WeftError, isOptions, floatIndexFix: traps.floatIndexFix });
   // embedding in torch.nn.functional's order, with maxNorm (js/embedding.js)
   installEmbedding(api, { Tensor, WeftError, isOptions, didYouMean });
   // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
@@ -1427,5 +1447,7 @@ export function createApi(M, info) {
   // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)
   installCheckpoint(api, { buffer });
   installFusion(api, { Tensor, WeftError, isOptions });
+  // last: missing names of wt and wt.nn.functional say the closest ones; for..of over a tensor (js/traps.js)
+  installTraps(api, { Tensor, WeftError, editDistance });
   return api;
 }

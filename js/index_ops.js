@@ -95,7 +95,10 @@ export function installIndexing(api, k) {
     if (typeof item === 'number' || typeof item === 'string') return 1;
     if (item instanceof Tensor) {
       if (isMask(item)) return item.ndim;
-      if (item.dtype !== 'int64') fail('IndexError', 'tensors used as indices must be long, byte or bool tensors');
+      if (item.dtype !== 'int64') {
+        fail('IndexError', 'tensors used as indices must be long, byte or bool tensors' +
+          (/float/.test(item.dtype) && k.floatIndexFix ? k.floatIndexFix(item.dtype) : ''));
+      }
       return 1;
     }
     return fail('TypeError', `${op}(): only integers, slices (strings such as '1:3'), '...', null and int64 or bool ` +

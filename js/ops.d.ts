@@ -12,6 +12,8 @@ export type { OpFunctions, OpMethods, OpName } from './optable.js';
 export type Scalar = number | boolean | bigint;
 /** A tensor operand; JS numbers and booleans act as PyTorch's Python scalars. */
 export type Operand = Tensor | Scalar;
+/** An index argument's plain-JS form (indexSelect, gather, scatter, take, ...): integers as an int64 tensor. */
+export type IndexArray = readonly (number | bigint | IndexArray)[] | Int32Array | BigInt64Array | Uint8Array | Int16Array;
 export interface OutOptions { out?: Tensor }
 export interface AlphaOptions extends OutOptions { alpha?: number | boolean }
 

@@ -237,6 +237,7 @@ export function installOps(api, k) {
   }
   const isInt = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
   const isTensor = (v) => v instanceof Tensor;
+  const { checkLong, checkIntArg } = k;
 
   function enumArg(kind, fn, v, op, a) {
     return k.lookup(kind, fn, v, op.base, a.name);
@@ -250,21 +251,23 @@ export function installOps(api, k) {
     if (a.list) return convertList(op, a, v, pos);
     switch (a.type) {
       case 'Tensor':
-        if (isTensor(v)) return v;
+        if (isTensor(v)) return a.name === 'index' || a.name === 'target' ? k.indexArg(op.base, a.name, v) : v;
         if (lenient && (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint')) {
-          return { wrapNumber: v };
+          return { wrapNumber: checkLong(v) };
         }
+        if (a.name === 'index' && (Array.isArray(v) || ArrayBuffer.isView(v))) return k.indexArg(op.base, a.name, v);
         return deny(op, a, v, pos);
       case 'int': case 'SymInt':
-        return isInt(v) ? Number(v) : deny(op, a, v, pos);
+        return isInt(v) ? Number(checkIntArg(v)) : deny(op, a, v, pos);
       case 'float':
         return typeof v === 'number' || typeof v === 'bigint' ? Number(v) : deny(op, a, v, pos);
       case 'bool':
         return typeof v === 'boolean' ? v : deny(op, a, v, pos);
       case 'Scalar':
         if (typeof v === 'boolean') return { tag: 2, v: v ? 1 : 0 };
-        if (typeof v === 'bigint') return { tag: 0, v: Number(v) };
-        if (typeof v === 'number') return { tag: Number.isInteger(v) ? 0 : 1, v };
+        if (typeof v === 'bigint') return { tag: 0, v: Number(checkLong(v)) };
+        // an integer beyond int64 goes as a float (JS cannot tell 1e300 from an int)
+        if (typeof v === 'number') return { tag: Number.isInteger(v) && v < 2 ** 63 && v >= -(2 ** 63) ? 0 : 1, v };
         return deny(op, a, v, pos);
       case 'ScalarType':
         return typeof v === 'string' ? enumArg('dtype', M._weft_wasm_dtype_from_name, v, op, a) : deny(op, a, v, pos);
@@ -498,7 +501,14 @@ export function installOps(api, k) {
     let anyFloat = null;
     for (let i = 0; i < vals.length; i++) {
       const v = vals[i];
-      if (!v || typeof v !== 'object' || !('wrapNumber' in v)) continue;
+      if (!v || typeof v !== 'object' || isTensor(v)) continue;
+      if (v.make) { // an index array or an int32 target (js/traps.js's indexArg)
+        vals[i] = v.make();
+        if (v.keep) temps.fix = v.fix;
+        else temps.push(vals[i]);
+        continue;
+      }
+      if (!('wrapNumber' in v)) continue;
       if (anyFloat === null) {
         anyFloat = vals.some((x) => isTensor(x) && /float/.test(x.dtype));
       }
@@ -513,7 +523,7 @@ export function installOps(api, k) {
   function hasWrap(vals) {
     for (let i = 0; i < vals.length; i++) {
       const v = vals[i];
-      if (v !== null && typeof v === 'object' && !isTensor(v) && 'wrapNumber' in v) return true;
+      if (v !== null && typeof v === 'object' && !isTensor(v) && ('wrapNumber' in v || 'make' in v)) return true;
     }
     return false;
   }
@@ -528,6 +538,9 @@ export function installOps(api, k) {
         if (r !== undefined) return r;
       }
       return invokeBoxed(op, vals);
+    } catch (e) {
+      if (temps?.fix && e instanceof WeftError) e.message += temps.fix;
+      throw e;
     } finally {
       if (temps) for (const t of temps) t.dispose();
       if (op.writes.length) refreshWritten(op, vals);

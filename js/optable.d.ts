@@ -2,7 +2,7 @@
 // elementwise.def it includes, made from src/ops/elementwise_table.h); do not edit.
 // js/ops.js makes these functions and methods at init from the same registry;
 // where js/core.js has one of the name, it wins (js/weft.d.ts: Weft, Tensor).
-import type { Operand, Returns, Scalar } from './ops.js';
+import type { IndexArray, Operand, Returns, Scalar } from './ops.js';
 import type { Device, DTypeName, MemoryFormat, Shape, ShapeArgs, Tensor } from './weft.js';
 
 /** wt.<name>(...): every operator without a trailing _ (JSDoc: its overloads). */
@@ -425,15 +425,15 @@ export interface OpFunctions {
   /** _unique2 */
   _unique2(self: Operand, sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
   /** index_select, index_select.out */
-  indexSelect(self: Operand, dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
+  indexSelect(self: Operand, dim: number, index: Operand | IndexArray, options?: { out?: Tensor }): Tensor;
   /** gather, gather.out */
-  gather(self: Operand, dim: number, index: Operand, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
+  gather(self: Operand, dim: number, index: Operand | IndexArray, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
   /** scatter.src, scatter.value, scatter.reduce, scatter.value_reduce */
-  scatter(self: Operand, dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  scatter(self: Operand, dim: number, index: Operand | IndexArray, src: Operand, options?: { reduce?: string }): Tensor;
   /** scatter_add */
-  scatterAdd(self: Operand, dim: number, index: Operand, src: Operand): Tensor;
+  scatterAdd(self: Operand, dim: number, index: Operand | IndexArray, src: Operand): Tensor;
   /** take, take.out */
-  take(self: Operand, index: Operand, options?: { out?: Tensor }): Tensor;
+  take(self: Operand, index: Operand | IndexArray, options?: { out?: Tensor }): Tensor;
   /** masked_fill.Scalar, masked_fill.Tensor */
   maskedFill(self: Operand, mask: Operand, value: Operand): Tensor;
   /** masked_select, masked_select.out */
@@ -523,7 +523,7 @@ export interface OpFunctions {
   /** _rms_norm_backward */
   _rmsNormBackward(gradOut: Operand, input: Operand, normalizedShape: Shape, rstd: Operand, weight: Operand | null, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
   /** index_copy, index_copy.out */
-  indexCopy(self: Operand, dim: number, index: Operand, source: Operand, options?: { out?: Tensor }): Tensor;
+  indexCopy(self: Operand, dim: number, index: Operand | IndexArray, source: Operand, options?: { out?: Tensor }): Tensor;
   /** scaled_dot_product_attention */
   scaledDotProductAttention(query: Operand, key: Operand, value: Operand, attnMask?: Operand | null, dropoutP?: number, isCausal?: boolean, options?: { scale?: number | null; enableGqa?: boolean }): Tensor;
   /** _scaled_dot_product_flash_attention_for_cpu */
@@ -949,19 +949,19 @@ export interface OpMethods {
   /** _unique2 */
   _unique2(sorted?: boolean, returnInverse?: boolean, returnCounts?: boolean): Tensor[];
   /** index_select, index_select.out */
-  indexSelect(dim: number, index: Operand, options?: { out?: Tensor }): Tensor;
+  indexSelect(dim: number, index: Operand | IndexArray, options?: { out?: Tensor }): Tensor;
   /** gather, gather.out */
-  gather(dim: number, index: Operand, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
+  gather(dim: number, index: Operand | IndexArray, options?: { sparseGrad?: boolean; out?: Tensor }): Tensor;
   /** scatter.src, scatter.value, scatter.reduce, scatter.value_reduce */
-  scatter(dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  scatter(dim: number, index: Operand | IndexArray, src: Operand, options?: { reduce?: string }): Tensor;
   /** scatter_.src, scatter_.value, scatter_.reduce, scatter_.value_reduce */
-  scatter_(dim: number, index: Operand, src: Operand, options?: { reduce?: string }): Tensor;
+  scatter_(dim: number, index: Operand | IndexArray, src: Operand, options?: { reduce?: string }): Tensor;
   /** scatter_add */
-  scatterAdd(dim: number, index: Operand, src: Operand): Tensor;
+  scatterAdd(dim: number, index: Operand | IndexArray, src: Operand): Tensor;
   /** scatter_add_ */
-  scatterAdd_(dim: number, index: Operand, src: Operand): Tensor;
+  scatterAdd_(dim: number, index: Operand | IndexArray, src: Operand): Tensor;
   /** take, take.out */
-  take(index: Operand, options?: { out?: Tensor }): Tensor;
+  take(index: Operand | IndexArray, options?: { out?: Tensor }): Tensor;
   /** masked_fill.Scalar, masked_fill.Tensor */
   maskedFill(mask: Operand, value: Operand): Tensor;
   /** masked_fill_.Scalar, masked_fill_.Tensor */
@@ -1023,9 +1023,9 @@ export interface OpMethods {
   /** embedding_renorm_ */
   embeddingRenorm_(indices: Operand, maxNorm: number, normType: number): Tensor;
   /** index_copy, index_copy.out */
-  indexCopy(dim: number, index: Operand, source: Operand, options?: { out?: Tensor }): Tensor;
+  indexCopy(dim: number, index: Operand | IndexArray, source: Operand, options?: { out?: Tensor }): Tensor;
   /** index_copy_ */
-  indexCopy_(dim: number, index: Operand, source: Operand): Tensor;
+  indexCopy_(dim: number, index: Operand | IndexArray, source: Operand): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */

@@ -43,7 +43,7 @@ export type { IndexItem, IndexPutOptions } from './index_ops.js';
 export type { AdaptiveSize, AvgPool2dOptions, MaxPool2dOptions, PoolPlan, Size2 } from './pool.js';
 export type { UniqueOptions } from './unique.js';
 export type { MinMaxDimOptions, ScanOptions, VarMeanOptions } from './reduce.js';
-export type { Returns, ValuesIndices } from './ops.js';
+export type { IndexArray, Returns, ValuesIndices } from './ops.js';
 
 export type {
   AlphaOptions, ExplainPlan, OpArg, OpFunctions, OpMethods, OpName, OpResult, Operand, OpsApi, OpsFunctions,
@@ -239,10 +239,12 @@ export interface TensorShortcuts<D extends DType = DType> {
   /** toArray() under PyTorch's name. */
   tolist<A extends Nested<Item<D>> = Nested<Item<D>>>(): A;
   /** The op table's to(dtype), typed by the dtype: a copy (the same data when the dtype is already D, unless copy). */
-  to<N extends DTypeName>(dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+  to<N extends DTypeName>(dtype: N, options?: { copy?: boolean; memoryFormat?: MemoryFormat }): Tensor<DTypeOf<N>>;
   /** PyTorch's to.device: the tensor's own device (no copy unless copy), else a WeftError; a dtype may follow. */
-  to(device: Device, options?: { copy?: boolean }): Tensor<D>;
-  to<N extends DTypeName>(device: Device, dtype: N, options?: { copy?: boolean }): Tensor<DTypeOf<N>>;
+  to(device: Device, options?: { copy?: boolean; memoryFormat?: MemoryFormat }): Tensor<D>;
+  to<N extends DTypeName>(device: Device, dtype: N, options?: { copy?: boolean; memoryFormat?: MemoryFormat }): Tensor<DTypeOf<N>>;
+  /** PyTorch's iteration: the rows along dim 0 (views, the caller's to dispose); a 0-dim tensor throws. */
+  [Symbol.iterator](): IterableIterator<Tensor<D>>;
   /** PyTorch's to.other: other's dtype (other must be on this tensor's device). */
   to<E extends DType>(other: Tensor<E>, options?: { copy?: boolean }): Tensor<E>;
   /** True division, or PyTorch's rounding_mode: 'trunc' (toward zero; integers stay integers) or 'floor'. */

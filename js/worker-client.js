@@ -48,6 +48,7 @@ const API_VALUES = new Set([
 // Methods returning lists of tensors.
 const TENSOR_LISTS = new Set(['split', 'chunk', 'unbind', 'tensorSplit', 'broadcastTensors', 'meshgrid']);
 // ... and those that return a list only with an option: maxPool2d(x, k, { returnIndices: true })
+// own names only: 'constructor' or 'toString' must not find Object.prototype's
 const LIST_WHEN = {
   maxPool2d: (args) => args.some((a) => isPlainOptions(a) && a.returnIndices === true),
   // unique(x, { returnInverse: true }): { values, inverse }
@@ -208,7 +209,7 @@ export async function createWorkerApi(endpoint, options) {
   function call(target, method, rawArgs) {
     const { args, transfer } = encodeArgs(rawArgs);
     const valueCall = target === null ? API_VALUES.has(method) : TENSOR_VALUES.has(method);
-    if (valueCall || TENSOR_LISTS.has(method) || tuples.has(method) || LIST_WHEN[method]?.(rawArgs)) {
+    if (valueCall || TENSOR_LISTS.has(method) || tuples.has(method) || (Object.hasOwn(LIST_WHEN, method) && LIST_WHEN[method](rawArgs))) {
       return send({ kind: 'call', target, method, args, out: null }, transfer).then((m) => adopt(m.value));
     }
     return tensorFrom({ kind: 'call', target, method, args }, transfer);

@@ -184,8 +184,11 @@ export function serve(endpoint, init) {
       case 'call': {
         const self = msg.target === null ? wt : tensorOf(msg.target);
         // 'autograd.grad': a function of a namespace of wt
-        const fn = msg.method === 'autograd.grad' && msg.target === null ? wt.autograd.grad : self[msg.method];
-        if (typeof fn !== 'function') {
+        // (`in` first: a missing name of wt throws, js/traps.js)
+        const fn = msg.method === 'autograd.grad' && msg.target === null ? wt.autograd.grad
+          : msg.method in self ? self[msg.method] : undefined;
+        // Object.prototype's functions (constructor, valueOf, ...) are no weft function
+        if (typeof fn !== 'function' || msg.method === 'constructor' || fn === Object.prototype[msg.method]) {
           throw Object.assign(new Error(`${msg.method}: not a weft ${msg.target === null ? 'function' : 'Tensor method'}`),
             { code: 'TypeError' });
         }

@@ -21,10 +21,15 @@ export const LAYERS = {
   parallel: ['base'],
   iter: ['base', 'core', 'parallel'],
   dispatch: ['base', 'core'],
-  ops: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch'],
-  autograd: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops'],
-  wasm: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops', 'autograd'],
+  // the drivers (packing, blocking, threading over kernels): a tier below the
+  // operators, so a driver never calls back into an op (or ops' explain), nor the dispatcher
+  'ops/cpu': ['base', 'core', 'kernels', 'parallel', 'iter'],
+  ops: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops/cpu'],
+  autograd: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops/cpu', 'ops'],
+  wasm: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops/cpu', 'ops', 'autograd'],
 };
+// A layer folder nested in another's (src/ops/cpu/ in src/ops/).
+const NESTED = Object.keys(LAYERS).filter((l) => l.includes('/'));
 
 // Kernels are leaves on counts and pointers: besides the layer rule they see
 // no tensor, no error module and no thread pool (STYLE.md section 7).
@@ -54,6 +59,8 @@ const INCLUDE_RE = /^\s*#\s*include\s+"([^"]+)"/;
 export function includeLayer(path, from) {
   const m = /^weft\/([^/]+)$/.exec(path);
   if (m) return PUBLIC_HEADERS[m[1]] ?? 'unknown public header';
+  const nested = NESTED.find((l) => path.startsWith(`${l}/`));
+  if (nested) return nested;
   const top = path.split('/')[0];
   if (top in LAYERS) return top;
   if (!path.includes('/')) return from; // "vec_sse2.h" next to the includer
@@ -94,9 +101,11 @@ export function checkSymbols(layerSymbols) {
   return out;
 }
 
-function walk(dir, files = []) {
+// skip: nested layer folders, walked as their own layer
+function walk(dir, files = [], skip = []) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
+    if (skip.includes(p)) continue;
     if (statSync(p).isDirectory()) walk(p, files);
     else if (/\.(c|h|inc|def)$/.test(name)) files.push(p);
   }
@@ -108,7 +117,8 @@ export function sourceFiles(root) {
   const files = [];
   for (const layer of Object.keys(LAYERS)) {
     const dir = join(root, 'src', layer);
-    if (existsSync(dir)) for (const f of walk(dir)) files.push({ file: f, layer });
+    const inner = NESTED.filter((l) => l.startsWith(`${layer}/`)).map((l) => join(root, 'src', l));
+    if (existsSync(dir)) for (const f of walk(dir, [], inner)) files.push({ file: f, layer });
   }
   const pub = join(root, 'include', 'weft');
   for (const name of readdirSync(pub)) files.push({ file: join(pub, name), layer: PUBLIC_HEADERS[name] ?? 'wasm' });
@@ -116,7 +126,8 @@ export function sourceFiles(root) {
 }
 
 // { layer: { defined, undefined } } from build/CMakeFiles/weft_<layer>*.dir/**.o
-// (the kernels' per-ISA libraries count as the kernels layer).
+// (the kernels' per-ISA libraries count as the kernels layer; the objects of
+// a nested layer's folder, weft_ops.dir/src/ops/cpu/, count as that layer).
 export function objectSymbols(buildDir) {
   const cm = join(buildDir, 'CMakeFiles');
   if (!existsSync(cm)) return null;
@@ -125,17 +136,28 @@ export function objectSymbols(buildDir) {
     const m = /^weft_([a-z]+?)(?:_[a-z0-9]+)?\.dir$/.exec(dir);
     if (!m || !(m[1] in LAYERS)) continue;
     const objs = walk2(join(cm, dir));
-    if (!objs.length) continue;
-    const s = (result[m[1]] ??= { defined: new Set(), undefined: new Set() });
-    const text = execFileSync('nm', ['-P', ...objs], { encoding: 'utf8', maxBuffer: 64 << 20 });
-    for (const line of text.split('\n')) {
-      const [name, type] = line.trim().split(/\s+/);
-      if (!name || !type || name.endsWith(':')) continue;
-      if (type === 'U') s.undefined.add(name);
-      else if (/[A-TV-Z]/.test(type)) s.defined.add(name); // global definitions (uppercase; not U, weak 'w')
+    for (const layer of [m[1], ...NESTED.filter((l) => l.startsWith(`${m[1]}/`))]) {
+      const own = objs.filter((o) => layerOfObject(o, m[1]) === layer);
+      if (own.length) addSymbols((result[layer] ??= { defined: new Set(), undefined: new Set() }), own);
     }
   }
   return Object.keys(result).length ? result : null;
+}
+
+// The nested layer an object file's source path names, else the library's layer.
+function layerOfObject(obj, layer) {
+  const path = obj.split(sep).join('/');
+  return NESTED.find((l) => l.startsWith(`${layer}/`) && path.includes(`/src/${l}/`)) ?? layer;
+}
+
+function addSymbols(s, objs) {
+  const text = execFileSync('nm', ['-P', ...objs], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  for (const line of text.split('\n')) {
+    const [name, type] = line.trim().split(/\s+/);
+    if (!name || !type || name.endsWith(':')) continue;
+    if (type === 'U') s.undefined.add(name);
+    else if (/[A-TV-Z]/.test(type)) s.defined.add(name); // global definitions (uppercase; not U, weak 'w')
+  }
 }
 
 function walk2(dir, files = []) {

@@ -1,7 +1,7 @@
 // wt.nn.functional (also wt.nn.F): torch.nn.functional's names in camelCase,
 // each the wt.* function of that name (const F = wt.nn.functional ports F.*
 // code). Built when wt is made: a name whose op this build lacks is absent.
-const NAMES = [
+export const NAMES = [
   'conv1d', 'conv2d', 'conv3d', 'convTranspose1d', 'convTranspose2d', 'convTranspose3d', 'unfold', 'fold',
   'avgPool1d', 'avgPool2d', 'avgPool3d', 'maxPool1d', 'maxPool2d', 'maxPool3d', 'maxUnpool2d', 'lpPool2d',
   'adaptiveMaxPool1d', 'adaptiveMaxPool2d', 'adaptiveAvgPool1d', 'adaptiveAvgPool2d', 'adaptiveAvgPool3d',

@@ -1,10 +1,13 @@
 /* explain()'s capture: while on, the loop drivers record the first plan they
- * were about to run instead of running it. src/ops/explain.c turns an op
- * call into a plan with it; the iterator itself never calls an operator. */
+ * were about to run instead of running it (a dedicated kernel's plan through
+ * weft__explain_kernel, so ops/cpu/ drivers need no ops/ call). src/ops/explain.c
+ * turns an op call into a plan with it; the iterator never calls an operator. */
 #include <stdlib.h>
 
+#include "base/strbuf.h"
 #include "core/internal.h"
 #include "iter/iter_internal.h"
+#include "weft/parallel.h"
 
 /* Per thread: ops run on the calling thread; workers never build iterators. */
 static WEFT_THREAD_LOCAL struct {
@@ -53,4 +56,15 @@ weft_status weft__explain_end(weft_status s, char** json) {
   *json = capture.json;
   capture.json = NULL;
   return WEFT_OK;
+}
+
+weft_status weft__explain_kernel(const char* op, const char* kind, const char* path, weft_dtype dtype, int64_t rows,
+                                 int64_t inner) {
+  weft__strbuf b = {0};
+  weft__strbuf_put(&b, "{");
+  if (op) weft__strbuf_put(&b, "\"op\":\"%s\",", op);
+  weft__strbuf_put(&b, "\"kind\":\"%s\",\"path\":\"%s\",\"dtype\":\"%s\",", kind, path, weft_dtype_name(dtype));
+  weft__strbuf_put(&b, "\"rows\":%lld,\"inner\":%lld,\"threads\":%d}", (long long)rows, (long long)inner,
+                   weft_get_num_threads());
+  return weft__explain_record_json(weft__strbuf_finish(&b, kind));
 }

@@ -24,5 +24,11 @@ bool weft__explain_begin(void);
  * recorded plan (malloc'd, NULL when no loop ran), else frees it and returns
  * the error. */
 weft_status weft__explain_end(weft_status s, char** json);
+/* While explaining (weft_explaining()): records the plan of a dedicated
+ * kernel that runs without the iterator, {"kind", "path", "dtype", "rows",
+ * "inner", "threads"} plus op when known (explain_capture.c; ops and their ops/cpu drivers call it). Rows are the
+ * units parallel_for splits; inner the elements each one moves. */
+weft_status weft__explain_kernel(const char* op, const char* kind, const char* path, weft_dtype dtype, int64_t rows,
+                                 int64_t inner);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/cpu/embedding.h"
 #include "ops/index_internal.h"

@@ -23,6 +23,7 @@
 
 #include "base/overflow.h"
 #include "core/internal.h"
+#include "iter/iter_internal.h"
 #include "core/scalar.h"
 #include "kernels/kernels.h"
 #include "ops/cpu/normalization.h"

@@ -32,12 +32,6 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL
 
-/* While explaining (weft_explaining()): records the plan of a dedicated
- * kernel that runs without the iterator, {"kind", "path", "dtype", "rows",
- * "inner", "threads"} plus op when known (src/ops/explain.c). Rows are the
- * units parallel_for splits; inner the elements each one moves. */
-weft_status weft__explain_kernel(const char* op, const char* kind, const char* path, weft_dtype dtype, int64_t rows,
-                                 int64_t inner);
 /* One gradient of conv2d(input, weight, bias, stride, padding, dilation,
  * groups) (src/ops/conv.c; convolution_backward's kernel): which 0 the
  * input's, 1 the weight's (each with that tensor's strides when it is

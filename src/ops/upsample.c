@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "iter/iter_internal.h"
 #include "ops/cpu/resize.h"
 #include "ops/ops.h"
 #include "ops/resize_internal.h"

@@ -29,6 +29,18 @@ test('an upward call is caught in the real object files', () => {
   syms.core.undefined.add('weft_empty'); // core calling a factory op
   syms.iter.undefined.add('weft_op_find'); // the iterator calling the dispatcher
   syms.kernels.undefined.add('weft_parallel_for'); // a kernel threading itself
+  syms['ops/cpu'].undefined.add('weft_explain_boxed'); // a driver calling back into ops
   const found = checkSymbols(syms).map((v) => `${v.layer}->${v.definedIn}:${v.symbol}`).sort();
-  assert.deepEqual(found, ['core->ops:weft_empty', 'iter->dispatch:weft_op_find', 'kernels->parallel:weft_parallel_for']);
+  assert.deepEqual(found, ['core->ops:weft_empty', 'iter->dispatch:weft_op_find', 'kernels->parallel:weft_parallel_for',
+    'ops/cpu->ops:weft_explain_boxed']);
+});
+
+test('ops/cpu/ drivers are a tier below the operators', () => {
+  const syms = objectSymbols(`${root}/build/native`);
+  // the drivers' objects are their own layer, not ops'
+  assert.ok(syms['ops/cpu'].defined.size > 0 && ![...syms['ops/cpu'].defined].some((s) => syms.ops.defined.has(s)));
+  assert.equal(checkIncludes('ops/cpu', '#include "ops/ops.h"\n').length, 1); // a driver sees no operator
+  assert.equal(checkIncludes('ops/cpu', '#include "weft/view.h"\n').length, 1);
+  assert.deepEqual(checkIncludes('ops/cpu', '#include "ops/cpu/gemm.h"\n#include "iter/iter_internal.h"\n'), []);
+  assert.deepEqual(checkIncludes('ops', '#include "ops/cpu/gemm.h"\n'), []); // operators call drivers
 });

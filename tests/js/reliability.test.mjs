@@ -144,18 +144,27 @@ for (const variant of VARIANTS) {
     const wt = await init({ variant });
     const before = counts(wt);
     const vals = [1e30, -1e30, NaN, Infinity, -Infinity, 3e9, -3.7, 255.9, 300, -1, 2 ** 53 + 2];
+    const fits = [-1, 2.9, 0, 100.5, 7]; // -1 into uint8 is 255, as in PyTorch (an int); -3.7 would overflow
     for (const dtype of ['int32', 'int64', 'int16', 'int8', 'uint8']) {
-      const fromJs = wt.tensor(vals, { dtype });
+      // plain JS numbers are Python's: beyond the dtype they are refused (js/traps.js), else cast
+      throwsWeft(() => wt.tensor(vals, { dtype }), 'OverflowError', /without overflow|Overflow when unpacking long/);
+      const fromJs = wt.tensor(fits, { dtype });
+      const fitsF64 = wt.tensor(Float64Array.from(fits));
+      const fitsCast = fitsF64.to(dtype);
+      assert.deepEqual([...fromJs.data()], [...fitsCast.data()], dtype);
+      for (const t of [fromJs, fitsF64, fitsCast]) t.dispose();
+      // a Float64Array converts as the cast does (numpy arrays into torch.tensor too)
+      const fromF64 = wt.tensor(Float64Array.from(vals), { dtype });
       const f64 = wt.tensor(Float64Array.from(vals));
       const viaCast = f64.to(dtype);
-      assert.deepEqual([...fromJs.data()], [...viaCast.data()], dtype);
+      assert.deepEqual([...fromF64.data()], [...viaCast.data()], `${dtype} from float64`);
       const fromF32 = wt.tensor(Float32Array.from(vals), { dtype });
       const f32 = wt.tensor(Float32Array.from(vals));
       const viaCast32 = f32.to(dtype);
       assert.deepEqual([...fromF32.data()], [...viaCast32.data()], `${dtype} from float32`);
-      for (const t of [fromJs, f64, viaCast, fromF32, f32, viaCast32]) t.dispose();
+      for (const t of [fromF64, f64, viaCast, fromF32, f32, viaCast32]) t.dispose();
     }
-    const i32 = wt.tensor([1e30, -1e30, NaN], { dtype: 'int32' });
+    const i32 = wt.tensor(Float64Array.from([1e30, -1e30, NaN]), { dtype: 'int32' });
     assert.deepEqual(i32.toArray(), [2147483647, -2147483648, 0]);
     i32.dispose();
     // full used to return uninitialized memory when fill_ refused the value

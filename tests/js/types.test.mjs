@@ -66,7 +66,8 @@ function runtimeNames(obj, declaredNames) {
   const names = new Set();
   for (let p = obj; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
     for (const k of Object.getOwnPropertyNames(p)) {
-      if (k !== 'constructor' && (!k.startsWith('_') || declaredNames.has(k))) names.add(k);
+      // (wt's prototype is a Proxy of Object.prototype's names: js/traps.js)
+      if (k !== 'constructor' && !(Object.hasOwn(Object.prototype, k) && p[k] === Object.prototype[k]) && (!k.startsWith('_') || declaredNames.has(k))) names.add(k);
     }
   }
   return names;
@@ -79,7 +80,9 @@ test('every runtime function and Tensor method is declared, and every declared o
     const runtime = runtimeNames(obj, d[type]);
     const undeclared = [...runtime].filter((k) => !d[type].has(k));
     assert.deepEqual(undeclared, [], `${type}: at run time but not declared in dist/weft.d.ts`);
-    const missing = [...d[type].keys()].filter((k) => !runtime.has(k));
+    // symbol members (__@iterator@N) by their symbol
+    const has = (k) => (k.startsWith('__@iterator') ? typeof obj[Symbol.iterator] === 'function' : runtime.has(k));
+    const missing = [...d[type].keys()].filter((k) => !has(k));
     assert.deepEqual(missing, [], `${type}: declared but missing at run time`);
   }
 });
@@ -94,7 +97,9 @@ test('the typed tour (tests/types/*.ts) uses every hand-written declaration', { 
   const unused = [];
   for (const [type, members] of Object.entries(d)) {
     for (const [name, iface] of members) {
-      if (handWritten.has(iface) && !new RegExp(`[.\\s]${name}\\b`).test(tour)) unused.push(`${type}.${name}`);
+      // a symbol's member (__@iterator@N): used by for..of
+      const used = name.startsWith('__@iterator') ? /for \(const \w+ of /.test(tour) : new RegExp(`[.\\s]${name}\\b`).test(tour);
+      if (handWritten.has(iface) && !used) unused.push(`${type}.${name}`);
     }
   }
   assert.deepEqual(unused, [], 'declarations the typed tour never uses');

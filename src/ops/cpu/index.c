@@ -8,7 +8,7 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
-#include "ops/ops.h"
+#include "iter/iter_internal.h"
 #include "weft/iter.h"
 #include "weft/parallel.h"
 
