@@ -11,6 +11,7 @@ import { installOptim } from './optim.js';
 import { installNnUtils } from './nn_utils.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
+import { installTransformer } from './transformer.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
@@ -1419,6 +1420,8 @@ export function createApi(M, info) {
   installUnique(api, { Tensor, WeftError, isOptions, tupleMaker });
   // nonzero's asTuple, where(cond), x.index(...) and x.indexPut_ (js/index_ops.js)
   installIndexing(api, { Tensor, WeftError, isOptions });
+  // embedding in torch.nn.functional's order, with maxNorm (js/transformer.js)
+  installTransformer(api, { Tensor, WeftError, isOptions, didYouMean });
   // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
   installNn(api, { M, Tensor, WeftError, fail, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
   // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)

@@ -180,6 +180,32 @@ export declare class LayerNorm extends Module {
   forward(x: Tensor): Tensor;
 }
 
+/** torch.nn.Embedding: weight [numEmbeddings, embeddingDim] ~ normal(0, 1), the padding row zeroed. */
+export declare class Embedding extends Module {
+  constructor(numEmbeddings: number, embeddingDim: number, options?: Factory & {
+    paddingIdx?: number | null; maxNorm?: number | null; normType?: number; scaleGradByFreq?: boolean; sparse?: boolean;
+    _weight?: Tensor | null;
+  });
+  constructor(numEmbeddings: number, embeddingDim: number, ...rest: any[]);
+  /** A module over embeddings' data (shared); freeze (default true) leaves the weight without requiresGrad. */
+  static fromPretrained(embeddings: Tensor, options?: { freeze?: boolean; paddingIdx?: number | null;
+    maxNorm?: number | null; normType?: number; scaleGradByFreq?: boolean; sparse?: boolean }): Embedding;
+  readonly numEmbeddings: number;
+  readonly embeddingDim: number;
+  readonly paddingIdx: number | null;
+  weight: Parameter;
+  resetParameters(): void;
+  forward(input: Tensor): Tensor;
+}
+/** torch.nn.RMSNorm (PyTorch 2.4): weight of normalizedShape, ones; eps null: the dtype's machine epsilon. */
+export declare class RMSNorm extends Module {
+  constructor(normalizedShape: number | Shape, options?: Factory & { eps?: number | null; elementwiseAffine?: boolean });
+  constructor(normalizedShape: number | Shape, ...rest: any[]);
+  weight: Parameter | null;
+  resetParameters(): void;
+  forward(x: Tensor): Tensor;
+}
+
 /** A layer of one tensor in, one out, with PyTorch's constructor arguments (options last, camelCase). */
 declare class Layer extends Module {
   constructor(...args: any[]);
@@ -229,6 +255,8 @@ export interface NnNamespace {
   readonly BatchNorm2d: typeof BatchNorm2d;
   readonly GroupNorm: typeof GroupNorm;
   readonly LayerNorm: typeof LayerNorm;
+  readonly Embedding: typeof Embedding;
+  readonly RMSNorm: typeof RMSNorm;
   readonly Identity: typeof Layer;
   readonly Flatten: typeof Layer;
   readonly Unflatten: typeof Layer;

@@ -512,6 +512,18 @@ export interface OpFunctions {
   dropout(input: Operand, p: number, train: boolean): Tensor;
   /** feature_dropout */
   featureDropout(input: Operand, p: number, train: boolean): Tensor;
+  /** embedding */
+  embedding(weight: Operand, indices: Operand, paddingIdx?: number, scaleGradByFreq?: boolean, sparse?: boolean): Tensor;
+  /** embedding_dense_backward */
+  embeddingDenseBackward(gradOutput: Operand, indices: Operand, numWeights: number, paddingIdx: number, scaleGradByFreq: boolean): Tensor;
+  /** rms_norm */
+  rmsNorm(input: Operand, normalizedShape: Shape, weight?: Operand | null, eps?: number | null): Tensor;
+  /** _fused_rms_norm */
+  _fusedRmsNorm(input: Operand, normalizedShape: Shape, weight?: Operand | null, eps?: number | null): [Tensor, Tensor];
+  /** _rms_norm_backward */
+  _rmsNormBackward(gradOut: Operand, input: Operand, normalizedShape: Shape, rstd: Operand, weight: Operand | null, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
+  /** index_copy, index_copy.out */
+  indexCopy(self: Operand, dim: number, index: Operand, source: Operand, options?: { out?: Tensor }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1002,6 +1014,12 @@ export interface OpMethods {
   upsampleBilinear2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
   /** upsample_bicubic2d */
   upsampleBicubic2d(outputSize: number | Shape, alignCorners: boolean, scalesH?: number | null, scalesW?: number | null): Tensor;
+  /** embedding_renorm_ */
+  embeddingRenorm_(indices: Operand, maxNorm: number, normType: number): Tensor;
+  /** index_copy, index_copy.out */
+  indexCopy(dim: number, index: Operand, source: Operand, options?: { out?: Tensor }): Tensor;
+  /** index_copy_ */
+  indexCopy_(dim: number, index: Operand, source: Operand): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -1077,5 +1095,7 @@ type Name =
   | 'constant_pad_nd' | '_pad_circular' | 'reflection_pad1d' | 'reflection_pad1d_backward' | 'reflection_pad2d' | 'reflection_pad2d_backward' | 'reflection_pad3d' | 'reflection_pad3d_backward'
   | 'replication_pad1d' | 'replication_pad1d_backward' | 'replication_pad2d' | 'replication_pad2d_backward' | 'replication_pad3d' | 'replication_pad3d_backward' | 'upsample_nearest1d' | '_upsample_nearest_exact1d'
   | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward'
-  | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_';
+  | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
+  | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
+  | 'index_copy.out';
 export type OpName = Name | `aten::${Name}`;

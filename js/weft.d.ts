@@ -9,6 +9,8 @@ import type { PoolFunctions, PoolTensorOps } from './pool.js';
 import type { ResizeFunctions, ResizeTensorOps } from './resize.js';
 export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from './resize.js';
 import type { NormFunctions } from './norm.js';
+import type { TransformerFunctions } from './transformer.js';
+export type { EmbeddingOptions, TransformerFunctions } from './transformer.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { ActivationFunctions } from './activation.js';
 export type { ActivationFunctions, DropoutOptions, InplaceOptions, Reduction } from './activation.js';
@@ -301,9 +303,10 @@ export interface TensorCore<D extends DType = DType> {
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
+  TransformerFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions> {}
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof TransformerFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

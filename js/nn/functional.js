@@ -10,7 +10,7 @@ const NAMES = [
   'leakyRelu', 'leakyRelu_', 'prelu', 'rrelu', 'logsigmoid', 'logSigmoid', 'gelu', 'hardshrink', 'tanhshrink', 'softsign',
   'softplus', 'softmin', 'softmax', 'gumbelSoftmax', 'logSoftmax', 'softshrink', 'tanh', 'sigmoid', 'hardsigmoid',
   'silu', 'mish', 'hardswish', 'linear', 'bilinear', 'embedding', 'embeddingBag', 'oneHot',
-  'batchNorm', 'instanceNorm', 'layerNorm', 'groupNorm', 'localResponseNorm', 'normalize',
+  'batchNorm', 'instanceNorm', 'layerNorm', 'groupNorm', 'rmsNorm', 'localResponseNorm', 'normalize',
   'crossEntropy', 'nllLoss', 'binaryCrossEntropy', 'binaryCrossEntropyWithLogits', 'mseLoss', 'l1Loss', 'smoothL1Loss',
   'huberLoss', 'klDiv', 'poissonNllLoss', 'gaussianNllLoss', 'marginRankingLoss', 'hingeEmbeddingLoss',
   'multilabelMarginLoss', 'softMarginLoss', 'multilabelSoftMarginLoss', 'cosineEmbeddingLoss', 'multiMarginLoss',

@@ -5,6 +5,7 @@ import { makeModule } from './module.js';
 import { makeInit } from './init.js';
 import { makeLayers } from './layers.js';
 import { makeNorm } from './norm.js';
+import { makeTransformerLayers } from './transformer.js';
 import { makeActivations } from './activation.js';
 import { makeContainers } from './containers.js';
 import { makeFunctional } from './functional.js';
@@ -29,6 +30,7 @@ export function installNn(api, k) {
   api.nn = Object.assign(api.nn ?? {}, {
     Module, Parameter: ParameterFn, init, functional, F: functional,
     ...makeContainers(api, deps), ...makeLayers(api, deps), ...makeNorm(api, deps), ...makeActivations(api, deps),
+    ...makeTransformerLayers(api, deps),
   });
   installStepRule(api, { ...k, Parameter });
 }

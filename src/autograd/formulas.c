@@ -998,6 +998,7 @@ static T group_norm_grads(weft__bctx* c, int which) {
       c, weft_native_group_norm_backward(grad, S(0), RES, RES2, S(1), INT(3), INT(4), INT(5), INT(6), mask, 3), which);
 }
 #include "autograd/formulas_act.h"
+#include "autograd/formulas_transformer.h"
 
 /* ---- expansion ---- */
 #define G(i, e)                                   \

@@ -620,8 +620,9 @@ static weft_tensor* group_norm_kernel(T x, int64_t groups, T w, T b, double eps,
 
 /* ==== layer norm ==== */
 
-/* _check_layer_norm_inputs; *m rows of *k elements */
-static weft_status ln_checks(const char* op, T x, const int64_t* ns, int64_t nn, T w, T b, int64_t* m, int64_t* k) {
+/* _check_layer_norm_inputs' shapes; *m rows of *k elements */
+static weft_status ln_shape_checks(const char* op, T x, const int64_t* ns, int64_t nn, T w, T b, int64_t* m,
+                                   int64_t* k) {
   char bn[160], bx[160];
   if (nn < 1)
     return weft__error(WEFT_INVALID_ARGUMENT,
@@ -649,7 +650,14 @@ static weft_status ln_checks(const char* op, T x, const int64_t* ns, int64_t nn,
   }
   *m = 1, *k = 1;
   for (int64_t d = 0; d < x->ndim; d++) *(d < axis ? m : k) *= x->sizes[d];
+  return WEFT_OK;
+}
+
+/* _check_layer_norm_inputs, then the dtypes and devices LayerNormKernelImpl takes */
+static weft_status ln_checks(const char* op, T x, const int64_t* ns, int64_t nn, T w, T b, int64_t* m, int64_t* k) {
+  if (ln_shape_checks(op, x, ns, nn, w, b, m, k) != WEFT_OK) return weft_last_status();
   weft_status s = check_floating(op, "LayerNormKernelImpl", x);
+  T ts[2] = {w, b};
   for (int i = 0; i < 2 && s == WEFT_OK; i++) {
     s = check_dtype(op, ts[i], x);
     if (s == WEFT_OK) s = check_same_device(op, ts[i], x);
@@ -748,6 +756,131 @@ static weft_tensor* layer_norm_kernel(T x, const int64_t* ns, int64_t nn, T w, T
   return r.t[0];
 }
 
+/* ==== rms_norm (PyTorch 2.4's semantics) ==== */
+
+/* the fused kernel's checks: layer_norm's shapes (no bias), float32 / float64, weight of the input's dtype */
+static weft_status rms_checks(const char* op, T x, const int64_t* ns, int64_t nn, T w, int64_t* m, int64_t* k) {
+  if (ln_shape_checks(op, x, ns, nn, w, NULL, m, k) != WEFT_OK) return weft_last_status();
+  weft_status s = check_floating(op, "rms_norm", x);
+  if (s == WEFT_OK) s = check_dtype(op, w, x);
+  if (s == WEFT_OK) s = check_same_device(op, w, x);
+  return s;
+}
+
+static weft_status rms_forward_compute(T xc, T w, int64_t m, int64_t k, double eps, weft_tensor* const* out) {
+  double* rstd = dalloc(m);
+  weft_tensor* wc = w ? weft_contiguous(w, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  weft_status st = rstd ? WEFT_OK : weft__error(WEFT_OUT_OF_MEMORY, "out of memory: rms_norm");
+  if (st == WEFT_OK && w && !wc) st = weft_last_status();
+  if (st == WEFT_OK)
+    st = weft__rms_norm_forward(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(xc), eps,
+                                wc ? weft_tensor_data_ptr(wc) : NULL, weft_tensor_data_ptr(out[0]), rstd);
+  if (st == WEFT_OK) write_vec(out[1], rstd);
+  weft_tensor_release(wc);
+  free(rstd);
+  return st;
+}
+
+/* _fused_rms_norm: (out, rstd), rstd of the input's shape with 1 over the normalized dims */
+static weft_tensor2 fused_rms_norm_kernel(T x, const int64_t* ns, int64_t nn, T w, double eps) {
+  const char* op = "rms_norm";
+  const weft_tensor2 none = {{NULL, NULL}};
+  int64_t m, k, ss[WEFT_MAX_DIMS];
+  if (rms_checks(op, x, ns, nn, w, &m, &k) != WEFT_OK) return none;
+  if (isnan(eps)) eps = weft__rms_norm_default_eps(x->dtype);
+  weft_tensor* xc = weft_contiguous(x, WEFT_CONTIGUOUS_FORMAT);
+  if (!xc) return none;
+  ln_stat_shape(x, nn, ss);
+  weft_tensor3 r = {{alloc_fmt(op, x->sizes, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device),
+                     alloc_fmt(op, ss, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device), NULL},
+                    WEFT_OK};
+  weft_status st = r.t[0] && r.t[1] ? WEFT_OK : weft_last_status();
+  if (st == WEFT_OK && weft_explaining()) st = explain(op, "rms_norm_rows", x, m, k);
+  else if (st == WEFT_OK && computes(x)) st = rms_forward_compute(xc, w, m, k, eps, r.t);
+  r = finish3(st, r, xc, NULL);
+  return (weft_tensor2){{r.t[0], r.t[1]}};
+}
+
+static weft_status rms_backward_compute(T gyc, T xc, T rstd_t, T w, int64_t m, int64_t k, weft_tensor* const* out) {
+  double* rstd = dalloc(m);
+  weft_tensor* wc = w ? weft_contiguous(w, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  weft_status st = rstd ? WEFT_OK : weft__error(WEFT_OUT_OF_MEMORY, "out of memory: rms_norm");
+  if (st == WEFT_OK && w && !wc) st = weft_last_status();
+  if (st == WEFT_OK) {
+    read_vec(rstd_t, m, 0.0, rstd);
+    st = weft__rms_norm_backward(weft__kernels(), m, k, xc->dtype, weft_tensor_data_ptr(gyc),
+                                 weft_tensor_data_ptr(xc), rstd, wc ? weft_tensor_data_ptr(wc) : NULL,
+                                 out[0] ? weft_tensor_data_ptr(out[0]) : NULL,
+                                 out[1] ? weft_tensor_data_ptr(out[1]) : NULL);
+  }
+  weft_tensor_release(wc);
+  free(rstd);
+  return st;
+}
+
+/* _rms_norm_backward: (grad_input, grad_weight, None) as output_mask asks */
+static weft_tensor3 rms_norm_backward_kernel(T gy, T x, const int64_t* ns, int64_t nn, T rstd, T w, const bool* mask,
+                                             int64_t nm) {
+  const char* op = "_rms_norm_backward";
+  int64_t m = 0, k = 0;
+  if (nm != 2)
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: expected outputMask to be a list of 2 booleans, but got %lld", op,
+                       (long long)nm),
+           fail3();
+  if (rms_checks(op, x, ns, nn, w, &m, &k) != WEFT_OK || grad_checks(op, gy, x) != WEFT_OK ||
+      check_same_device(op, rstd, x) != WEFT_OK || stat_shape_check(op, "rstd", rstd, m) != WEFT_OK ||
+      check_dtype(op, rstd, x) != WEFT_OK)
+    return fail3();
+  const bool mask3[3] = {mask[0], mask[1] && w, false};
+  weft_tensor *xc = NULL, *gyc = NULL;
+  weft_tensor3 r;
+  weft_status st = backward_setup(op, gy, x, mask3, ns, nn, &xc, &gyc, &r);
+  if (st == WEFT_OK && computes(x)) st = rms_backward_compute(gyc, xc, rstd, w, m, k, r.t);
+  return finish3(st, r, xc, gyc);
+}
+
+/* y in x's layout, as 2.4's elementwise ops give it (the fused kernel writes contiguous rows) */
+static weft_tensor* like_input(T x, weft_tensor* y) {
+  if (!y || weft_tensor_is_contiguous(x, WEFT_CONTIGUOUS_FORMAT)) return y;
+  weft_tensor* r = weft_empty_like(x, (weft_dtype)-1, WEFT_PRESERVE_FORMAT);
+  if (r && weft_copy_(r, y) != WEFT_OK) weft_tensor_release(r), r = NULL;
+  weft_tensor_release(y);
+  return r;
+}
+
+static weft_tensor* fused_out(T x, const int64_t* ns, int64_t nn, T w, double eps) {
+  weft_tensor2 r = weft_op__fused_rms_norm(x, ns, nn, w, eps);
+  weft_tensor_release(r.t[1]);
+  return r.t[0];
+}
+
+/* rms_norm: the fused kernel; float16 / bfloat16 through float32 (one rounding at the end where 2.4 rounds
+ * after each step), a weight of another dtype multiplied after, with type promotion, as 2.4's composite does */
+static weft_tensor* rms_norm_kernel(T x, const int64_t* ns, int64_t nn, T w, double eps) {
+  const char* op = "rms_norm";
+  int64_t m, k;
+  if (ln_shape_checks(op, x, ns, nn, w, NULL, &m, &k) != WEFT_OK) return NULL;
+  bool half = x->dtype == WEFT_FLOAT16 || x->dtype == WEFT_BFLOAT16;
+  if (!half && check_floating(op, "rms_norm", x) != WEFT_OK) return NULL;
+  if (isnan(eps)) eps = weft__rms_norm_default_eps(x->dtype);
+  bool same = !w || w->dtype == x->dtype;
+  if (!half) {
+    weft_tensor* y = like_input(x, fused_out(x, ns, nn, same ? w : NULL, eps));
+    if (same || !y) return y;
+    weft_tensor* r = weft_mul(y, w);
+    weft_tensor_release(y);
+    return r;
+  }
+  weft_tensor *xf = weft_to_dtype(x, WEFT_FLOAT32, false), *wf = w && same ? weft_to_dtype(w, WEFT_FLOAT32, false) : NULL;
+  weft_tensor *y = xf && (!w || !same || wf) ? fused_out(xf, ns, nn, wf, eps) : NULL, *r = NULL;
+  if (y) r = weft_to_dtype(y, x->dtype, false);
+  weft_tensor_release(xf), weft_tensor_release(wf), weft_tensor_release(y);
+  if (!r || same) return like_input(x, r);
+  weft_tensor* rw = weft_mul(r, w);
+  weft_tensor_release(r);
+  return like_input(x, rw);
+}
+
 weft_status weft__normalization_register(void) {
   WEFT_KERNEL(native_batch_norm, CPU, native_batch_norm_kernel);
   WEFT_KERNEL(native_batch_norm, META, native_batch_norm_kernel);
@@ -764,5 +897,10 @@ weft_status weft__normalization_register(void) {
   WEFT_KERNEL(batch_norm, COMPOSITE_IMPLICIT_AUTOGRAD, batch_norm_kernel);
   WEFT_KERNEL(group_norm, COMPOSITE_IMPLICIT_AUTOGRAD, group_norm_kernel);
   WEFT_KERNEL(layer_norm, COMPOSITE_IMPLICIT_AUTOGRAD, layer_norm_kernel);
+  WEFT_KERNEL(op__fused_rms_norm, CPU, fused_rms_norm_kernel);
+  WEFT_KERNEL(op__fused_rms_norm, META, fused_rms_norm_kernel);
+  WEFT_KERNEL(op__rms_norm_backward, CPU, rms_norm_backward_kernel);
+  WEFT_KERNEL(op__rms_norm_backward, META, rms_norm_backward_kernel);
+  WEFT_KERNEL(rms_norm, COMPOSITE_IMPLICIT_AUTOGRAD, rms_norm_kernel);
   return WEFT_OK;
 }

@@ -256,6 +256,7 @@ typedef struct {
   double* mean_out;
   double *rstd_out, eps;
   const double* rstd;
+  bool rms; /* rms_norm: no mean (mean is all zeros), dx has no mean term */
 } ln_job;
 
 static weft_status ln_stats_range(void* ctx, int64_t begin, int64_t end) {
@@ -328,7 +329,7 @@ static weft_status ln_dx_range(void* ctx, int64_t begin, int64_t end) {
         two[1] += g * (x[e] - mu);
       }
     }
-    double b = -r * r * r * two[1] / n, c = -r * two[0] / n - mu * b;
+    double b = -r * r * r * two[1] / n, c = j->rms ? 0.0 : -r * two[0] / n - mu * b;
     if (j->f32) {
       j->kt->f32_vnorm_bwd((size_t)j->k, (const float*)j->dy + off, (const float*)j->x + off, j->w, (float)r, (float)b,
                            (float)c, (float*)j->y + off);
@@ -379,5 +380,52 @@ weft_status weft__layer_norm_backward(const weft_kernels* kt, int64_t m, int64_t
   if (s == WEFT_OK && (gw || gb) && k > 0) {
     s = weft_parallel_for(0, (k + COL_BLOCK - 1) / COL_BLOCK, 1, ln_cols_range, &j);
   }
+  return s;
+}
+
+/* ---- rms_norm: layer_norm's rows without the mean ---- */
+
+/* one row: rstd from the mean of squares (the moments about 0), then y in the same task, the row still cached */
+static weft_status rms_fwd_range(void* ctx, int64_t begin, int64_t end) {
+  const ln_job* j = ctx;
+  for (int64_t m = begin; m < end; m++) {
+    double two[2] = {0, 0};
+    const size_t off = (size_t)(m * j->k);
+    if (j->f32) j->kt->f32_rmoments((size_t)j->k, (const float*)j->x + off, 0.0f, two);
+    else f64_moments(j->k, (const double*)j->x + off, 0.0, &two[0], &two[1]);
+    double r = 1.0 / sqrt(two[1] / (double)j->k + j->eps);
+    if (j->f32) {
+      r = (float)r; /* the float32 rstd the backward reads back */
+      j->kt->f32_vnorm((size_t)j->k, (const float*)j->x + off, (float)r, 0.0f, j->w, NULL, (float*)j->y + off);
+    } else {
+      const double *x = (const double*)j->x + off, *w = j->w;
+      double* y = (double*)j->y + off;
+      for (int64_t e = 0; e < j->k; e++) y[e] = x[e] * r * (w ? w[e] : 1.0);
+    }
+    j->rstd_out[m] = r;
+  }
+  return WEFT_OK;
+}
+
+weft_status weft__rms_norm_forward(const weft_kernels* kt, int64_t m, int64_t k, weft_dtype dt, const void* x,
+                                   double eps, const void* w, void* y, double* rstd) {
+  if (k == 0) {
+    for (int64_t i = 0; i < m; i++) rstd[i] = NAN; /* the mean of no squares is 0 / 0 */
+    return WEFT_OK;
+  }
+  ln_job j = {.kt = kt, .k = k, .f32 = dt == WEFT_FLOAT32, .x = x, .w = w, .y = y, .rstd_out = rstd, .eps = eps};
+  return weft_parallel_for(0, m, max64(1, TASK_WORK / k), rms_fwd_range, &j);
+}
+
+weft_status weft__rms_norm_backward(const weft_kernels* kt, int64_t m, int64_t k, weft_dtype dt, const void* dy,
+                                    const void* x, const double* rstd, const void* w, void* dx, void* gw) {
+  double* zeros = calloc((size_t)max64(m, 1), sizeof(double));
+  if (!zeros) return oom();
+  ln_job j = {.kt = kt, .m = m, .k = k, .f32 = dt == WEFT_FLOAT32, .x = x, .dy = dy, .w = w, .y = dx, .rms = true};
+  j.gw = gw, j.mean = zeros, j.rstd = rstd;
+  weft_status s = WEFT_OK;
+  if (dx && k > 0) s = weft_parallel_for(0, m, max64(1, TASK_WORK / k), ln_dx_range, &j);
+  if (s == WEFT_OK && gw && k > 0) s = weft_parallel_for(0, (k + COL_BLOCK - 1) / COL_BLOCK, 1, ln_cols_range, &j);
+  free(zeros);
   return s;
 }

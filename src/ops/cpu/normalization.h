@@ -53,4 +53,19 @@ weft_status weft__layer_norm_backward(const weft_kernels* kt, int64_t m, int64_t
                                       const void* x, const double* mean, const double* rstd, const void* w, void* dx,
                                       void* gw, void* gb);
 
+/* rms_norm's eps when None: the machine epsilon of the type it computes in
+ * (PyTorch 2.4: numeric_limits<opmath_type<scalar_t>>::epsilon()) */
+static inline double weft__rms_norm_default_eps(weft_dtype dt) {
+  return dt == WEFT_FLOAT64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+}
+/* rms_norm over m contiguous rows rows of k elements, one fused pass per row:
+ * rstd = 1 / sqrt(mean(x^2) + eps) (rounded to float32 for float32 rows),
+ * y = x * rstd * w (w, k elements of dt, may be NULL). */
+weft_status weft__rms_norm_forward(const weft_kernels* kt, int64_t m, int64_t k, weft_dtype dt, const void* x,
+                                   double eps, const void* w, void* y, double* rstd);
+/* Its gradients: dx = rstd g - x rstd^3 sum(g x) / k with g = dy * w, and
+ * gw = sum over rows of dy x rstd (each may be NULL). */
+weft_status weft__rms_norm_backward(const weft_kernels* kt, int64_t m, int64_t k, weft_dtype dt, const void* dy,
+                                    const void* x, const double* rstd, const void* w, void* dx, void* gw);
+
 #endif
