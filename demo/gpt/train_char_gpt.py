@@ -8,11 +8,14 @@ lm_head tied to wte; exact GELU; LayerNorm eps 1e-5), so its state dict loads un
 "Pride and Prejudice" (public domain) as Debian's r-cran-janeaustenr ships it, extracted by
 extract_austen.py (see TEXT-LICENSE.md). The vocabulary is every printable ASCII character plus
 newline, so the page can fine-tune on pasted text whose characters the novel lacks.
-    nice -n 10 /usr/bin/python3 demo/gpt/train_char_gpt.py      (800 steps of 16 x 128 characters)
-Debian's torch links the reference BLAS (libblas3); OpenBLAS's libblas.so.3 makes it ~4x faster
-without touching the system's choice: apt-get download libopenblas0-pthread, dpkg-deb -x it into
-a folder and run with LD_LIBRARY_PATH=<folder>/usr/lib/x86_64-linux-gnu/openblas-pthread
-(about 10 minutes on 2 idle cores).
+    nice -n 10 /usr/bin/python3 demo/gpt/train_char_gpt.py   [env STEPS=n THREADS=n SNAPSHOTS=folder]
+One thread does a step (16 windows of 128 characters) in about 0.3 s of CPU with OpenBLAS, so the
+committed STEPS take about 8 minutes on an idle machine. Debian's torch links the reference BLAS
+(libblas3), 4x slower here; OpenBLAS's libblas.so.3 can be used without touching the system's
+choice: apt-get download libopenblas0-pthread, dpkg-deb -x it into a folder and run with
+LD_LIBRARY_PATH=<folder>/usr/lib/x86_64-linux-gnu/openblas-pthread OPENBLAS_NUM_THREADS=1.
+The learning rate does not depend on STEPS (warmup, then 1/sqrt(step)), so a run of n steps is the
+first n steps of any longer one, and SNAPSHOTS keeps the outputs every 100 steps of a long run.
 Writes (deterministic for a given machine, committed):
     demo/gpt/char_gpt.pt    torch.save(model.state_dict()): float32 weights, as a user's file
     demo/gpt/char_gpt.json  config (weft/models' gpt config names), vocabulary, training summary
@@ -30,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VOCAB = "\n" + "".join(chr(c) for c in range(32, 127))
 CONFIG = dict(vocabSize=len(VOCAB), blockSize=128, nLayer=4, nHead=4, nEmbd=128, bias=True, dropout=0.0)
 SEED = 1337
-STEPS = 2000
+STEPS = 1600
 BATCH = 16
 LR, WARMUP = 2e-3, 50
 WEIGHT_DECAY = 0.1
