@@ -2,16 +2,19 @@
  * row sums, padding_idx, scale_grad_by_freq, embedding_renorm_),
  * rms_norm (the fused forward and the backward op against float64
  * references) and index_copy_, at 1 and 3 threads (the same bits), their
- * errors, and no leaks. PyTorch's values are replayed by
- * tests/js/transformer-fixtures.test.mjs. */
+ * errors, a clean OutOfMemory at every failing allocation, and no leaks.
+ * PyTorch's values are replayed by tests/js/transformer-fixtures.test.mjs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "kernels/kernels.h"
+#include "ops/cpu/normalization.h"
 #include "ops/ops.h"
 #include "test.h"
 #include "weft/alloc.h"
+#include "weft/autograd.h"
 #include "weft/parallel.h"
 
 static bool near(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
@@ -192,6 +195,23 @@ static void test_rms_norm(void) {
   weft_tensor_release(xi), weft_tensor_release(x), weft_tensor_release(w), weft_tensor_release(gy);
 }
 
+/* the driver on the scalar backend and the best one: the same values within rounding (their sums of squares
+ * may group differently) */
+static void test_rms_backends(void) {
+  enum { M = 7, K = 133 };
+  float x[M * K], w[K], y0[M * K], y1[M * K];
+  double r0[M], r1[M];
+  srand(3);
+  for (int i = 0; i < M * K; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
+  for (int i = 0; i < K; i++) w[i] = (float)rand() / RAND_MAX + 0.5f;
+  CHECK(weft__rms_norm_forward(weft__kernels_scalar(), M, K, WEFT_FLOAT32, x, 1e-6, w, y0, r0) == WEFT_OK);
+  CHECK(weft__rms_norm_forward(weft__kernels(), M, K, WEFT_FLOAT32, x, 1e-6, w, y1, r1) == WEFT_OK);
+  bool ok = true;
+  for (int i = 0; i < M * K; i++) ok = ok && near(y0[i], y1[i], 1e-6);
+  for (int i = 0; i < M; i++) ok = ok && near(r0[i], r1[i], 1e-6);
+  CHECK(ok);
+}
+
 /* ---- index_copy_ ---- */
 static void test_index_copy(void) {
   const int64_t s[2] = {3, 5}, ss[2] = {3, 2}, is[1] = {2};
@@ -211,6 +231,66 @@ static void test_index_copy(void) {
   weft_tensor_release(x), weft_tensor_release(src), weft_tensor_release(src2), weft_tensor_release(idx);
 }
 
+/* ---- allocation failures: every failing allocation gives a clean OutOfMemory and leaves nothing ---- */
+static weft_fail_nth_allocator injecting;
+
+/* the gradient of sum(op(...)) for the first of in[] (the others' released) */
+static weft_tensor* fault_run(int which, weft_tensor* const* in) {
+  const int64_t ns = 6;
+  weft_tensor* y = which == 0   ? weft_embedding(in[1], in[0], 1, true, false)
+                   : which == 1 ? weft_rms_norm(in[0], &ns, 1, in[1], NAN)
+                                : weft_index_copy(in[0], 0, in[1], in[2]);
+  weft_tensor* s = y ? weft_sum(y, (weft_dtype)-1) : NULL;
+  weft_tensor* diff[2] = {in[0], which == 2 ? in[2] : in[1]};
+  weft_tensor* g[2] = {NULL, NULL};
+  int first = which == 0 ? 1 : 0; /* embedding: the weight (the ids take none) */
+  weft_status st = s ? weft_autograd_grad(&s, NULL, 1, diff + first, 2 - first, false, false, false, g)
+                     : weft_last_status();
+  weft_tensor_release(y), weft_tensor_release(s), weft_tensor_release(g[1]);
+  if (st != WEFT_OK) weft_tensor_release(g[0]);
+  return st == WEFT_OK ? g[0] : NULL;
+}
+
+static void test_allocation_failures(void) {
+  weft_fail_nth_allocator_init(&injecting);
+  const int64_t is[2] = {2, 3}, ws[2] = {5, 6}, xs[2] = {4, 6}, ns = 6, src[2] = {2, 6};
+  for (int which = 0; which < 3; which++) {
+    weft_tensor* in[3];
+    if (which == 0) in[0] = ids(is, 2, WEFT_INT64, 5, 9), in[1] = weft_randn(ws, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    if (which == 1) in[0] = weft_randn(xs, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU), in[1] = weft_randn(&ns, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    if (which == 2) in[0] = weft_randn(xs, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU), in[1] = ids(&src[0], 1, WEFT_INT64, 4, 2);
+    in[2] = weft_randn(src, 2, WEFT_FLOAT32, WEFT_DEVICE_CPU);
+    for (int i = 0; i < 3; i++)
+      if (in[i]->dtype == WEFT_FLOAT32) weft_set_requires_grad(in[i], true);
+    weft_memory_stats base = weft_memory();
+    long n = 1;
+    for (;; n++) {
+      injecting.countdown = n;
+      weft_clear_error();
+      weft_set_allocator(&injecting.allocator);
+      weft_tensor* r = fault_run(which, in);
+      weft_set_allocator(NULL);
+      bool hit = injecting.countdown == 0;
+      injecting.countdown = 0;
+      if (r) {
+        CHECK(!hit);
+        weft_tensor_release(r);
+        break;
+      }
+      CHECK(hit && weft_last_status() == WEFT_OUT_OF_MEMORY);
+      weft_memory_stats m = weft_memory();
+      CHECK_EQ_I64(m.tensors, base.tensors);
+      CHECK_EQ_I64(m.storages, base.storages);
+      if (n > 2000) {
+        CHECK(false);
+        break;
+      }
+    }
+    CHECK(n > 1);
+    for (int i = 0; i < 3; i++) weft_tensor_release(in[i]);
+  }
+}
+
 int main(void) {
   weft_manual_seed(24);
   test_embedding_forward();
@@ -218,7 +298,9 @@ int main(void) {
   test_embedding_renorm();
   test_embedding_errors();
   test_rms_norm();
+  test_rms_backends();
   test_index_copy();
+  test_allocation_failures();
   CHECK_NO_LEAKS();
   TEST_REPORT();
 }

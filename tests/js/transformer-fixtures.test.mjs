@@ -101,6 +101,17 @@ test('indexCopy_ in place, an int32 index, option errors', async () => {
     const r = x.indexCopy_(1, wt.tensor([3n, 0n]), wt.tensor([[1, 2], [3, 4], [5, 6]]));
     assert.equal(r, x);
     assert.deepEqual(x.toArray(), [[2, 0, 0, 1], [4, 0, 0, 3], [6, 0, 0, 5]]);
+    // in place on a non-leaf: IndexCopyBackward0 zeroes the overwritten rows of the input's gradient
+    const leaf = wt.randn([4, 2]).requiresGrad_();
+    const src = wt.randn([2, 2]).requiresGrad_();
+    const twice = leaf.mul(2);
+    twice.indexCopy_(0, wt.tensor([3n, 1n]), src);
+    const fn = twice.gradFn;
+    assert.equal(fn.name, 'IndexCopyBackward0');
+    fn.dispose();
+    twice.mul(wt.tensor([[1, 2], [3, 4], [5, 6], [7, 8]])).sum().backward();
+    assert.deepEqual(leaf.grad.toArray(), [[2, 4], [0, 0], [10, 12], [0, 0]]);
+    assert.deepEqual(src.grad.toArray(), [[7, 8], [3, 4]]);
     throwsWeft(() => x.indexCopy_(0, wt.tensor([1, 2], { dtype: 'int32' }), wt.ones([2, 4])), 'TypeError',
       new RegExp(fixture.index_int32_error.replace(/[()]/g, '\\$&')));
     throwsWeft(() => wt.embedding(wt.tensor([1n]), wt.ones([3, 2]), { padIdx: 1 }), 'TypeError',
@@ -111,6 +122,14 @@ test('indexCopy_ in place, an int32 index, option errors', async () => {
     const b = wt.embedding(wt.tensor([[4n, 0n], [2n, 2n]]), w);
     assert.deepEqual(a.toArray(), b.toArray());
     assert.deepEqual(wt.nn.functional.rmsNorm === wt.rmsNorm, true);
+    // explain names the dedicated kernels; meta tensors give shapes only
+    assert.equal(wt.explain('embedding', w, wt.tensor([1n, 2n])).path, 'row_gather');
+    assert.equal(wt.explain('rms_norm', w, [3]).path, 'rms_norm_rows');
+    const meta = { device: 'meta' };
+    assert.deepEqual(wt.embedding(wt.empty([2, 7], { ...meta, dtype: 'int64' }), wt.empty([9, 4], meta)).shape, [2, 7, 4]);
+    assert.deepEqual(wt.rmsNorm(wt.empty([2, 6], meta), [6]).shape, [2, 6]);
+    assert.deepEqual(wt.indexCopy(wt.empty([5, 3], meta), 0, wt.empty([2], { ...meta, dtype: 'int64' }),
+      wt.empty([2, 3], meta)).shape, [5, 3]);
   });
   assert.deepEqual(counts(wt), before);
 });
@@ -130,6 +149,51 @@ test('narrow(dim, start, len).copy_(src) of dense slices is a row copy', async (
     assert.equal(cache.abs().sum().item(), 0, 'explain does not run the copy');
     cache.narrow(2, 5, 1).copy_(step);
     assert.deepEqual(cache.narrow(2, 5, 1).toArray(), step.toArray());
-    assert.equal(cache.abs().sum().item(), step.abs().sum().item());
+    assert.ok(close(cache.abs().sum().item(), step.abs().sum().item(), 1e-6), 'nothing else written');
   });
+});
+
+// createGraph: rms_norm's gradients as differentiable ops (the same first
+// derivatives as its backward op, second derivatives against central
+// differences of them), embedding_dense_backward's own derivative
+test('createGraph through rmsNorm and embedding', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    const opt = { dtype: 'float64' };
+    const x = wt.randn([3, 5], opt).requiresGrad_();
+    const w = wt.randn([5], opt).requiresGrad_();
+    const G = wt.randn([3, 5], opt);
+    const loss = (a, b) => wt.rmsNorm(a, [5], b, { eps: 1e-3 }).mul(G).sum();
+    const plain = wt.autograd.grad(loss(x, w), [x, w]);
+    const graph = wt.autograd.grad(loss(x, w), [x, w], { createGraph: true });
+    for (let i = 0; i < 2; i++) {
+      flat(plain[i]).forEach((v, j) => assert.ok(close(flat(graph[i])[j], v, 1e-12), `first derivative ${i}[${j}]`));
+    }
+    const H = wt.randn([3, 5], opt);
+    const [hx] = wt.autograd.grad(graph[0].mul(H).sum(), [x]);
+    // d/dx of <dL/dx, H>: central differences of the plain backward along each x element
+    const xs = flat(x);
+    const h = 1e-6;
+    const dot = (vals) => wt.tidy(() => {
+      const xi = wt.tensor(vals, opt).reshape([3, 5]).requiresGrad_();
+      const [gx] = wt.autograd.grad(loss(xi, w), [xi]);
+      return gx.mul(H).sum().item();
+    });
+    flat(hx).forEach((v, j) => {
+      const up = xs.slice(), dn = xs.slice();
+      up[j] += h, dn[j] -= h;
+      assert.ok(close(v, (dot(up) - dot(dn)) / (2 * h), 1e-5), `second derivative [${j}]`);
+    });
+    // embedding: d<dense_backward(g), H>/dg = the rows of H the ids read, padding positions zero
+    const weight = wt.randn([4, 2], opt).requiresGrad_();
+    const ids = wt.tensor([3n, 1n, 3n]);
+    const g = wt.randn([3, 2], opt).requiresGrad_();
+    const [gw] = wt.autograd.grad(wt.embedding(ids, weight, { paddingIdx: 1 }), [weight], { gradOutputs: g, createGraph: true });
+    const Hw = wt.randn([4, 2], opt);
+    const [gg] = wt.autograd.grad(gw.mul(Hw).sum(), [g]);
+    const rows = Hw.toArray();
+    assert.deepEqual(gg.toArray(), [rows[3], [0, 0], rows[3]]);
+  });
+  assert.deepEqual(counts(wt), before);
 });
