@@ -36,6 +36,18 @@ export function drawDigit(canvas, pixels) {
   g.putImageData(img, 0, 0);
 }
 
+// A canvas's 2D context drawing in CSS pixels at the screen's resolution (the
+// backing store resized to the element's size times devicePixelRatio), cleared.
+export function sharpCanvas(c) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = c.clientWidth || c.width, h = c.clientHeight || c.height;
+  if (c.width !== Math.round(w * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
+  const g = c.getContext('2d');
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  return { g, w, h };
+}
+
 // ---- backend -------------------------------------------------------------------
 
 // The threaded build when the page is cross-origin isolated, else the

@@ -4,7 +4,7 @@
 // grid of test digits with the model's predictions.
 import { init } from '../dist/browser.js';
 import { el } from './layout.js';
-import { drawDigit, fetchBytes, showStatus, startPage } from './panels.js';
+import { drawDigit, fetchBytes, sharpCanvas, showStatus, startPage } from './panels.js';
 import { DigitsTrainer, loadDigits } from './train/digits.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -16,13 +16,7 @@ const state = { wt: null, data: null, trainer: null, running: false, losses: [],
 // ---- plot ----------------------------------------------------------------------
 
 function plot() {
-  const c = $('train-canvas');
-  const dpr = window.devicePixelRatio || 1;
-  const w = c.clientWidth || c.width, h = c.clientHeight || c.height;
-  if (c.width !== Math.round(w * dpr)) { c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); }
-  const g = c.getContext('2d');
-  g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.clearRect(0, 0, w, h);
+  const { g, w, h } = sharpCanvas($('train-canvas'));
   const pad = { l: 44, r: 44, t: 10, b: 26 };
   const pw = w - pad.l - pad.r, ph = h - pad.t - pad.b;
   const { losses, accuracies, trainer } = state;
