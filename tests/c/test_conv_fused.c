@@ -159,14 +159,17 @@ static void test_drivers(void) {
     CHECK(bad == 0);
   }
   weft_set_num_threads(1);
-  /* _conv2d_fused picks Winograd for channels_last float32 3x3 stride 1 with >= 96 channels on >= 10x10 maps */
-  weft_conv2d_geom gw = geom(1, 96, 10, 12, 96, 3, 1, 1, 1, 1);
+  /* _conv2d_fused picks Winograd for channels_last float32 3x3 stride 1 with >= 64 channels on >= 4x4 maps */
+  weft_conv2d_geom gw = geom(1, 64, 10, 12, 64, 3, 1, 1, 1, 1);
   CHECK(weft__conv2d_fused_pick(&gw, true, WEFT_FLOAT32) == WEFT_CONV_WINOGRAD_NHWC);
   CHECK(weft__conv2d_fused_pick(&gw, false, WEFT_FLOAT32) == WEFT_CONV_IM2COL_GEMM_NCHW);
   CHECK(weft__conv2d_fused_pick(&gw, true, WEFT_FLOAT64) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
   weft_conv2d_geom gs = geom(1, 96, 10, 12, 96, 3, 2, 1, 1, 1), g7 = geom(1, 512, 7, 7, 512, 3, 1, 1, 1, 1);
+  weft_conv2d_geom g3 = geom(1, 512, 3, 3, 512, 3, 1, 1, 1, 1), gc = geom(1, 48, 10, 12, 64, 3, 1, 1, 1, 1);
   CHECK(weft__conv2d_fused_pick(&gs, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
-  CHECK(weft__conv2d_fused_pick(&g7, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
+  CHECK(weft__conv2d_fused_pick(&g7, true, WEFT_FLOAT32) == WEFT_CONV_WINOGRAD_NHWC);
+  CHECK(weft__conv2d_fused_pick(&g3, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
+  CHECK(weft__conv2d_fused_pick(&gc, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
 }
 
 /* ---- the op ---- */
