@@ -7,7 +7,8 @@
  *   c  row i, column j at c[i * cs + j]; only mr rows and nc columns are
  *      written: C = alpha * A B, or C += alpha * A B when p->accumulate,
  *      clamped to [p->lo, p->hi] as it is stored when p->clamp (a
- *      convolution's fused relu / relu6, on its last K block); not
+ *      convolution's fused relu / relu6, on its last K block; PyTorch's
+ *      clamp, keeping NaN and -0: wv_f32x4_clamp); not
  *      accumulating, p->bias (nc values, or NULL) is added per column
  *
  * f32 4x8, splat form: per k two B vectors are loaded and each A value is
@@ -34,8 +35,8 @@ static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const 
     }
     if (p->clamp) {
       const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
-      v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
-      v1 = wv_f32x4_min(wv_f32x4_max(v1, lo), hi);
+      v0 = wv_f32x4_clamp(v0, lo, hi);
+      v1 = wv_f32x4_clamp(v1, lo, hi);
     }
     wv_v128_store(c, v0);
     wv_v128_store(c + 4, v1);
@@ -45,14 +46,14 @@ static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const 
   if (nc >= 4) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load(c), v0);
     if (bias) v0 = wv_f32x4_add(v0, wv_v128_load(bias)), bias += 4;
-    if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
+    if (p->clamp) v0 = wv_f32x4_clamp(v0, lo, hi);
     wv_v128_store(c, v0);
     c += 4, nc -= 4, v0 = v1;
   }
   if (nc) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load_partial(c, nc * 4), v0);
     if (bias) v0 = wv_f32x4_add(v0, wv_v128_load_partial(bias, nc * 4));
-    if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
+    if (p->clamp) v0 = wv_f32x4_clamp(v0, lo, hi);
     wv_v128_store_partial(c, v0, nc * 4);
   }
 }
