@@ -674,25 +674,49 @@ static T nll_loss_(weft__bctx* c, T g, T target, T weight, const char* reduction
   return g && target ? keep(c, weft_nll_loss(g, target, weight, reduction, ignore)) : NULL;
 }
 
+/* ---- backward ops computing several gradients in one call (the convolutions', the
+ * normalizations'): the first G() makes them all, with an output mask from the edges ---- */
+/* the output mask: which of (input, weight, bias), arguments in0/in1/in2, need a gradient */
+static void norm_mask(weft__bctx* c, int in0, int in1, int in2, bool mask[3]) {
+  mask[0] = (c->needs & A(in0)) != 0, mask[1] = (c->needs & A(in1)) != 0, mask[2] = (c->needs & A(in2)) != 0;
+}
+static T trio_set(weft__bctx* c, T gx, T gw, T gb, int which) {
+  c->trio_done = true;
+  c->trio[0] = (weft_tensor*)gx, c->trio[1] = (weft_tensor*)gw, c->trio[2] = (weft_tensor*)gb;
+  return c->trio[which];
+}
+static T trio_pick(weft__bctx* c, weft_tensor3 r, int which) {
+  weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
+  T k[3];
+  for (int i = 0; i < 3; i++) k[i] = outs[i] ? keep(c, outs[i]) : NULL;
+  return trio_set(c, k[0], k[1], k[2], which);
+}
+
 /* ---- conv and pooling: the op's own arguments read from the node ---- */
 
-/* One output of convolution_backward (0 input, 1 weight, 2 bias): the op, so
- * a createGraph pass records it (ConvolutionBackwardBackward0). */
+/* Output `which` of convolution_backward (0 input, 1 weight, 2 bias). For a
+ * convolution's node (all), one call makes every gradient it needs (the
+ * others wait in the trio); under createGraph, and for the double backward,
+ * each output is a call of its own with a one-hot mask instead, as
+ * ConvolutionBackwardBackward0 differentiates the one output it owns. */
 typedef struct {
   const int64_t *stride, *padding, *dilation, *output_padding; /* output_padding NULL: zeros */
   int64_t ns, np, nd, nop, groups;
   bool transposed;
 } conv_args;
-static T conv_backward_one(weft__bctx* c, T g, T x, T w, const conv_args* a, int which) {
+static T conv_backward_one(weft__bctx* c, T g, T x, T w, const conv_args* a, int which, bool all) {
   if (!g || !x || !w) return NULL;
-  const bool mask[3] = {which == 0, which == 1, which == 2};
+  if (all && c->trio_done) return c->trio[which];
+  bool one = !all || weft_grad_enabled(), mask[3] = {which == 0, which == 1, which == 2};
+  if (!one) norm_mask(c, 0, 1, 2, mask);
   const int64_t no_output_padding[2] = {0, 0};
   bool op = a->output_padding != NULL;
   weft_tensor3 r = weft_convolution_backward(g, x, w, NULL, 0, a->stride, a->ns, a->padding, a->np, a->dilation,
                                              a->nd, a->transposed, op ? a->output_padding : no_output_padding,
                                              op ? a->nop : 2, a->groups, mask, 3);
   weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
-  return r.status ? NULL : keep(c, outs[which]);
+  if (r.status) return NULL;
+  return one ? keep(c, outs[which]) : trio_pick(c, r, which);
 }
 
 /* conv2d.padding's string as convolution_backward's padding: 'valid' 0;
@@ -724,9 +748,9 @@ static T conv_2d_backward(weft__bctx* c, T g, T x, T w, conv_args a, const char*
     a.padding = pad, a.np = 2;
     g = same_padding(c, g, w, mode, a.dilation, a.nd, pad);
   }
-  if (!g || x->ndim != 3) return conv_backward_one(c, g, x, w, &a, which);
+  if (!g || x->ndim != 3) return conv_backward_one(c, g, x, w, &a, which, true);
   T g4 = keep(c, weft_unsqueeze(g, 0)), x4 = g4 ? keep(c, weft_unsqueeze(x, 0)) : NULL;
-  T r = conv_backward_one(c, g4, x4, w, &a, which);
+  T r = conv_backward_one(c, g4, x4, w, &a, which, true);
   return which == 0 && r ? keep(c, weft_squeeze_dim(r, 0)) : r;
 }
 
@@ -798,8 +822,8 @@ static T conv_double_backward(weft__bctx* c, T G, int arg) {
     int64_t shape[4] = {1, G->sizes[0], 1, 1};
     return expand(c, reshape(c, G, shape, 4), gO->sizes, gO->ndim);
   }
-  if (arg == 1 && j == 1) return conv_backward_one(c, gO, x, G, &a, 0);
-  if (arg == 2 && j == 0) return conv_backward_one(c, gO, G, w, &a, 1);
+  if (arg == 1 && j == 1) return conv_backward_one(c, gO, x, G, &a, 0, false);
+  if (arg == 2 && j == 0) return conv_backward_one(c, gO, G, w, &a, 1, false);
   return zeros_of(c, G, arg);
 }
 
@@ -878,22 +902,6 @@ static T adaptive_avg_pool2d_(weft__bctx* c, T g) {
 
 #include "autograd/formulas_resize.inc"
 /* ---- normalizations: one backward call per node for all three gradients ---- */
-/* the output mask: which of (input, weight, bias), arguments in0/in1/in2, need a gradient */
-static void norm_mask(weft__bctx* c, int in0, int in1, int in2, bool mask[3]) {
-  mask[0] = (c->needs & A(in0)) != 0, mask[1] = (c->needs & A(in1)) != 0, mask[2] = (c->needs & A(in2)) != 0;
-}
-static T trio_set(weft__bctx* c, T gx, T gw, T gb, int which) {
-  c->trio_done = true;
-  c->trio[0] = (weft_tensor*)gx, c->trio[1] = (weft_tensor*)gw, c->trio[2] = (weft_tensor*)gb;
-  return c->trio[which];
-}
-static T trio_pick(weft__bctx* c, weft_tensor3 r, int which) {
-  weft_tensor** outs = (weft_tensor**)&r; /* r's tensors (`t` is a macro here) */
-  T k[3];
-  for (int i = 0; i < 3; i++) k[i] = outs[i] ? keep(c, outs[i]) : NULL;
-  return trio_set(c, k[0], k[1], k[2], which);
-}
-
 /* Under createGraph the gradients are differentiable ops over the saved
  * input (PyTorch's infinitely_differentiable_native_*_backward): mean and
  * rstd recomputed from x, so a second pass sees how they depend on it.

@@ -1,14 +1,12 @@
 /* A convolution's epilogue where the output tile cannot take it as it is
  * stored (the depthwise kernels write, they do not accumulate): in place over
  * n outputs just written, still in L1,
- *   y[i] = min(max(y[i] + r[i], lo), hi)      (r NULL: no residual)
+ *   y[i] = clamp(y[i] + r[i], lo, hi)      (r NULL: no residual)
  * relu is lo = 0, hi = +inf; relu6 lo = 0, hi = 6; no activation -inf, +inf.
- * max/min are wasm's (a NaN operand gives NaN), as PyTorch's clamp keeps a
- * NaN, on every backend. */
+ * The clamp is PyTorch's (wv_f32x4_clamp): a NaN stays NaN and -0 stays -0,
+ * as in the unfused ops, on every backend. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
-
-static inline wv128 f32_epi(wv128 v, wv128 lo, wv128 hi) { return wv_f32x4_min(wv_f32x4_max(v, lo), hi); }
 
 void WEFT_UKERNEL(f32_conv_epilogue, u8)(size_t n, const float* r, float* y, const struct weft_f32_clamp_params* p) {
   const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
@@ -16,19 +14,19 @@ void WEFT_UKERNEL(f32_conv_epilogue, u8)(size_t n, const float* r, float* y, con
   for (; i + 8 <= n; i += 8) {
     wv128 a = wv_v128_load(y + i), b = wv_v128_load(y + i + 4);
     if (r) a = wv_f32x4_add(a, wv_v128_load(r + i)), b = wv_f32x4_add(b, wv_v128_load(r + i + 4));
-    wv_v128_store(y + i, f32_epi(a, lo, hi));
-    wv_v128_store(y + i + 4, f32_epi(b, lo, hi));
+    wv_v128_store(y + i, wv_f32x4_clamp(a, lo, hi));
+    wv_v128_store(y + i + 4, wv_f32x4_clamp(b, lo, hi));
   }
   for (; i + 4 <= n; i += 4) {
     wv128 a = wv_v128_load(y + i);
     if (r) a = wv_f32x4_add(a, wv_v128_load(r + i));
-    wv_v128_store(y + i, f32_epi(a, lo, hi));
+    wv_v128_store(y + i, wv_f32x4_clamp(a, lo, hi));
   }
   if (i < n) {
     size_t bytes = (n - i) * 4;
     wv128 a = wv_v128_load_partial(y + i, bytes);
     if (r) a = wv_f32x4_add(a, wv_v128_load_partial(r + i, bytes));
-    wv_v128_store_partial(y + i, f32_epi(a, lo, hi), bytes);
+    wv_v128_store_partial(y + i, wv_f32x4_clamp(a, lo, hi), bytes);
   }
 }
 

@@ -2,12 +2,14 @@
  * (XNNPACK src/f32-gemm/wasmsimd-splat.c.in; BLIS's micro-kernel).
  *
  *   a  the packed A panel: kc steps of MR values (rows i of column k at
- *      a[k * MR + i]; rows past mr are zeros the driver wrote)
+ *      a[k * MR + i]; rows past mr are zeros the driver wrote), or with
+ *      p->lda (f32) mr rows of A in place, a[i * lda + k]
  *   b  the packed B panel: kc steps of NR values (b[k * NR + j])
  *   c  row i, column j at c[i * cs + j]; only mr rows and nc columns are
  *      written: C = alpha * A B, or C += alpha * A B when p->accumulate,
  *      clamped to [p->lo, p->hi] as it is stored when p->clamp (a
- *      convolution's fused relu / relu6, on its last K block); not
+ *      convolution's fused relu / relu6, on its last K block; PyTorch's
+ *      clamp, keeping NaN and -0: wv_f32x4_clamp); not
  *      accumulating, p->bias (nc values, or NULL) is added per column
  *
  * f32 4x8, splat form: per k two B vectors are loaded and each A value is
@@ -34,8 +36,8 @@ static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const 
     }
     if (p->clamp) {
       const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
-      v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
-      v1 = wv_f32x4_min(wv_f32x4_max(v1, lo), hi);
+      v0 = wv_f32x4_clamp(v0, lo, hi);
+      v1 = wv_f32x4_clamp(v1, lo, hi);
     }
     wv_v128_store(c, v0);
     wv_v128_store(c + 4, v1);
@@ -45,14 +47,14 @@ static inline void f32_store_row(float* c, wv128 v0, wv128 v1, size_t nc, const 
   if (nc >= 4) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load(c), v0);
     if (bias) v0 = wv_f32x4_add(v0, wv_v128_load(bias)), bias += 4;
-    if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
+    if (p->clamp) v0 = wv_f32x4_clamp(v0, lo, hi);
     wv_v128_store(c, v0);
     c += 4, nc -= 4, v0 = v1;
   }
   if (nc) {
     if (acc) v0 = wv_f32x4_add(wv_v128_load_partial(c, nc * 4), v0);
     if (bias) v0 = wv_f32x4_add(v0, wv_v128_load_partial(bias, nc * 4));
-    if (p->clamp) v0 = wv_f32x4_min(wv_f32x4_max(v0, lo), hi);
+    if (p->clamp) v0 = wv_f32x4_clamp(v0, lo, hi);
     wv_v128_store_partial(c, v0, nc * 4);
   }
 }
@@ -62,12 +64,26 @@ void WEFT_UKERNEL(f32_gemm_4x8, splat)(size_t mr, size_t nc, size_t kc, const fl
                                        size_t cs, const struct weft_f32_gemm_params* p) {
   wv128 c0[MR], c1[MR]; /* row i: columns 0-3 and 4-7 */
   for (int i = 0; i < MR; i++) c0[i] = c1[i] = wv_v128_zero();
-  for (; kc; kc--, a += MR, b += 8) {
-    const wv128 b0 = wv_v128_load(b), b1 = wv_v128_load(b + 4);
-    for (int i = 0; i < MR; i++) {
-      const wv128 va = wv_f32x4_splat(a[i]);
-      c0[i] = wv_f32x4_muladd(va, b0, c0[i]);
-      c1[i] = wv_f32x4_muladd(va, b1, c1[i]);
+  if (p->lda) {
+    /* A in place: rows past mr read the last one (computed, never stored) */
+    const float* ar[MR];
+    for (size_t i = 0; i < MR; i++) ar[i] = a + (i < mr ? i : mr - 1) * p->lda;
+    for (size_t k = 0; k < kc; k++, b += 8) {
+      const wv128 b0 = wv_v128_load(b), b1 = wv_v128_load(b + 4);
+      for (int i = 0; i < MR; i++) {
+        const wv128 va = wv_f32x4_splat(ar[i][k]);
+        c0[i] = wv_f32x4_muladd(va, b0, c0[i]);
+        c1[i] = wv_f32x4_muladd(va, b1, c1[i]);
+      }
+    }
+  } else {
+    for (; kc; kc--, a += MR, b += 8) {
+      const wv128 b0 = wv_v128_load(b), b1 = wv_v128_load(b + 4);
+      for (int i = 0; i < MR; i++) {
+        const wv128 va = wv_f32x4_splat(a[i]);
+        c0[i] = wv_f32x4_muladd(va, b0, c0[i]);
+        c1[i] = wv_f32x4_muladd(va, b1, c1[i]);
+      }
     }
   }
   if (p->alpha != 1.0f) {

@@ -73,14 +73,18 @@ typedef void weft_f32_vscan_rows_fn(size_t rows, size_t cols, const float* x, si
 /* GEMM micro-kernels (gemm.c): an mr x nc (<= MR x NR) tile of C, row stride
  * cs elements, from a packed A panel (kc x MR) and B panel (kc x NR):
  * C = alpha * A B, or C += alpha * A B when accumulate; then, when clamp,
- * C = min(max(C, lo), hi) as it is stored (a fused relu / relu6; NaN stays
- * NaN). Initializers that stop after accumulate leave clamp off. */
+ * C = clamp(C, lo, hi) as it is stored (a fused relu / relu6; PyTorch's
+ * clamp: NaN and -0 stay). Initializers that stop after accumulate leave clamp off. */
 struct weft_f32_gemm_params {
   float alpha;
   int accumulate;
   int clamp;
   float lo, hi;
   const float* bias; /* not accumulating: C = alpha * A B + bias[j] (NULL: + 0) */
+  /* 0: A is a packed panel; else A is read in place as mr rows lda floats
+   * apart (row i, column k at a[i * lda + k]): a 1x1 NHWC convolution's
+   * pixels, which need no packing */
+  size_t lda;
 };
 struct weft_f64_gemm_params {
   double alpha;

@@ -6,7 +6,8 @@
 #define OP_vneg(v) wv_f32x4_neg(v)
 #define OP_vabs(v) wv_f32x4_abs(v)
 #define OP_vsqrt(v) wv_f32x4_sqrt(v)
-#define OP_vrelu(v) wv_f32x4_max(v, wv_v128_zero())
+/* relu: x < 0 ? 0 : x, as PyTorch's clamp_min (NaN and -0 kept); pmax, not f32x4.max, which gives +0 for -0 */
+#define OP_vrelu(v) wv_f32x4_pmax(v, wv_v128_zero())
 #define OP_vfloor(v) wv_f32x4_floor(v)
 #define OP_vceil(v) wv_f32x4_ceil(v)
 #define OP_vtrunc(v) wv_f32x4_trunc(v)
@@ -41,13 +42,13 @@ VUNARY(vrsqrt)
 
 /* ---- activations with parameters (PyTorch's scalar formulas, same order of
  * operations, so the plain-C rows give the same bits) ---- */
-/* hardtanh / relu6: clamp(x, a, b) as std::min(std::max(x, a), b): pmax/pmin
- * keep NaN and -0 where x passes, as PyTorch's clamp does */
-#define OPP_vhardtanh(v) wv_f32x4_pmin(wv_f32x4_pmax(v, A), B)
+/* hardtanh / relu6: clamp(x, a, b) as std::min(std::max(x, a), b), which
+ * keeps NaN and -0 where x passes, as PyTorch's clamp does (wv_f32x4_clamp) */
+#define OPP_vhardtanh(v) wv_f32x4_clamp(v, A, B)
 /* leaky_relu: x > 0 ? x : x * a */
 #define OPP_vleaky_relu(v) wv_v128_bitselect(v, wv_f32x4_mul(v, A), wv_f32x4_gt(v, Z))
 /* hardsigmoid: min(max(x + 3, 0), 6) / 6; hardswish: x times that */
-#define ACT_HS(v) wv_f32x4_pmin(wv_f32x4_pmax(wv_f32x4_add(v, THREE), Z), SIX)
+#define ACT_HS(v) wv_f32x4_clamp(wv_f32x4_add(v, THREE), Z, SIX)
 #define OPP_vhardsigmoid(v) wv_f32x4_div(ACT_HS(v), SIX)
 #define OPP_vhardswish(v) wv_f32x4_div(wv_f32x4_mul(v, ACT_HS(v)), SIX)
 

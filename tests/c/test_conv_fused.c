@@ -1,7 +1,7 @@
 /* _conv2d_fused (issue 23): the epilogue of every conv2d algorithm against
  * the unfused composition, and the op over it.
  *   - kernels: f32/f64_conv_epilogue, SIMD against scalar bit for bit and
- *     against the definition, NaN kept, with and without a residual;
+ *     against the definition, NaN and -0 kept, with and without a residual;
  *   - drivers: every algorithm, scalar and SIMD kernels, float32 and
  *     float64, 1 and 2 threads, each activation with and without a residual
  *     and bias, the weight packed by the driver or ahead (weft__conv2d_pack)
@@ -28,7 +28,7 @@ static void test_kernels(void) {
   float r[1100], y0[1100], y[KT_NBACKENDS][1100];
   double rd[40], yd[40];
   for (size_t i = 0; i < 1100; i++) r[i] = kt_randf(-4, 4), y0[i] = kt_randf(-8, 8);
-  y0[3] = NAN;
+  y0[3] = NAN, y0[4] = -0.0f, r[4] = -0.0f; /* clamp keeps -0, as PyTorch's */
   const struct weft_f32_clamp_params ps[3] = {{0.0f, INFINITY}, {0.0f, 6.0f}, {-INFINITY, INFINITY}};
   for (size_t si = 0; si < KT_NSIZES; si++)
     for (int pi = 0; pi < 3; pi++)
@@ -39,7 +39,9 @@ static void test_kernels(void) {
           kt_backend(k)->f32_conv_epilogue(n, wr ? r : NULL, y[k], &ps[pi]);
         }
         for (size_t i = 0; i < 1100; i++) {
-          float want = i < n ? kt_ref_min(kt_ref_max(wr ? y0[i] + r[i] : y0[i], ps[pi].lo), ps[pi].hi) : y0[i];
+          float v = wr ? y0[i] + r[i] : y0[i], lo = ps[pi].lo, hi = ps[pi].hi;
+          float c = v < lo ? lo : v;
+          float want = i < n ? (hi < c ? hi : c) : y0[i];
           bad += !kt_same_f32(y[0][i], y[1][i]) || !kt_same_f32(y[0][i], want);
         }
       }
@@ -159,14 +161,17 @@ static void test_drivers(void) {
     CHECK(bad == 0);
   }
   weft_set_num_threads(1);
-  /* _conv2d_fused picks Winograd for channels_last float32 3x3 stride 1 with >= 96 channels on >= 10x10 maps */
-  weft_conv2d_geom gw = geom(1, 96, 10, 12, 96, 3, 1, 1, 1, 1);
+  /* _conv2d_fused picks Winograd for channels_last float32 3x3 stride 1 with >= 64 channels on >= 4x4 maps */
+  weft_conv2d_geom gw = geom(1, 64, 10, 12, 64, 3, 1, 1, 1, 1);
   CHECK(weft__conv2d_fused_pick(&gw, true, WEFT_FLOAT32) == WEFT_CONV_WINOGRAD_NHWC);
   CHECK(weft__conv2d_fused_pick(&gw, false, WEFT_FLOAT32) == WEFT_CONV_IM2COL_GEMM_NCHW);
   CHECK(weft__conv2d_fused_pick(&gw, true, WEFT_FLOAT64) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
   weft_conv2d_geom gs = geom(1, 96, 10, 12, 96, 3, 2, 1, 1, 1), g7 = geom(1, 512, 7, 7, 512, 3, 1, 1, 1, 1);
+  weft_conv2d_geom g3 = geom(1, 512, 3, 3, 512, 3, 1, 1, 1, 1), gc = geom(1, 48, 10, 12, 64, 3, 1, 1, 1, 1);
   CHECK(weft__conv2d_fused_pick(&gs, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
-  CHECK(weft__conv2d_fused_pick(&g7, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
+  CHECK(weft__conv2d_fused_pick(&g7, true, WEFT_FLOAT32) == WEFT_CONV_WINOGRAD_NHWC);
+  CHECK(weft__conv2d_fused_pick(&g3, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
+  CHECK(weft__conv2d_fused_pick(&gc, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
 }
 
 /* ---- the op ---- */

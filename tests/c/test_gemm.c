@@ -2,7 +2,8 @@
  *   - micro-kernels: the SIMD backend against the scalar one, bit for bit,
  *     at every mr <= MR, nc <= NR, several kc, alpha, accumulate, and the
  *     clamp of a fused activation (none, [0, inf), [-0.3, 0.4]), and a
- *     bias added per column when not accumulating;
+ *     bias added per column when not accumulating; f32 with A read in place
+ *     (p->lda) as with A packed;
  *   - the driver against a naive float64 reference, float32 and float64,
  *     every M / N remainder of the tile and K across the KC block, at 1-4
  *     threads, with row-major, transposed, sliced and broadcast (stride 0)
@@ -35,10 +36,23 @@ static void test_microkernels(void) {
             const float lo = cl == 2 ? -0.3f : 0.0f, hi = cl == 2 ? 0.4f : (float)INFINITY;
             static const float fb[8] = {0.5f, -1, 2, 0.25f, -0.75f, 1.5f, 3, -2};
             static const double db[8] = {0.5, -1, 2, 0.25, -0.75, 1.5, 3, -2};
-            struct weft_f32_gemm_params p = {al ? 0.5f : 1.0f, acc, cl != 0, lo, hi, cl == 1 ? fb : NULL};
+            struct weft_f32_gemm_params p = {al ? 0.5f : 1.0f, acc, cl != 0, lo, hi, cl == 1 ? fb : NULL, 0};
             simd->f32_gemm_4x8(mr, nc, kcs[ki], a, b, c1, 11, &p);
             sc->f32_gemm_4x8(mr, nc, kcs[ki], a, b, c2, 11, &p);
             for (int i = 0; i < 44; i++) bad += !kt_same_f32(c1[i], c2[i]);
+            /* A in place (mr rows 301 apart, nothing read past them): the packed result, bit for bit */
+            float* ar = malloc(sizeof(float) * (mr * 301));
+            for (size_t i = 0; i < mr; i++)
+              for (size_t k = 0; k < 301; k++) ar[i * 301 + k] = k < kcs[ki] ? a[k * 4 + i] : NAN;
+            struct weft_f32_gemm_params pr = p;
+            pr.lda = 301;
+            for (int k = 0; k < 2; k++) {
+              float c3[4 * 11];
+              for (int i = 0; i < 44; i++) c3[i] = (float)i * 0.25f;
+              (k ? sc : simd)->f32_gemm_4x8(mr, nc, kcs[ki], ar, b, c3, 11, &pr);
+              for (int i = 0; i < 44; i++) bad += !kt_same_f32(c1[i], c3[i]);
+            }
+            free(ar);
             /* reference: rows/cols outside the tile untouched */
             for (size_t i = 0; i < 4; i++)
               for (size_t j = 0; j < 11; j++) {

@@ -228,7 +228,7 @@ static void test_cmp(void) {
 }
 
 /* ---- unary ---- */
-static float ref_relu(float x) { return isnan(x) ? x : x > 0 ? x : 0.0f; }
+static float ref_relu(float x) { return x < 0 ? 0.0f : x; } /* PyTorch's clamp_min: NaN and -0 stay */
 static float ref_neg(float x) { return -x; }
 static float ref_recip(float x) { return 1.0f / x; }
 static float ref_rsqrt(float x) { return 1.0f / sqrtf(x); }

@@ -175,6 +175,33 @@ for (const variant of VARIANTS) {
     });
   });
 
+  // (the SIMD builds: weft-scalar gives +0 for some of them, its compiled compare-selects folded into
+  // f32.max, whose max(-0, 0) is +0)
+  test(`_conv2d_fused keeps -0 through relu / relu6 as the unfused ops do (${variant})`, { skip: variant === 'scalar' }, async () => {
+    const wt = await init({ variant });
+    await noLeaks(wt, () => {
+      // zero input, negative weights and a -0 bias: every depthwise sum is -0 (the kernel starts
+      // from the bias), which clamp(x, 0, 6) keeps; a max-based clamp would give +0
+      const x = wt.zeros([1, 8, 5, 5]);
+      const w = wt.full([8, 1, 3, 3], -1);
+      const b = wt.tensor(new Array(8).fill(-0));
+      for (const cl of [false, true]) {
+        const xi = cl ? x.contiguous({ memoryFormat: 'channels_last' }) : x.clone();
+        const plain = wt.conv2d(xi, w, b, { padding: 1, groups: 8 });
+        for (const activation of ['relu', 'relu6']) {
+          const want = activation === 'relu' ? plain.relu() : wt.relu6(plain);
+          const y = wt._conv2dFused(xi, w, b, { padding: 1, groups: 8, activation });
+          const got = values(y), exp = values(want);
+          assert.ok(exp.every((v) => Object.is(v, -0)), `unfused ${activation}: all -0`);
+          assert.ok(got.every((v, i) => Object.is(v, exp[i])), `${activation} channels_last=${cl}: ${got.slice(0, 4)}`);
+          for (const t of [y, want]) t.dispose();
+        }
+        for (const t of [xi, plain]) t.dispose();
+      }
+      for (const t of [x, w, b]) t.dispose();
+    });
+  });
+
   test(`_conv2d_fused: explain, refusals, no gradient (${variant})`, async () => {
     const wt = await init({ variant });
     await noLeaks(wt, () => {

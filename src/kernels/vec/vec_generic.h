@@ -17,6 +17,11 @@ static inline void wv_v128_store_partial(void* p, wv128 v, size_t nbytes) {
 
 static inline wv128 wv_v128_zero(void) { return wv_i32x4_splat(0); }
 
+/* clamp(v, lo, hi) as PyTorch's clamp / hardtanh / relu6 (std::min(std::max(v, lo), hi)):
+ * v < lo ? lo : v > hi ? hi : v, so a NaN v stays NaN and -0 stays -0 where v passes
+ * (f32x4.max would give +0 for max(-0, 0)); pmax/pmin are one instruction each in V8 */
+static inline wv128 wv_f32x4_clamp(wv128 v, wv128 lo, wv128 hi) { return wv_f32x4_pmin(wv_f32x4_pmax(v, lo), hi); }
+
 /* The c (2..4) channels of 4 pixels at p (c vectors of interleaved 32-bit
  * elements) as one vector per channel: pixels to channel planes. c == 3
  * reads 2 elements past the 4 pixels (the caller keeps a pixel after). */

@@ -125,8 +125,9 @@ static bool act_bounds(weft_conv_act act, double* lo, double* hi) {
 
 /* c (mr x nc, row stride cs) += a-panel b-panel over kc (or, when not acc,
  * = a-panel b-panel + bias[j], bias NULL adding nothing), then the
- * activation of e when e is given (the last K block's store) */
-static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, const char* b, char* c,
+ * activation of e when e is given (the last K block's store); lda > 0
+ * (float32): a is mr rows of A in place, lda elements apart */
+static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, size_t lda, const char* b, char* c,
                     size_t cs, const weft_conv2d_epilogue* e, int acc, const char* bias) {
   double lo = 0.0, hi = 0.0;
   int clamp = e && act_bounds(e->act, &lo, &hi);
@@ -134,7 +135,7 @@ static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a
     const struct weft_f64_gemm_params p = {1.0, acc, clamp, lo, hi, (const double*)bias};
     u->kt->f64_gemm_4x4(mr, nc, kc, (const double*)a, (const double*)b, (double*)c, cs, &p);
   } else {
-    const struct weft_f32_gemm_params p = {1.0f, acc, clamp, (float)lo, (float)hi, (const float*)bias};
+    const struct weft_f32_gemm_params p = {1.0f, acc, clamp, (float)lo, (float)hi, (const float*)bias, lda};
     u->kt->f32_gemm_4x8(mr, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
   }
 }
@@ -302,9 +303,11 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
   for (int64_t i = 0; res && i < rows; i++)
     start_row(u, (size_t)cols, res + (size_t)(i * g->cout) * es, bias, true, y + (size_t)(i * g->cout) * es);
   int64_t panels = cdiv(rows, u->mr);
+  /* a dense 1x1's A rows are the pixels' channels, read in place (float32's kernel) */
+  const bool direct = c->dense1x1 && !u->f64;
   for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
     int64_t kc = min64(c->kcb, c->k - pc);
-    for (int64_t p = 0; p < panels; p++) {
+    for (int64_t p = 0; p < panels && !direct; p++) {
       char* d = apack + (size_t)(p * kc * u->mr) * es;
       int64_t r = min64(u->mr, rows - p * u->mr);
       pack_a_nhwc(c, q, m0 + p * u->mr, r, pc, kc, d);
@@ -312,10 +315,13 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
     for (int64_t j = 0; j < cols; j += u->nr) {
       const char* bp = c->wpack + (size_t)(q * c->k * c->rpad + pc * c->rpad + (j0 + j) / u->nr * kc * u->nr) * es;
       size_t nc = (size_t)min64(u->nr, cols - j);
-      for (int64_t p = 0; p < panels; p++)
-        ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, apack + (size_t)(p * kc * u->mr) * es, bp,
+      for (int64_t p = 0; p < panels; p++) {
+        const char* ap = direct ? c->x + (size_t)((m0 + p * u->mr) * g->c + q * c->cg + pc) * es
+                                : apack + (size_t)(p * kc * u->mr) * es;
+        ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, ap, direct ? (size_t)g->c : 0, bp,
                 y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout, pc + kc >= c->k ? c->epi : NULL,
                 res || pc > 0, bias && !res ? bias + (size_t)j * es : NULL);
+      }
     }
   }
 }
@@ -468,7 +474,7 @@ static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
       size_t nc = (size_t)min64(u->nr, cols - jp * u->nr);
       const char* bp = bpack + (size_t)(jp * kc * u->nr) * es;
       for (int64_t ip = 0; ip < mpanels; ip++)
-        ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es,
+        ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es, 0,
                 bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows,
                 pc + kc >= c->k ? c->epi : NULL, 1, NULL);
     }
