@@ -21,6 +21,7 @@
 
 #include "core/internal.h"
 #include "core/scalar.h"
+#include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/cpu/attention.h"
 #include "ops/ops.h"
