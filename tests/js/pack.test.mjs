@@ -58,11 +58,12 @@ test('npm pack installs into an empty folder and runs demo/node/*.mjs', async ()
     }
     // the modules the examples share with the pages (train_digits.mjs's loop, inspect_checkpoint.mjs's
     // tables, digits_cnn.mjs's model, classify.mjs's pipeline), at ../train/, ../checkpoint/, ../digits/ and
-    // ../classify/ as in the repo
+    // ../classify/ as in the repo, and char_gpt.mjs's model and checkpoint at ../gpt/
     ARGS['classify.mjs'] = await classifyArgs(dir);
-    for (const sub of ['train', 'checkpoint', 'digits', 'classify']) {
+    for (const sub of ['train', 'checkpoint', 'digits', 'classify', 'gpt']) {
       await sh('mkdir', ['-p', join(dir, sub)], dir);
-      for (const f of readdirSync(join(root, 'demo', sub)).filter((n) => n.endsWith('.mjs'))) {
+      const wanted = (n) => n.endsWith('.mjs') || (sub === 'gpt' && /^char_gpt\.(pt|json)$/.test(n));
+      for (const f of readdirSync(join(root, 'demo', sub)).filter(wanted)) {
         copyFileSync(join(root, 'demo', sub, f), join(dir, sub, f));
       }
     }
