@@ -12,6 +12,7 @@ import { installNnUtils } from './nn_utils.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
 import { installEmbedding } from './embedding.js';
+import { installEinsum } from './einsum.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
@@ -1427,5 +1428,7 @@ export function createApi(M, info) {
   // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)
   installCheckpoint(api, { buffer });
   installFusion(api, { Tensor, WeftError, isOptions });
+  // wt.einsum(eq, ...tensors) as torch.einsum (js/einsum.js)
+  installEinsum(api, { Tensor, WeftError, isOptions });
   return api;
 }

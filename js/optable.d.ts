@@ -524,6 +524,8 @@ export interface OpFunctions {
   _rmsNormBackward(gradOut: Operand, input: Operand, normalizedShape: Shape, rstd: Operand, weight: Operand | null, outputMask: readonly boolean[]): [Tensor | null, Tensor | null, Tensor | null];
   /** index_copy, index_copy.out */
   indexCopy(self: Operand, dim: number, index: Operand, source: Operand, options?: { out?: Tensor }): Tensor;
+  /** einsum */
+  einsum(equation: string, tensors: readonly Tensor[], options?: { path?: Shape | null }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1097,5 +1099,5 @@ type Name =
   | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward'
   | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
   | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
-  | 'index_copy.out';
+  | 'index_copy.out' | 'einsum';
 export type OpName = Name | `aten::${Name}`;
