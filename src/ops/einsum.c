@@ -334,25 +334,24 @@ static void plan_presums(plan* p, int64_t n, int64_t* counts) {
   }
 }
 
-static weft_status pick_pair(const int64_t* path, int64_t path_len, int64_t k, int64_t m, int64_t* i, int64_t* j) {
+static weft_status pick_pair(const int64_t* path, int64_t k, int64_t m, int64_t* i, int64_t* j) {
   *i = path ? path[2 * k] : 0, *j = path ? path[2 * k + 1] : 1;
   if (*i < 0 || *j < 0 || *i >= m || *j >= m || *i == *j)
     return weft__error(WEFT_INDEX_ERROR, "einsum(): path step %lld contracts operands %lld and %lld of %lld left",
                        (long long)k, (long long)*i, (long long)*j, (long long)m);
-  (void)path_len;
   return WEFT_OK;
 }
 
 /* the pairs, left to right (or along path): a dim is summed in the pair
  * after which no other operand has it */
-static weft_status plan_pairs(plan* p, int64_t n, int64_t* counts, const int64_t* path, int64_t path_len) {
-  int64_t live[2 * MAXD + 64], *list = n <= 64 ? live : malloc((size_t)n * sizeof *list);
+static weft_status plan_pairs(plan* p, int64_t n, int64_t* counts, const int64_t* path) {
+  int64_t live[64], *list = n <= 64 ? live : malloc((size_t)n * sizeof *list);
   if (!list) return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: einsum");
   for (int64_t i = 0; i < n; i++) list[i] = i;
   weft_status st = WEFT_OK;
   for (int64_t k = 0, m = n; m > 1 && st == WEFT_OK; k++, m--) {
     int64_t i, j;
-    if ((st = pick_pair(path, path_len, k, m, &i, &j)) != WEFT_OK) break;
+    if ((st = pick_pair(path, k, m, &i, &j)) != WEFT_OK) break;
     step s = {.pair = true, .a = list[i], .b = list[j], .out = n + k};
     const int64_t *a = p->shape[s.a], *b = p->shape[s.b];
     for (int64_t d = p->out_size; d < p->nd; d++)
@@ -380,7 +379,7 @@ static weft_status make_plan(plan* p, int64_t n, int64_t* counts, const int64_t*
                        (long long)path_len, (long long)n, (long long)(2 * (n - 1)));
   if (n > 1) {
     plan_presums(p, n, counts);
-    return plan_pairs(p, n, counts, path, path_len);
+    return plan_pairs(p, n, counts, path);
   }
   step s = {.a = 0, .keepdim = false}; /* one operand: a plain sum over the contracted dims */
   for (int64_t d = p->out_size; d < p->nd; d++) s.dims[d] = true;
