@@ -12,6 +12,7 @@ import { installNnUtils } from './nn_utils.js';
 import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
 import { installEmbedding } from './embedding.js';
+import { installEinsum } from './einsum.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
@@ -1449,5 +1450,7 @@ export function createApi(M, info) {
   installFusion(api, { Tensor, WeftError, isOptions });
   // last: missing names of wt and wt.nn.functional say the closest ones; for..of over a tensor (js/traps.js)
   installTraps(api, { Tensor, WeftError, editDistance });
+  // wt.einsum(eq, ...tensors) as torch.einsum (js/einsum.js)
+  installEinsum(api, { Tensor, WeftError, isOptions });
   return api;
 }

@@ -530,6 +530,8 @@ export interface OpFunctions {
   _scaledDotProductFlashAttentionForCpu(query: Operand, key: Operand, value: Operand, dropoutP?: number, isCausal?: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'output' | 'logsumexp'>;
   /** _scaled_dot_product_flash_attention_for_cpu_backward */
   _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
+  /** einsum */
+  einsum(equation: string, tensors: readonly Tensor[], options?: { path?: Shape | null }): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1103,5 +1105,5 @@ type Name =
   | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward'
   | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
   | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
-  | 'index_copy.out' | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward';
+  | 'index_copy.out' | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum';
 export type OpName = Name | `aten::${Name}`;

@@ -13,6 +13,8 @@ import type { EmbeddingFunctions } from './embedding.js';
 export type { EmbeddingOptions, EmbeddingFunctions } from './embedding.js';
 import type { AttentionFunctions } from './attention.js';
 export type { AttentionFunctions, AttentionOptions } from './attention.js';
+import type { EinsumFunctions } from './einsum.js';
+export type { EinsumOptions, EinsumFunctions } from './einsum.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { ActivationFunctions } from './activation.js';
 export type { ActivationFunctions, DropoutOptions, InplaceOptions, Reduction } from './activation.js';
@@ -309,10 +311,10 @@ export interface TensorCore<D extends DType = DType> {
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
-  EmbeddingFunctions, AttentionFunctions,
+  EmbeddingFunctions, AttentionFunctions, EinsumFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions> {}
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions | keyof EinsumFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {
