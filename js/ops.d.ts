@@ -6,7 +6,7 @@ import type { OpFunctions, OpMethods, OpName } from './optable.js';
 import type { ReduceFunctions, ReduceTensorOps, ReductionPlan } from './reduce.js';
 import type { ConvPlan, ConvTransposePlan } from './conv.js';
 
-export type { OpFunctions, OpMethods, OpName } from './optable.js';
+export type { LinalgFunctions, OpFunctions, OpMethods, OpName } from './optable.js';
 
 /** A Python number: JS numbers, booleans and bigints. */
 export type Scalar = number | boolean | bigint;

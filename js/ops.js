@@ -19,6 +19,14 @@ const snake = (k) => k.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 // a leading _ stays: PyTorch's private ops keep it (_conv2d_fused is wt._conv2dFused)
 export const camel = (name) => name.replace(/(?<=.)_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
+// An op table name in one of torch's namespaces: linalg_solve is torch.linalg.solve, so
+// wt.linalg.solve (no method, as torch.Tensor has none). [namespace, name in it] or null.
+export const NAMESPACES = ['linalg'];
+export function namespaced(base) {
+  const ns = NAMESPACES.find((n) => base.startsWith(`${n}_`));
+  return ns ? [ns, camel(base.slice(ns.length + 1))] : null;
+}
+
 // Function-only in PyTorch although their first argument is a Tensor self.
 // (scripts/gen_types.mjs declares the functions and methods by these rules too.)
 export const NOT_METHODS = new Set(['empty_like', 'zeros_like', 'ones_like', 'full_like', 'rand_like',
@@ -924,6 +932,12 @@ export function installOps(api, k) {
   for (const [base, cands] of byBase) {
     const name = camel(base);
     const inplace = base.endsWith('_');
+    const ns = namespaced(base);
+    if (ns) {
+      api[ns[0]] ??= {};
+      api[ns[0]][ns[1]] = functionFor(base, cands);
+      continue;
+    }
     if (cands.some((op) => op.tuple)) generated.tuples.push(name);
     if (cands.some((op) => op.ret === 'TENSOR_LIST')) generated.lists.push(name);
     if (!inplace && !(name in api)) {

@@ -1030,6 +1030,25 @@ export interface OpMethods {
   indexCopy_(dim: number, index: Operand | IndexArray, source: Operand): Tensor;
 }
 
+/** wt.linalg.<name>(...): the operators of torch.linalg (op table names linalg_<name>). */
+export interface LinalgFunctions {
+  /** linalg_solve */
+  solve(A: Operand, B: Operand, options?: { left?: boolean }): Tensor;
+  /** linalg_inv */
+  inv(A: Operand): Tensor;
+  /** linalg_det */
+  det(A: Operand): Tensor;
+  /** linalg_slogdet */
+  slogdet(A: Operand): Returns<'sign' | 'logabsdet'>;
+  /** linalg_cholesky */
+  cholesky(self: Operand, options?: { upper?: boolean }): Tensor;
+  /** linalg_vector_norm */
+  vectorNorm(self: Operand, ord?: Scalar, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
+  /** linalg_matrix_norm, linalg_matrix_norm.str_ord */
+  matrixNorm(self: Operand, ord: Scalar, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
+  matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
+}
+
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
 type Name =
   | 'empty' | 'empty.memory_format' | 'empty_strided' | 'full' | 'arange' | 'arange.start_step' | 'rand' | 'randn'
@@ -1105,5 +1124,6 @@ type Name =
   | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward'
   | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
   | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
-  | 'index_copy.out' | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum';
+  | 'index_copy.out' | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det'
+  | 'linalg_slogdet' | 'linalg_cholesky' | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord';
 export type OpName = Name | `aten::${Name}`;

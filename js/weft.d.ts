@@ -10,6 +10,8 @@ import type { ResizeFunctions, ResizeTensorOps } from './resize.js';
 export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from './resize.js';
 import type { NormFunctions } from './norm.js';
 import type { EmbeddingFunctions } from './embedding.js';
+import type { LinalgNamespace } from './linalg.js';
+export type { LinalgNamespace, MatrixNormOptions, VectorNormOptions } from './linalg.js';
 export type { EmbeddingOptions, EmbeddingFunctions } from './embedding.js';
 import type { AttentionFunctions } from './attention.js';
 export type { AttentionFunctions, AttentionOptions } from './attention.js';
@@ -325,6 +327,8 @@ export interface WeftCore extends OpsApi {
   readonly optim: OptimNamespace;
   /** torch.nn: Module, containers, layers, init, functional (js/nn/), utils (js/nn_utils.js, js/fusion.js). */
   readonly nn: NnNamespace & { readonly utils: NnUtils & FusionUtils };
+  /** torch.linalg: solve, inv, det, slogdet, cholesky, vectorNorm, matrixNorm (js/linalg.d.ts). */
+  readonly linalg: LinalgNamespace;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */
   readonly buildId: string;

@@ -15,7 +15,7 @@
 //   node scripts/gen_types.mjs --check   exits 1 when it is stale
 import { fileURLToPath } from 'node:url';
 
-import { camel, NOT_METHODS } from '../js/ops.js';
+import { camel, namespaced, NOT_METHODS } from '../js/ops.js';
 import { cString, generate as generateElementwise, macroCalls, main, parseSchema, read, stripComments }
   from '../src/ops/gen_elementwise.mjs';
 
@@ -169,8 +169,15 @@ export function generate(generated = generateElementwise()) {
   }
   const functions = [];
   const methods = [];
+  const spaces = new Map();
   for (const [base, cands] of byBase) {
     const name = camel(base);
+    const ns = namespaced(base);
+    if (ns) {
+      if (!spaces.has(ns[0])) spaces.set(ns[0], []);
+      spaces.get(ns[0]).push(member(ns[1], cands.map((op) => signature(op, false))));
+      continue;
+    }
     if (!base.endsWith('_')) functions.push(member(name, cands.map((op) => signature(op, false))));
     const withSelf = cands.filter((op) => op.args.some((a) => a.name === 'self' && a.type === 'Tensor' && !a.list));
     if (withSelf.length && !NOT_METHODS.has(base)) methods.push(member(name, withSelf.map((op) => signature(op, true))));
@@ -178,7 +185,13 @@ export function generate(generated = generateElementwise()) {
   const names = [...new Set(ops.flatMap((op) => [op.base, op.name]))].map((n) => `'${n}'`);
   const nameLines = [];
   for (let i = 0; i < names.length; i += 8) nameLines.push(`  | ${names.slice(i, i + 8).join(' | ')}`);
-  const body = [...functions, ...methods].join('\n');
+  const body = [...functions, ...methods, ...[...spaces.values()].flat()].join('\n');
+  const spaceText = [...spaces].map(([ns, members]) => `
+/** wt.${ns}.<name>(...): the operators of torch.${ns} (op table names ${ns}_<name>). */
+export interface ${ns[0].toUpperCase()}${ns.slice(1)}Functions {
+${members.join('\n')}
+}
+`).join('');
   const used = (t) => new RegExp(`\\b${t}\\b`).test(body);
   const weftTypes = ['Device', 'DTypeName', 'MemoryFormat', 'Shape', 'ShapeArgs', 'Tensor'].filter(used);
   const opsTypes = ['IndexArray', 'OpResult', 'Operand', 'Returns', 'Scalar'].filter(used);
@@ -198,7 +211,7 @@ ${functions.join('\n')}
 export interface OpMethods {
 ${methods.join('\n')}
 }
-
+${spaceText}
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
 type Name =
 ${nameLines.join('\n')};
