@@ -4,7 +4,11 @@
 // (L = S = 1024, d = 64) through the fused kernel, causal and not, beside the
 // composite it replaces (matmul -> softmax -> matmul, the [8, 1024, 1024]
 // scores materialized; causal: + a -inf mask above the diagonal), and the decode path (one query row against 1024
-// keys, 8 heads) beside the same composite. Prints one JSON line per
+// keys, 8 heads) beside the same composite. --breakdown adds the
+// composite's parts timed alone (its two matmuls, its scale + softmax over
+// the materialized scores): the fused kernel does the same two products, so
+// composite / (its matmuls) bounds what fusing can win at equal GEMM speed.
+// Prints one JSON line per
 // workload: name, build, threads, ms, GFLOP/s (4 L S d per head: the two
 // products).
 import { libraryArgs, medianTimes } from './peer_util.mjs';
@@ -36,6 +40,12 @@ const composite = (x, mask) => {
   const o = wt.matmul(p, v);
   for (const t of [s, p, o]) t.dispose();
 };
+const s0 = wt.matmul(q, kt), p0 = s0.softmax(-1);
+const BREAKDOWN = {
+  sdpa_part_qk_matmul: [() => wt.matmul(q, kt).dispose(), L / 2],
+  sdpa_part_scale_softmax: [() => { const s = s0.mul(scale), p = s.softmax(-1); s.dispose(); p.dispose(); }, 0],
+  sdpa_part_pv_matmul: [() => wt.matmul(p0, v).dispose(), L / 2],
+};
 const WORK = {
   sdpa_fused_1024x1024_d64: [() => wt.scaledDotProductAttention(q, k, v).dispose(), L],
   sdpa_fused_causal_1024x1024_d64: [() => wt.scaledDotProductAttention(q, k, v, { isCausal: true }).dispose(), L / 2],
@@ -43,6 +53,7 @@ const WORK = {
   sdpa_composite_causal_1024x1024_d64: [() => composite(q, causal), L / 2],
   sdpa_decode_1x1024_d64: [() => wt.scaledDotProductAttention(q1, k, v).dispose(), 1],
   sdpa_decode_composite_1x1024_d64: [() => composite(q1), 1],
+  ...(argv.includes('--breakdown') ? BREAKDOWN : {}),
 };
 const ms = await medianTimes(Object.fromEntries(Object.entries(WORK).map(([n, [f]]) => [n, f])), cli.reps, cli.idleMs, clock);
 for (const [name, [, rows]] of Object.entries(WORK)) {

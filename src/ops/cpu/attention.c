@@ -112,31 +112,34 @@ static void pack_cols(const float* src, int64_t rs, int64_t d, int64_t cols, flo
 #define PANELS(n, w) (((n) + (w) - 1) / (w))
 
 /* a task's buffers: the packed query tile, every key of the head (panels of
- * 8 keys over e), every value (panels of 8 columns over s), the
- * probabilities (panels of 4 rows over a key tile), and the scores */
+ * 8 keys over e), every value (panels of 8 columns over s), and the scores,
+ * which become the probabilities in place (the P V product reads them as
+ * rows, unpacked) */
 typedef struct {
-  float *q, *k, *v, *p, *s;
+  float *q, *k, *v, *s;
 } fwd_scratch;
 
 static float* scratch_alloc(const weft_attn_args* a, fwd_scratch* x) {
   size_t nq = (size_t)(PANELS(QT, 4) * 4 * a->e), nk = (size_t)(PANELS(a->s, 8) * 8 * a->e);
-  size_t nv = (size_t)(PANELS(a->ev, 8) * 8 * a->s), np = (size_t)(PANELS(QT, 4) * 4 * KT), ns = QT * KT;
-  float* buf = malloc(sizeof(float) * (nq + nk + nv + np + ns));
+  size_t nv = (size_t)(PANELS(a->ev, 8) * 8 * a->s), ns = QT * KT;
+  float* buf = malloc(sizeof(float) * (nq + nk + nv + ns));
   if (!buf) return NULL;
-  x->q = buf, x->k = x->q + nq, x->v = x->k + nk, x->p = x->v + nv, x->s = x->p + np;
+  x->q = buf, x->k = x->q + nq, x->v = x->k + nk, x->s = x->v + nv;
   return buf;
 }
 
 /* c[rows x cols] (row stride cs) = alpha a b, or += when acc: a packed over
- * depth d, b's panels bps elements apart */
-static void tile_gemm(const weft_kernels* kt, int64_t rows, int64_t cols, int64_t d, const float* a, const float* b,
-                      int64_t bps, float* c, int64_t cs, float alpha, int acc) {
-  struct weft_f32_gemm_params gp = {.alpha = alpha, .accumulate = acc};
+ * depth d (lda 0) or rows lda apart read in place, b's panels bps elements
+ * apart */
+static void tile_gemm(const weft_kernels* kt, int64_t rows, int64_t cols, int64_t d, const float* a, int64_t lda,
+                      const float* b, int64_t bps, float* c, int64_t cs, float alpha, int acc) {
+  struct weft_f32_gemm_params gp = {.alpha = alpha, .accumulate = acc, .lda = (size_t)lda};
+  int64_t as = lda ? lda : d; /* A's elements per row */
   for (int64_t j = 0; j < cols; j += 8) {
     const float* bp = b + j / 8 * bps;
     size_t nc = (size_t)(cols - j < 8 ? cols - j : 8);
     for (int64_t i = 0; i < rows; i += 4)
-      kt->f32_gemm_4x8((size_t)(rows - i < 4 ? rows - i : 4), nc, (size_t)d, a + i * d, bp, c + i * cs + j,
+      kt->f32_gemm_4x8((size_t)(rows - i < 4 ? rows - i : 4), nc, (size_t)d, a + i * as, bp, c + i * cs + j,
                        (size_t)cs, &gp);
   }
 }
@@ -154,14 +157,13 @@ static void fused_tile(const fwd_job* j, int64_t b, int64_t h, int64_t i0, int64
   int64_t nkeys = keys_for(a, i1);
   for (int64_t j0 = 0; j0 < nkeys; j0 += KT) {
     int64_t n = nkeys - j0 < KT ? nkeys - j0 : KT;
-    tile_gemm(kt, rows, n, a->e, x->q, x->k + j0 * a->e, 8 * a->e, x->s, n, a->scale, 0);
+    tile_gemm(kt, rows, n, a->e, x->q, 0, x->k + j0 * a->e, 8 * a->e, x->s, n, a->scale, 0);
     if (a->mask || a->causal)
       for (int64_t i = 0; i < rows; i++) mask_row(kt, a, b, h, i0 + i, j0, n, x->s + i * n);
     kt->f32_attn_softmax((size_t)rows, (size_t)n, x->s, (size_t)n, m, l, alpha);
     for (int64_t i = 0; i < rows; i++)
       if (alpha[i] != 1.0f) kt->f32_vmulc((size_t)a->ev, o + i * a->ev, &alpha[i], o + i * a->ev, NULL);
-    pack_rows(kt, x->s, n, rows, n, 4, x->p);
-    tile_gemm(kt, rows, a->ev, n, x->p, x->v + j0 * 8, 8 * a->s, o, a->ev, 1.0f, 1);
+    tile_gemm(kt, rows, a->ev, n, x->s, n, x->v + j0 * 8, 8 * a->s, o, a->ev, 1.0f, 1);
   }
   finish_rows(kt, rows, a->ev, o, m, l, j->lse + bh * a->l + i0);
 }
