@@ -11,6 +11,8 @@ export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from '.
 import type { NormFunctions } from './norm.js';
 import type { EmbeddingFunctions } from './embedding.js';
 export type { EmbeddingOptions, EmbeddingFunctions } from './embedding.js';
+import type { DistanceFunctions } from './distance.js';
+export type { DistanceFunctions } from './distance.js';
 import type { AttentionFunctions } from './attention.js';
 export type { AttentionFunctions, AttentionOptions } from './attention.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
@@ -309,10 +311,11 @@ export interface TensorCore<D extends DType = DType> {
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
-  EmbeddingFunctions, AttentionFunctions,
+  EmbeddingFunctions, AttentionFunctions, DistanceFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions> {}
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions |
+    keyof DistanceFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

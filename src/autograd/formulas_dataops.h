@@ -2,9 +2,11 @@
  * index_add, index_fill. bincount, histc and one_hot have none in 1.13. */
 
 /* index_add(self, dim, index, source, alpha): source's gradient is the
- * slices its rows went to, times alpha (index_copy's, scaled) */
+ * slices its rows went to, times alpha (index_copy's, scaled); into a 0-dim
+ * self every source element went to the one value */
 static T index_add_source_backward(weft__bctx* c, T g) {
-  return scale(c, index_copy_source_backward(c, g), SC(4));
+  T sel = NDIM(0) ? index_copy_source_backward(c, g) : expand(c, g, SIZES(3), NDIM(3));
+  return scale(c, sel, SC(4));
 }
 
 /* index_fill(self, dim, index, value): self's gradient is grad with the

@@ -107,7 +107,9 @@ static weft_status histc_edges(T x, double lo, double hi, double* e) {
 
 /* linspace(lo, hi, bins + 1) in the input's type (1.13's kernel: from both
  * ends), then each element's bin by interpolation and a local search among
- * the edges, as histogramdd's LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH does */
+ * the edges, as histogramdd's LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH does.
+ * 1.13's range test lets NaN through and counts it in the first bin (what
+ * its NaN-to-int conversion gives on x86 and wasm): so does this */
 #define WEFT__HISTC(NAME, S)                                                              \
   static void NAME(const S* x, int64_t n, int64_t bins, double lo_d, double hi_d, S* h, S* edge) { \
     S lo = (S)lo_d, hi = (S)hi_d, step = (hi - lo) / (S)bins;                            \
@@ -116,7 +118,11 @@ static weft_status histc_edges(T x, double lo, double hi, double* e) {
     S left = edge[0], right = edge[bins];                                                 \
     for (int64_t i = 0; i < n; i++) {                                                     \
       S v = x[i];                                                                         \
-      if (!(v >= left && v <= right)) continue;                                           \
+      if (v < left || v > right) continue;                                                \
+      if (v != v) {                                                                       \
+        h[0] += 1;                                                                        \
+        continue;                                                                         \
+      }                                                                                   \
       int64_t pos = (int64_t)((v - left) * (S)bins / (right - left));                     \
       int64_t a = pos - 1 > 0 ? pos - 1 : 0, b = pos + 2 < ne ? pos + 2 : ne;              \
       while (a < b && !(v < edge[a])) a++;                                                \
@@ -342,13 +348,13 @@ static weft_status index_fill__tensor_kernel(weft_tensor* self, int64_t dim, T i
 }
 
 static weft_tensor* index_fill_scalar_kernel(T self, int64_t dim, T index, weft_scalar value) {
-  weft_tensor* r = weft_clone(self, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* r = weft_clone(self, WEFT_PRESERVE_FORMAT);
   if (r && index_fill__scalar_kernel(r, dim, index, value) != WEFT_OK) weft_tensor_release(r), r = NULL;
   return r;
 }
 
 static weft_tensor* index_fill_tensor_kernel(T self, int64_t dim, T index, T value) {
-  weft_tensor* r = weft_clone(self, WEFT_CONTIGUOUS_FORMAT);
+  weft_tensor* r = weft_clone(self, WEFT_PRESERVE_FORMAT);
   if (r && index_fill__tensor_kernel(r, dim, index, value) != WEFT_OK) weft_tensor_release(r), r = NULL;
   return r;
 }
