@@ -13,6 +13,7 @@ import { installUnique } from './unique.js';
 import { installIndexing } from './index_ops.js';
 import { installEmbedding } from './embedding.js';
 import { installEinsum } from './einsum.js';
+import { installDistance } from './distance.js';
 import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
@@ -1443,6 +1444,8 @@ export function createApi(M, info) {
   installIndexing(api, { Tensor, WeftError, isOptions, floatIndexFix: traps.floatIndexFix });
   // embedding in torch.nn.functional's order, with maxNorm (js/embedding.js)
   installEmbedding(api, { Tensor, WeftError, isOptions, didYouMean });
+  // normalize, cosineSimilarity, pairwiseDistance as F composes them (js/distance.js)
+  installDistance(api, { Tensor, WeftError, isOptions, didYouMean });
   // wt.nn: modules, layers, init, functional and the training-step memory rule (js/nn/)
   installNn(api, { M, Tensor, WeftError, fail, typeName, isOptions, didYouMean, mem, setHandle: (t, p) => setHandle(t, p) });
   // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)

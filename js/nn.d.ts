@@ -207,6 +207,24 @@ export declare class RMSNorm extends Module {
   forward(x: Tensor): Tensor;
 }
 
+/** torch.nn.CosineSimilarity(dim = 1, eps = 1e-8): forward is wt.cosineSimilarity. */
+export declare class CosineSimilarity extends Module {
+  constructor(options?: { dim?: number; eps?: number });
+  constructor(dim?: number, eps?: number);
+  readonly dim: number;
+  readonly eps: number;
+  forward(x1: Tensor, x2: Tensor): Tensor;
+}
+/** torch.nn.PairwiseDistance(p = 2, eps = 1e-6, keepdim = false): forward is wt.pairwiseDistance (p kept as norm, as PyTorch names it). */
+export declare class PairwiseDistance extends Module {
+  constructor(options?: { p?: number; eps?: number; keepdim?: boolean });
+  constructor(p?: number, eps?: number, keepdim?: boolean);
+  readonly norm: number;
+  readonly eps: number;
+  readonly keepdim: boolean;
+  forward(x1: Tensor, x2: Tensor): Tensor;
+}
+
 /** A layer of one tensor in, one out, with PyTorch's constructor arguments (options last, camelCase). */
 declare class Layer extends Module {
   constructor(...args: any[]);
@@ -258,6 +276,8 @@ export interface NnNamespace extends TransformerModules {
   readonly LayerNorm: typeof LayerNorm;
   readonly Embedding: typeof Embedding;
   readonly RMSNorm: typeof RMSNorm;
+  readonly CosineSimilarity: typeof CosineSimilarity;
+  readonly PairwiseDistance: typeof PairwiseDistance;
   readonly Identity: typeof Layer;
   readonly Flatten: typeof Layer;
   readonly Unflatten: typeof Layer;

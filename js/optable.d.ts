@@ -532,6 +532,16 @@ export interface OpFunctions {
   _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
   /** einsum */
   einsum(equation: string, tensors: readonly Tensor[], options?: { path?: Shape | null }): Tensor;
+  /** bincount */
+  bincount(self: Operand, weights?: Operand | null, minlength?: number): Tensor;
+  /** histc */
+  histc(self: Operand, bins?: number, min?: Scalar, max?: Scalar): Tensor;
+  /** one_hot */
+  oneHot(self: Operand, numClasses?: number): Tensor;
+  /** index_add */
+  indexAdd(self: Operand, dim: number, index: Operand | IndexArray, source: Operand, options?: { alpha?: Scalar }): Tensor;
+  /** index_fill.int_Scalar, index_fill.int_Tensor */
+  indexFill(self: Operand, dim: number, index: Operand | IndexArray, value: Operand): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1028,6 +1038,20 @@ export interface OpMethods {
   indexCopy(dim: number, index: Operand | IndexArray, source: Operand, options?: { out?: Tensor }): Tensor;
   /** index_copy_ */
   indexCopy_(dim: number, index: Operand | IndexArray, source: Operand): Tensor;
+  /** bincount */
+  bincount(weights?: Operand | null, minlength?: number): Tensor;
+  /** histc */
+  histc(bins?: number, min?: Scalar, max?: Scalar): Tensor;
+  /** one_hot */
+  oneHot(numClasses?: number): Tensor;
+  /** index_add */
+  indexAdd(dim: number, index: Operand | IndexArray, source: Operand, options?: { alpha?: Scalar }): Tensor;
+  /** index_add_ */
+  indexAdd_(dim: number, index: Operand | IndexArray, source: Operand, options?: { alpha?: Scalar }): Tensor;
+  /** index_fill.int_Scalar, index_fill.int_Tensor */
+  indexFill(dim: number, index: Operand | IndexArray, value: Operand): Tensor;
+  /** index_fill_.int_Scalar, index_fill_.int_Tensor */
+  indexFill_(dim: number, index: Operand | IndexArray, value: Operand): Tensor;
 }
 
 /** wt.linalg.<name>(...): the operators of torch.linalg (op table names linalg_<name>). */
@@ -1125,5 +1149,6 @@ type Name =
   | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
   | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
   | 'index_copy.out' | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det'
-  | 'linalg_slogdet' | 'linalg_cholesky' | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord';
+  | 'linalg_slogdet' | 'linalg_cholesky' | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | 'bincount' | 'histc' | 'one_hot'
+  | 'index_add' | 'index_add_' | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar' | 'index_fill_.int_Tensor';
 export type OpName = Name | `aten::${Name}`;

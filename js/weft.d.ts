@@ -13,6 +13,8 @@ import type { EmbeddingFunctions } from './embedding.js';
 import type { LinalgNamespace } from './linalg.js';
 export type { LinalgNamespace, MatrixNormOptions, VectorNormOptions } from './linalg.js';
 export type { EmbeddingOptions, EmbeddingFunctions } from './embedding.js';
+import type { DistanceFunctions } from './distance.js';
+export type { DistanceFunctions } from './distance.js';
 import type { AttentionFunctions } from './attention.js';
 export type { AttentionFunctions, AttentionOptions } from './attention.js';
 import type { EinsumFunctions } from './einsum.js';
@@ -313,10 +315,10 @@ export interface TensorCore<D extends DType = DType> {
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
-  EmbeddingFunctions, AttentionFunctions, EinsumFunctions,
+  EmbeddingFunctions, AttentionFunctions, EinsumFunctions, DistanceFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions | keyof EinsumFunctions> {}
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions | keyof EinsumFunctions | keyof DistanceFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -10,6 +10,7 @@ import { makeActivations } from './activation.js';
 import { makeContainers } from './containers.js';
 import { makeFunctional } from './functional.js';
 import { makeTransformer } from './transformer.js';
+import { makeDistanceLayers } from '../distance.js';
 import { installStepRule } from './memory.js';
 
 export function installNn(api, k) {
@@ -31,7 +32,7 @@ export function installNn(api, k) {
   api.nn = Object.assign(api.nn ?? {}, {
     Module, Parameter: ParameterFn, init, functional, F: functional,
     ...makeContainers(api, deps), ...makeLayers(api, deps), ...makeNorm(api, deps), ...makeActivations(api, deps),
-    ...makeEmbeddingLayers(api, deps),
+    ...makeEmbeddingLayers(api, deps), ...makeDistanceLayers(api, deps),
   });
   // the attention modules build on Linear, LayerNorm, Dropout and ModuleList
   const transformer = makeTransformer(api, { ...deps, nn: api.nn });
