@@ -33,7 +33,7 @@ static int kernel_case(int t, size_t m, size_t n, size_t k, int variant) {
   for (size_t i = 0; i < (t ? n : k) * ldw; i++) w[i] = kt_randf(-1, 1);
   for (size_t i = 0; i < n; i++) bias[i] = kt_randf(-2, 2);
   for (size_t i = 0; i < 4 * ldy; i++) y[0][i] = y[1][i] = (float)i * 0.125f;
-  struct weft_f32_gemm_params p = {al ? 0.5f : 1.0f, acc, cl == 2, -0.3f, 0.4f, cl ? bias : NULL};
+  struct weft_f32_gemm_params p = {al ? 0.5f : 1.0f, acc, cl == 2, -0.3f, 0.4f, cl ? bias : NULL, 0};
   for (int b = 0; b < 2; b++) {
     const weft_kernels* kt = kt_backend(b);
     (t ? kt->f32_gemv_t : kt->f32_gemv_n)(m, n, k, x, ldx, w, (ptrdiff_t)ldw, y[b], ldy, &p);
