@@ -18,6 +18,7 @@ import { installNn } from './nn/index.js';
 import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
 import { installTraps, intArgOverflows, trapChecks } from './traps.js';
+import { installPointwise } from './pointwise.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -1451,6 +1452,8 @@ export function createApi(M, info) {
   // wt.load / wt.save: torch.save's checkpoints (js/checkpoint.js)
   installCheckpoint(api, { buffer });
   installFusion(api, { Tensor, WeftError, isOptions });
+  // allclose / equal: JS booleans (js/pointwise.js)
+  installPointwise(api, { Tensor, WeftError });
   // last: missing names of wt and wt.nn.functional say the closest ones; for..of over a tensor (js/traps.js)
   installTraps(api, { Tensor, WeftError, editDistance });
   // wt.einsum(eq, ...tensors) as torch.einsum (js/einsum.js)

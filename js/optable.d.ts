@@ -190,6 +190,10 @@ export interface OpFunctions {
   logicalNot(self: Operand, options?: { out?: Tensor }): Tensor;
   /** where.self, where.ScalarSelf, where.ScalarOther, where.Scalar, where.self_out */
   where(condition: Operand, self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
+  /** atan2, atan2.out */
+  atan2(self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
+  /** hypot, hypot.out */
+  hypot(self: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
   /** sum, sum.dim_IntList, sum.IntList_out */
   sum(self: Operand, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
   sum(self: Operand, options?: { dtype?: DTypeName | null }): Tensor;
@@ -542,6 +546,32 @@ export interface OpFunctions {
   indexAdd(self: Operand, dim: number, index: Operand | IndexArray, source: Operand, options?: { alpha?: Scalar }): Tensor;
   /** index_fill.int_Scalar, index_fill.int_Tensor */
   indexFill(self: Operand, dim: number, index: Operand | IndexArray, value: Operand): Tensor;
+  /** isnan */
+  isnan(self: Operand): Tensor;
+  /** isinf */
+  isinf(self: Operand): Tensor;
+  /** isfinite */
+  isfinite(self: Operand): Tensor;
+  /** isposinf, isposinf.out */
+  isposinf(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** isneginf, isneginf.out */
+  isneginf(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** isclose */
+  isclose(self: Operand, other: Operand, rtol?: number, atol?: number, equalNan?: boolean): Tensor;
+  /** nan_to_num, nan_to_num.out */
+  nanToNum(self: Operand, nan?: number | null, posinf?: number | null, neginf?: number | null, options?: { out?: Tensor }): Tensor;
+  /** square, square.out */
+  square(self: Operand, options?: { out?: Tensor }): Tensor;
+  /** logit, logit.out */
+  logit(self: Operand, eps?: number | null, options?: { out?: Tensor }): Tensor;
+  /** lerp.Scalar, lerp.Tensor, lerp.Scalar_out, lerp.Tensor_out */
+  lerp(self: Operand, end: Operand, weight: Operand, options?: { out?: Tensor }): Tensor;
+  /** addcmul, addcmul.out */
+  addcmul(self: Operand, tensor1: Operand, tensor2: Operand, options?: { value?: Scalar; out?: Tensor }): Tensor;
+  /** addcdiv, addcdiv.out */
+  addcdiv(self: Operand, tensor1: Operand, tensor2: Operand, options?: { value?: Scalar; out?: Tensor }): Tensor;
+  /** cross */
+  cross(self: Operand, other: Operand, dim?: number | null): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -785,6 +815,14 @@ export interface OpMethods {
   where(condition: Operand, other: Operand, options?: { out?: Tensor }): Tensor;
   /** zero_ */
   zero_(): Tensor;
+  /** atan2, atan2.out */
+  atan2(other: Operand, options?: { out?: Tensor }): Tensor;
+  /** atan2_ */
+  atan2_(other: Operand): Tensor;
+  /** hypot, hypot.out */
+  hypot(other: Operand, options?: { out?: Tensor }): Tensor;
+  /** hypot_ */
+  hypot_(other: Operand): Tensor;
   /** sum, sum.dim_IntList, sum.IntList_out */
   sum(dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null; out?: Tensor }): Tensor;
   sum(options?: { dtype?: DTypeName | null }): Tensor;
@@ -1052,6 +1090,44 @@ export interface OpMethods {
   indexFill(dim: number, index: Operand | IndexArray, value: Operand): Tensor;
   /** index_fill_.int_Scalar, index_fill_.int_Tensor */
   indexFill_(dim: number, index: Operand | IndexArray, value: Operand): Tensor;
+  /** isnan */
+  isnan(): Tensor;
+  /** isinf */
+  isinf(): Tensor;
+  /** isfinite */
+  isfinite(): Tensor;
+  /** isposinf, isposinf.out */
+  isposinf(options?: { out?: Tensor }): Tensor;
+  /** isneginf, isneginf.out */
+  isneginf(options?: { out?: Tensor }): Tensor;
+  /** isclose */
+  isclose(other: Operand, rtol?: number, atol?: number, equalNan?: boolean): Tensor;
+  /** nan_to_num, nan_to_num.out */
+  nanToNum(nan?: number | null, posinf?: number | null, neginf?: number | null, options?: { out?: Tensor }): Tensor;
+  /** nan_to_num_ */
+  nanToNum_(nan?: number | null, posinf?: number | null, neginf?: number | null): Tensor;
+  /** square, square.out */
+  square(options?: { out?: Tensor }): Tensor;
+  /** square_ */
+  square_(): Tensor;
+  /** logit, logit.out */
+  logit(eps?: number | null, options?: { out?: Tensor }): Tensor;
+  /** logit_ */
+  logit_(eps?: number | null): Tensor;
+  /** lerp.Scalar, lerp.Tensor, lerp.Scalar_out, lerp.Tensor_out */
+  lerp(end: Operand, weight: Operand, options?: { out?: Tensor }): Tensor;
+  /** lerp_.Scalar, lerp_.Tensor */
+  lerp_(end: Operand, weight: Operand): Tensor;
+  /** addcmul, addcmul.out */
+  addcmul(tensor1: Operand, tensor2: Operand, options?: { value?: Scalar; out?: Tensor }): Tensor;
+  /** addcmul_ */
+  addcmul_(tensor1: Operand, tensor2: Operand, options?: { value?: Scalar }): Tensor;
+  /** addcdiv, addcdiv.out */
+  addcdiv(tensor1: Operand, tensor2: Operand, options?: { value?: Scalar; out?: Tensor }): Tensor;
+  /** addcdiv_ */
+  addcdiv_(tensor1: Operand, tensor2: Operand, options?: { value?: Scalar }): Tensor;
+  /** cross */
+  cross(other: Operand, dim?: number | null): Tensor;
 }
 
 /** wt.linalg.<name>(...): the operators of torch.linalg (op table names linalg_<name>). */
@@ -1071,6 +1147,8 @@ export interface LinalgFunctions {
   /** linalg_matrix_norm, linalg_matrix_norm.str_ord */
   matrixNorm(self: Operand, ord: Scalar, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
   matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
+  /** linalg_cross */
+  cross(self: Operand, other: Operand, options?: { dim?: number }): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -1112,43 +1190,48 @@ type Name =
   | 'erf.out' | 'floor' | 'floor_' | 'floor.out' | 'ceil' | 'ceil_' | 'ceil.out' | 'round'
   | 'round_' | 'round.out' | 'trunc' | 'trunc_' | 'trunc.out' | 'reciprocal' | 'reciprocal_' | 'reciprocal.out'
   | 'logical_not' | 'logical_not_' | 'logical_not.out' | 'where' | 'where.self' | 'where.ScalarSelf' | 'where.ScalarOther' | 'where.Scalar'
-  | 'where.self_out' | 'fill_.Tensor' | 'zero_' | 'sum' | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim'
-  | 'mean.out' | 'prod' | 'prod.dim_int' | 'prod.int_out' | 'amax' | 'amax.out' | 'amin' | 'amin.out'
-  | 'max' | 'min' | 'argmax' | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int'
-  | 'log_softmax' | 'log_softmax.int' | 'var' | 'var.dim' | 'var.correction' | 'var.correction_out' | 'std' | 'std.dim'
-  | 'std.correction' | 'std.correction_out' | 'max.dim' | 'max.dim_max' | 'min.dim' | 'min.dim_min' | 'var_mean' | 'var_mean.dim'
-  | 'var_mean.correction' | 'var_mean.correction_out' | 'std_mean' | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out' | 'cumsum' | 'cumsum_'
-  | 'cumsum.out' | 'cumprod' | 'cumprod_' | 'cumprod.out' | 'norm' | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype'
-  | 'norm.ScalarOpt_dtype' | 'norm.out' | 'norm.dtype_out' | 'all' | 'all.dim' | 'all.out' | 'all.all_out' | 'any'
-  | 'any.dim' | 'any.out' | 'any.all_out' | 'logsumexp' | 'logsumexp.out' | 'mm' | 'mm.out' | 'bmm'
-  | 'bmm.out' | 'addmm' | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv'
-  | 'mv.out' | 'outer' | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d'
-  | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out' | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward'
-  | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward' | 'conv2d' | 'conv2d.padding' | 'conv1d' | 'conv1d.padding' | 'conv_transpose2d' | 'conv_transpose2d.input'
-  | 'conv_transpose1d' | 'convolution_backward' | '_conv2d_fused' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy'
-  | 'l1_loss' | 'smooth_l1_loss' | 'smooth_l1_loss_backward' | 'huber_loss' | 'huber_loss_backward' | 'native_batch_norm' | 'native_batch_norm_backward' | 'native_layer_norm'
-  | 'native_layer_norm_backward' | 'native_group_norm' | 'native_group_norm_backward' | 'batch_norm' | 'layer_norm' | 'group_norm' | 'flip' | 'roll'
-  | 'repeat' | 'tile' | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril' | 'tril_'
-  | 'tril.out' | 'triu' | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal' | 'clamp'
-  | 'clamp.Tensor' | 'clamp_' | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor' | 'clamp_min_'
-  | 'clamp_min.out' | 'clamp_max' | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace' | 'eye'
-  | 'eye.m' | 'zeros_like' | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint' | 'randint.low'
-  | 'randperm' | 'bernoulli' | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float' | 'multinomial'
-  | 'multinomial.out' | 'cat' | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out' | 'vstack'
-  | 'vstack.out' | 'dstack' | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes' | 'chunk'
-  | 'unbind' | 'unbind.int' | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort' | 'sort.stable'
-  | 'sort.values' | 'sort.values_stable' | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values'
-  | 'kthvalue' | 'kthvalue.values' | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out'
-  | 'scatter' | 'scatter.src' | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce'
-  | 'scatter.value_reduce' | 'scatter_.value_reduce' | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar'
-  | 'masked_fill.Tensor' | 'masked_fill_' | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out'
-  | 'index' | 'index.Tensor' | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward' | 'pad'
-  | 'constant_pad_nd' | '_pad_circular' | 'reflection_pad1d' | 'reflection_pad1d_backward' | 'reflection_pad2d' | 'reflection_pad2d_backward' | 'reflection_pad3d' | 'reflection_pad3d_backward'
-  | 'replication_pad1d' | 'replication_pad1d_backward' | 'replication_pad2d' | 'replication_pad2d_backward' | 'replication_pad3d' | 'replication_pad3d_backward' | 'upsample_nearest1d' | '_upsample_nearest_exact1d'
-  | 'upsample_linear1d' | 'upsample_nearest2d' | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward'
-  | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward' | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_'
-  | 'embedding' | 'embedding_dense_backward' | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_'
-  | 'index_copy.out' | 'scaled_dot_product_attention' | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det'
-  | 'linalg_slogdet' | 'linalg_cholesky' | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | 'bincount' | 'histc' | 'one_hot'
-  | 'index_add' | 'index_add_' | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar' | 'index_fill_.int_Tensor';
+  | 'where.self_out' | 'fill_.Tensor' | 'zero_' | 'atan2' | 'atan2_' | 'atan2.out' | 'hypot' | 'hypot_'
+  | 'hypot.out' | 'sum' | 'sum.dim_IntList' | 'sum.IntList_out' | 'mean' | 'mean.dim' | 'mean.out' | 'prod'
+  | 'prod.dim_int' | 'prod.int_out' | 'amax' | 'amax.out' | 'amin' | 'amin.out' | 'max' | 'min'
+  | 'argmax' | 'argmax.out' | 'argmin' | 'argmin.out' | 'softmax' | 'softmax.int' | 'log_softmax' | 'log_softmax.int'
+  | 'var' | 'var.dim' | 'var.correction' | 'var.correction_out' | 'std' | 'std.dim' | 'std.correction' | 'std.correction_out'
+  | 'max.dim' | 'max.dim_max' | 'min.dim' | 'min.dim_min' | 'var_mean' | 'var_mean.dim' | 'var_mean.correction' | 'var_mean.correction_out'
+  | 'std_mean' | 'std_mean.dim' | 'std_mean.correction' | 'std_mean.correction_out' | 'cumsum' | 'cumsum_' | 'cumsum.out' | 'cumprod'
+  | 'cumprod_' | 'cumprod.out' | 'norm' | 'norm.Scalar' | 'norm.ScalarOpt_dim' | 'norm.ScalarOpt_dim_dtype' | 'norm.ScalarOpt_dtype' | 'norm.out'
+  | 'norm.dtype_out' | 'all' | 'all.dim' | 'all.out' | 'all.all_out' | 'any' | 'any.dim' | 'any.out'
+  | 'any.all_out' | 'logsumexp' | 'logsumexp.out' | 'mm' | 'mm.out' | 'bmm' | 'bmm.out' | 'addmm'
+  | 'addmm.out' | 'baddbmm' | 'baddbmm.out' | 'dot' | 'dot.out' | 'mv' | 'mv.out' | 'outer'
+  | 'outer.out' | 'matmul' | 'matmul.out' | 'linear' | 'linear.out' | 'max_pool2d' | 'max_pool2d_with_indices' | 'max_pool2d_with_indices.out'
+  | 'avg_pool2d' | 'avg_pool2d.out' | 'adaptive_avg_pool2d' | 'adaptive_avg_pool2d.out' | '_adaptive_avg_pool2d' | 'max_pool2d_with_indices_backward' | 'avg_pool2d_backward' | '_adaptive_avg_pool2d_backward'
+  | 'conv2d' | 'conv2d.padding' | 'conv1d' | 'conv1d.padding' | 'conv_transpose2d' | 'conv_transpose2d.input' | 'conv_transpose1d' | 'convolution_backward'
+  | '_conv2d_fused' | 'mse_loss' | 'binary_cross_entropy_with_logits' | 'nll_loss' | 'nll_loss_backward' | 'cross_entropy' | 'l1_loss' | 'smooth_l1_loss'
+  | 'smooth_l1_loss_backward' | 'huber_loss' | 'huber_loss_backward' | 'native_batch_norm' | 'native_batch_norm_backward' | 'native_layer_norm' | 'native_layer_norm_backward' | 'native_group_norm'
+  | 'native_group_norm_backward' | 'batch_norm' | 'layer_norm' | 'group_norm' | 'flip' | 'roll' | 'repeat' | 'tile'
+  | 'repeat_interleave' | 'repeat_interleave.Tensor' | 'repeat_interleave.self_Tensor' | 'repeat_interleave.self_int' | 'tril' | 'tril_' | 'tril.out' | 'triu'
+  | 'triu_' | 'triu.out' | 'diag' | 'diag.out' | 'diagonal' | 'clamp' | 'clamp.Tensor' | 'clamp_'
+  | 'clamp_.Tensor' | 'clamp.out' | 'clamp.Tensor_out' | 'clamp_min' | 'clamp_min.Tensor' | 'clamp_min_' | 'clamp_min.out' | 'clamp_max'
+  | 'clamp_max.Tensor' | 'clamp_max_' | 'clamp_max.out' | 'linspace' | 'logspace' | 'eye' | 'eye.m' | 'zeros_like'
+  | 'ones_like' | 'full_like' | 'rand_like' | 'randn_like' | 'randint' | 'randint.low' | 'randperm' | 'bernoulli'
+  | 'bernoulli.out' | 'bernoulli.p' | 'bernoulli_' | 'bernoulli_.Tensor' | 'bernoulli_.float' | 'multinomial' | 'multinomial.out' | 'cat'
+  | 'cat.out' | 'stack' | 'stack.out' | 'hstack' | 'hstack.out' | 'vstack' | 'vstack.out' | 'dstack'
+  | 'dstack.out' | 'split' | 'split.Tensor' | 'split.sizes' | 'split_with_sizes' | 'chunk' | 'unbind' | 'unbind.int'
+  | 'tensor_split' | 'tensor_split.sections' | 'tensor_split.indices' | 'tensor_split.tensor_indices_or_sections' | 'sort' | 'sort.stable' | 'sort.values' | 'sort.values_stable'
+  | 'argsort' | 'argsort.stable' | 'msort' | 'msort.out' | 'topk' | 'topk.values' | 'kthvalue' | 'kthvalue.values'
+  | '_unique' | '_unique2' | 'index_select' | 'index_select.out' | 'gather' | 'gather.out' | 'scatter' | 'scatter.src'
+  | 'scatter_' | 'scatter_.src' | 'scatter.value' | 'scatter_.value' | 'scatter.reduce' | 'scatter_.reduce' | 'scatter.value_reduce' | 'scatter_.value_reduce'
+  | 'scatter_add' | 'scatter_add_' | 'take' | 'take.out' | 'masked_fill' | 'masked_fill.Scalar' | 'masked_fill.Tensor' | 'masked_fill_'
+  | 'masked_fill_.Scalar' | 'masked_fill_.Tensor' | 'masked_select' | 'masked_select.out' | 'nonzero' | 'nonzero.out' | 'index' | 'index.Tensor'
+  | 'index_put_' | 'index_put' | 'select_backward' | 'slice_backward' | 'diagonal_backward' | 'pad' | 'constant_pad_nd' | '_pad_circular'
+  | 'reflection_pad1d' | 'reflection_pad1d_backward' | 'reflection_pad2d' | 'reflection_pad2d_backward' | 'reflection_pad3d' | 'reflection_pad3d_backward' | 'replication_pad1d' | 'replication_pad1d_backward'
+  | 'replication_pad2d' | 'replication_pad2d_backward' | 'replication_pad3d' | 'replication_pad3d_backward' | 'upsample_nearest1d' | '_upsample_nearest_exact1d' | 'upsample_linear1d' | 'upsample_nearest2d'
+  | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward' | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward'
+  | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_' | 'embedding' | 'embedding_dense_backward'
+  | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_' | 'index_copy.out' | 'scaled_dot_product_attention'
+  | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det' | 'linalg_slogdet' | 'linalg_cholesky'
+  | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | 'bincount' | 'histc' | 'one_hot' | 'index_add' | 'index_add_'
+  | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar' | 'index_fill_.int_Tensor' | 'isnan' | 'isinf'
+  | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out' | 'isclose' | 'nan_to_num' | 'nan_to_num_'
+  | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit' | 'logit_' | 'logit.out' | 'lerp'
+  | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
+  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross';
 export type OpName = Name | `aten::${Name}`;

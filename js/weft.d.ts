@@ -43,6 +43,8 @@ import type { ShapeFunctions, ShapeTensorOps } from './shape.js';
 export type { Bound, ClampOptions, FactoryOptions, LikeOptions, RepeatInterleaveOptions, TriOptions } from './shape.js';
 import type { UniqueFunctions, UniqueTensorOps } from './unique.js';
 import type { IndexingFunctions, IndexingTensorOps } from './index_ops.js';
+import type { PointwiseFunctions, PointwiseTensorOps } from './pointwise.js';
+export type { IscloseOptions, NanToNumOptions, PointwiseFunctions, PointwiseTensorOps } from './pointwise.js';
 import type { BytesSource, CheckpointFunctions } from './checkpoint.js';
 export type { Bytes, BytesSource, CheckpointFunctions, CheckpointValue, SaveableValue } from './checkpoint.js';
 export type { IndexItem, IndexPutOptions } from './index_ops.js';
@@ -220,9 +222,9 @@ export interface MemoryStats {
  */
 export interface Tensor<D extends DType = DType>
   extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, ResizeTensorOps, ShapeTensorOps,
-  AutogradTensorOps, UniqueTensorOps, IndexingTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts |
+  AutogradTensorOps, UniqueTensorOps, IndexingTensorOps, PointwiseTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts |
     keyof ReduceTensorOps | keyof PoolTensorOps | keyof ResizeTensorOps | keyof ShapeTensorOps | keyof AutogradTensorOps |
-    keyof UniqueTensorOps | keyof IndexingTensorOps> {}
+    keyof UniqueTensorOps | keyof IndexingTensorOps | keyof PointwiseTensorOps> {}
 
 /** PyTorch's shortcuts (js/core.js): casts by name, T, mT, ndim, tolist; and to(dtype) typed by the dtype. */
 export interface TensorShortcuts<D extends DType = DType> {
@@ -315,10 +317,10 @@ export interface TensorCore<D extends DType = DType> {
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
-  EmbeddingFunctions, AttentionFunctions, EinsumFunctions, DistanceFunctions,
+  EmbeddingFunctions, AttentionFunctions, EinsumFunctions, DistanceFunctions, PointwiseFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
-    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions | keyof EinsumFunctions | keyof DistanceFunctions> {}
+    keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions | keyof EinsumFunctions | keyof DistanceFunctions | keyof PointwiseFunctions> {}
 
 /** The API js/core.js and js/index.js write by hand, with wt.ops, wt.trace and wt.explain. */
 export interface WeftCore extends OpsApi {

@@ -475,6 +475,18 @@ weft_tensor* weft_where_out(const weft_tensor* condition, const weft_tensor* sel
 weft_status weft_fill_tensor_(weft_tensor* self, const weft_tensor* value);
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
 weft_status weft_zero_(weft_tensor* self);
+/* atan2(Tensor self, Tensor other) -> Tensor */
+weft_tensor* weft_atan2(const weft_tensor* self, const weft_tensor* other);
+/* atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+weft_status weft_atan2_(weft_tensor* self, const weft_tensor* other);
+/* atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_atan2_out(const weft_tensor* self, const weft_tensor* other, weft_tensor* out);
+/* hypot(Tensor self, Tensor other) -> Tensor */
+weft_tensor* weft_hypot(const weft_tensor* self, const weft_tensor* other);
+/* hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+weft_status weft_hypot_(weft_tensor* self, const weft_tensor* other);
+/* hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!) */
+weft_tensor* weft_hypot_out(const weft_tensor* self, const weft_tensor* other, weft_tensor* out);
 
 #ifdef __cplusplus
 }

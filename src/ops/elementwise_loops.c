@@ -268,6 +268,9 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
   (((v) > (__typeof__(v))-3 && (v) < (__typeof__(v))3) ? (u) * (__typeof__(u))(1.0f / 6.0f) : (__typeof__(u))0)
 #define F_log_sigmoid(u, p) GF(log_sigmoid, u)(u)
 #define F_log_sigmoid_backward(u, v, p) GF(log_sigmoid_backward, u)(u, v)
+/* issue 25: libm's, in float for float rows (PyTorch's std::atan2 / std::hypot on scalar_t) */
+#define F_atan2(u, v, p) _Generic((u), float: atan2f, default: atan2)(u, v)
+#define F_hypot(u, v, p) _Generic((u), float: hypotf, default: hypot)(u, v)
 
 /* ---- row templates ---- */
 #define AT(T, base, i, s) ((T*)((base) + (ptrdiff_t)(i) * (s)))

@@ -130,7 +130,9 @@
   X(logical_not, LNOT, IF, "Tensor self", "default _default out", NULL, 0, NONE) \
   X(where, WHERE, IF, "Tensor condition, Tensor self, Tensor other", "self ScalarSelf ScalarOther Scalar self_out", NULL, 0, NONE) \
   X(fill_, FILL, NONE, "Tensor self, Tensor value", "_Tensor=fill_tensor_", NULL, 0, NONE) \
-  X(zero_, FILL, NONE, "Tensor self", "_default", NULL, 0, NONE)
+  X(zero_, FILL, NONE, "Tensor self", "_default", NULL, 0, NONE) \
+  X(atan2, BINF, F, "Tensor self, Tensor other", "default _default out", "atan2_cpu", EW_H, NONE) \
+  X(hypot, BIN, F, "Tensor self, Tensor other", "default _default out", "hypot_cpu", EW_H | EW_B | EW_INTS, NONE)
 /* clang-format on */
 
 #endif
