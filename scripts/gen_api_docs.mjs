@@ -193,7 +193,7 @@ function functionsSection(lines, wt, ctx) {
       const docs = ds.map((d) => d.doc).filter(Boolean);
       entry(lines, {
         title: `wt.${name}`,
-        torch: op ? code(`torch.${op.base}`) : torchFromDocs(docs, wt.nn.functional[name] && snake(name)),
+        torch: op ? code(`torch.${op.base}`) : torchFromDocs(docs, name in wt.nn.functional && snake(name)),
         schemas: op?.schemas,
         dtypes: op ? probeDtypes(wt, name, op.schemas) : null,
         sigs: [...new Set(ds.map((d) => d.text))],
@@ -290,7 +290,7 @@ export function generate(wt, models) {
     '- [Functions: `wt.*`](#functions-wt)',
     '- [Tensor methods and properties](#tensor-methods-and-properties)', '- [wt.nn modules](#wtnn-modules)',
     '- [wt.nn.functional](#wtnnfunctional)', '- [wt.nn.init and wt.nn.utils](#wtnninit-and-wtnnutils)',
-    '- [wt.optim](#wtoptim)', ...(wt.linalg ? ['- [wt.linalg](#wtlinalg)'] : []),
+    '- [wt.optim](#wtoptim)', ...('linalg' in wt ? ['- [wt.linalg](#wtlinalg)'] : []),
     '- [weft/models](#weftmodels)', ''];
   pytorchTable(lines, examples.pytorchToWeft);
   lines.push('## Differences from PyTorch', '', ...examples.differences.map((d) => `- ${d}`), '',
@@ -308,7 +308,7 @@ export function generate(wt, models) {
   classEntries(lines, wt.optim, 'wt.optim.', 'torch.optim.', ctx, (k, v) => /^[A-Z]/.test(k) && typeof v === 'function');
   classEntries(lines, wt.optim.lrScheduler, 'wt.optim.lrScheduler.', 'torch.optim.lr_scheduler.', ctx,
     (k, v) => /^[A-Z]/.test(k) && typeof v === 'function');
-  if (wt.linalg) {
+  if ('linalg' in wt) {
     lines.push('## wt.linalg', '');
     namespaceFunctions(lines, wt.linalg, 'wt.linalg.', (n) => `torch.linalg.${snake(n)}`, ctx);
   }
