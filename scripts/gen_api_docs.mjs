@@ -238,11 +238,15 @@ function classEntries(lines, ns, prefix, torchPrefix, ctx, filter = () => true) 
   for (const name of Object.keys(ns).filter((k) => filter(k, ns[k])).sort()) {
     const cls = (ctx.members.get(name) ?? []).find((d) => d.kind === 'class');
     const ctor = ctx.members.get(`${name}#constructor`) ?? [];
-    const docs = [cls?.doc, ...ctor.map((d) => d.doc)].filter(Boolean);
+    // a class declared as a namespace's constructor property: `readonly SGD: new (...) => Optimizer`
+    const prop = ctor.length ? [] : decls(ctx.members, name, (d) => /new \(/.test(d.type));
+    const docs = [cls?.doc, ...ctor.map((d) => d.doc), ...prop.map((d) => d.doc)].filter(Boolean);
+    const signature = (args) => `new ${prefix}${name}${args}`;
     entry(lines, {
       title: `${prefix}${name}`,
       torch: code(`${torchPrefix}${name}`),
-      sigs: ctor.map((d) => `new ${prefix}${name}${d.text.replace(/^constructor/, '')}`),
+      sigs: [...ctor.map((d) => signature(d.text.replace(/^constructor/, ''))),
+        ...prop.map((d) => signature(d.type.replace(/^(abstract )?new /, '')))],
       doc: docs.join(' '),
       diffs: differences(docs),
       example: ctx.examples[`${prefix}${name}`],
@@ -264,6 +268,24 @@ function namespaceFunctions(lines, ns, prefix, torchOf, ctx) {
       example: ctx.examples[`${prefix}${name}`],
     });
   }
+}
+
+// Members with no PyTorch counterpart: explicit freeing of wasm memory, the flat parameter list.
+const JS_ONLY = new Set(['dispose', 'params']);
+
+// The methods of a runtime class (its prototype chain), documented by one declaration container.
+function prototypeTable(lines, cls, container, torchClass, ctx) {
+  const names = new Set();
+  for (let p = cls.prototype; p && p !== Object.prototype && p !== Function.prototype; p = Object.getPrototypeOf(p)) {
+    for (const k of Object.getOwnPropertyNames(p)) if (k !== 'constructor' && !k.startsWith('_')) names.add(k);
+  }
+  lines.push('| JS | PyTorch | declared as | notes |', '|---|---|---|---|');
+  for (const name of [...names].sort()) {
+    const d = (ctx.members.get(name) ?? []).find((m) => m.container === container);
+    const torch = JS_ONLY.has(name) ? 'JS only' : code(`${torchClass}.${snake(name)}`);
+    lines.push(`| ${code('.' + name)} | ${torch} | ${d ? code(cell(d.text)) : ''} | ${cell(d?.doc ?? '')} |`);
+  }
+  lines.push('');
 }
 
 function pytorchTable(lines, rows) {
@@ -297,14 +319,18 @@ export function generate(wt, models) {
     'Differences specific to one function are listed under it.', '');
   functionsSection(lines, wt, ctx);
   methodsSection(lines, wt, ctx);
-  lines.push('## wt.nn modules', '');
+  lines.push('## wt.nn modules', '', '### Module methods (every module has them)', '');
+  prototypeTable(lines, wt.nn.Module, 'Module', 'torch.nn.Module', ctx);
+  lines.push('### Module classes', '');
   classEntries(lines, wt.nn, 'wt.nn.', 'torch.nn.', ctx, (k, v) => /^[A-Z]/.test(k) && typeof v === 'function');
   lines.push('## wt.nn.functional', '');
   namespaceFunctions(lines, wt.nn.functional, 'wt.nn.functional.', (n) => `torch.nn.functional.${snake(n)}`, ctx);
   lines.push('## wt.nn.init and wt.nn.utils', '');
   namespaceFunctions(lines, wt.nn.init, 'wt.nn.init.', (n) => `torch.nn.init.${snake(n)}`, ctx);
   namespaceFunctions(lines, wt.nn.utils, 'wt.nn.utils.', (n) => `torch.nn.utils.${snake(n)}`, ctx);
-  lines.push('## wt.optim', '');
+  lines.push('## wt.optim', '', '### Optimizer methods', '');
+  prototypeTable(lines, wt.optim.Optimizer, 'Optimizer', 'torch.optim.Optimizer', ctx);
+  lines.push('### Optimizers and schedulers', '');
   classEntries(lines, wt.optim, 'wt.optim.', 'torch.optim.', ctx, (k, v) => /^[A-Z]/.test(k) && typeof v === 'function');
   classEntries(lines, wt.optim.lrScheduler, 'wt.optim.lrScheduler.', 'torch.optim.lr_scheduler.', ctx,
     (k, v) => /^[A-Z]/.test(k) && typeof v === 'function');
