@@ -58,3 +58,19 @@ for (const r of examples.pytorchToWeft) {
     assert.deepEqual(JSON.parse(JSON.stringify(got)), r.expect);
   });
 }
+
+test("the README's tour runs", async () => {
+  const readme = readFileSync(`${root}README.md`, 'utf8');
+  const tour = readme.match(/## A tour\n\n```js\n([\s\S]*?)```/);
+  assert.ok(tour, 'README.md has a "## A tour" js block');
+  const body = tour[1].replace(/^import .*\n/m, '');
+  const log = [];
+  const console = { log: (...a) => log.push(a) };
+  // seeded, so the tiny model's training is the same every run
+  const seeded = async (options) => { const w = await init(options); w.manualSeed(0); return w; };
+  await new AsyncFunction('init', 'console', body)(seeded, console);
+  assert.deepEqual(log[0], ['tensor([17., 37.])']);
+  assert.deepEqual(log[1], [[1, 3]]);
+  const [[[a], [b]]] = log[2];
+  assert.ok(Math.abs(a - 1) < 0.1 && Math.abs(b) < 0.1, `trained to ${a}, ${b}`);
+});
