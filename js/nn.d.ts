@@ -17,7 +17,7 @@ export interface Parameter extends Tensor {
  * return; a tensor assigned to a module attribute is kept). Assigning a Module or a Parameter to an
  * attribute registers it, in assignment order. With an optimizer over model.parameters(), tensors made
  * outside tidy during a step are released at that optimizer's step() after next unless passed to
- * wt.keep (README, "Memory").
+ * wt.keep (docs/guide.md, "Memory").
  */
 export interface Module {
   (...args: any[]): any;

@@ -15,4 +15,6 @@ cp js/*.js js/*.d.ts dist/
 mkdir -p dist/nn && cp js/nn/*.js dist/nn/
 mkdir -p dist/models && cp js/models/*.js js/models/*.d.ts dist/models/
 mv dist/build-id.js.new dist/build-id.js
+# the API reference, made from the built API (tests/js/api-docs.test.mjs checks it)
+node scripts/gen_api_docs.mjs
 echo "build: dist/ is ready"

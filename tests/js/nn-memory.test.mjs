@@ -1,4 +1,4 @@
-// The memory rule of wt.nn (js/nn/memory.js, README "Memory"): a training
+// The memory rule of wt.nn (js/nn/memory.js, docs/guide.md "Memory"): a training
 // loop written as in PyTorch, with modules, a loss and an optimizer and no
 // tidy or dispose, runs 10^4 steps with wt.memory() flat; a module call frees
 // its intermediates; a tensor made during a step lives through the next one
