@@ -1,7 +1,7 @@
 // Types for issue 25's pointwise ops in their options-object calling forms
 // (src/ops/pointwise.def; allclose and equal in js/pointwise.js return JS booleans).
 // The other ops of the family (square, atan2, hypot, lerp, addcmul, addcdiv,
-// isnan, isinf, isfinite, isposinf, isneginf, linalgCross and their _ / out= forms) are
+// isnan, isinf, isfinite, isposinf, isneginf, linalg.cross and their _ / out= forms) are
 // the op table's generated functions (js/optable.d.ts).
 import type { Operand, Tensor } from './weft.js';
 
