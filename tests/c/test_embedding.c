@@ -202,8 +202,8 @@ static void test_rms_backends(void) {
   float x[M * K], w[K], y0[M * K], y1[M * K];
   double r0[M], r1[M];
   srand(3);
-  for (int i = 0; i < M * K; i++) x[i] = (float)rand() / RAND_MAX - 0.5f;
-  for (int i = 0; i < K; i++) w[i] = (float)rand() / RAND_MAX + 0.5f;
+  for (int i = 0; i < M * K; i++) x[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+  for (int i = 0; i < K; i++) w[i] = (float)rand() / (float)RAND_MAX + 0.5f;
   CHECK(weft__rms_norm_forward(weft__kernels_scalar(), M, K, WEFT_FLOAT32, x, 1e-6, w, y0, r0) == WEFT_OK);
   CHECK(weft__rms_norm_forward(weft__kernels(), M, K, WEFT_FLOAT32, x, 1e-6, w, y1, r1) == WEFT_OK);
   bool ok = true;
