@@ -48,6 +48,13 @@ void WEFT_UKERNEL(f32_attn_softmax, u8)(size_t rows, size_t n, float* s, size_t 
   }
 }
 
+/* a + q * k over the last nb (< 16) bytes of a row. Out of line: clang 14's
+ * wasm build of the scalar backend, with these partial loads inlined into the
+ * four-key loop below, computed the first key's sum wrong when e % 4 != 0. */
+static __attribute__((noinline)) wv128 tail_madd(wv128 a, const float* q, const float* k, size_t nb) {
+  return wv_f32x4_add(a, wv_f32x4_mul(wv_v128_load_partial(q, nb), wv_v128_load_partial(k, nb)));
+}
+
 /* four keys at once: one accumulator each along e, then lanes summed */
 void WEFT_UKERNEL(f32_attn_dot_rows, u4)(size_t n, size_t e, const float* q, const float* k, size_t ks, float alpha,
                                          float* y) {
@@ -65,11 +72,10 @@ void WEFT_UKERNEL(f32_attn_dot_rows, u4)(size_t n, size_t e, const float* q, con
     }
     if (d < e) {
       size_t nb = (e - d) * sizeof(float);
-      wv128 vq = wv_v128_load_partial(q + d, nb);
-      a0 = wv_f32x4_add(a0, wv_f32x4_mul(vq, wv_v128_load_partial(k0 + d, nb)));
-      a1 = wv_f32x4_add(a1, wv_f32x4_mul(vq, wv_v128_load_partial(k1 + d, nb)));
-      a2 = wv_f32x4_add(a2, wv_f32x4_mul(vq, wv_v128_load_partial(k2 + d, nb)));
-      a3 = wv_f32x4_add(a3, wv_f32x4_mul(vq, wv_v128_load_partial(k3 + d, nb)));
+      a0 = tail_madd(a0, q + d, k0 + d, nb);
+      a1 = tail_madd(a1, q + d, k1 + d, nb);
+      a2 = tail_madd(a2, q + d, k2 + d, nb);
+      a3 = tail_madd(a3, q + d, k3 + d, nb);
     }
     y[j] = alpha * lanes_sum(a0), y[j + 1] = alpha * lanes_sum(a1);
     y[j + 2] = alpha * lanes_sum(a2), y[j + 3] = alpha * lanes_sum(a3);
