@@ -186,6 +186,8 @@ static void call_release(ew_call* c) {
   if (c->built) weft_iter_destroy(&c->it);
 }
 
+static bool fits_i64(double v) { return v >= -0x1p63 && v < 0x1p63; } /* false for nan */
+
 /* PyTorch's argument checks of the activations (Activation.cpp) */
 static weft_status activation_checks(const ew_call* c) {
   weft_dtype t = weft_tensor_dtype(c->in.t[0]);
@@ -193,6 +195,10 @@ static weft_status activation_checks(const ew_call* c) {
     return weft__error(WEFT_TYPE_ERROR, "%s: bool inputs not supported for hardtanh", c->d->name);
   if (c->op == EW_hardtanh && t == WEFT_UINT8 && (c->sp[0] < 0 || c->sp[1] < 0))
     return weft__error(WEFT_INVALID_ARGUMENT, "hardtanh: cannot do hardtanh on an unsigned type with negative limits");
+  /* integer hardtanh compares in int64: a bound outside it (inf, nan, 1e30) is PyTorch's overflow error */
+  if (c->op == EW_hardtanh && weft_dtype_is_integral(t, false) && !(fits_i64(c->sp[0]) && fits_i64(c->sp[1])))
+    return weft__error(WEFT_INVALID_ARGUMENT, "%s: value cannot be converted to type int64 without overflow",
+                       c->d->name);
   if (c->op == EW_elu_backward && c->sp[3] != 0 && c->sp[0] < 0)
     return weft__error(WEFT_INVALID_ARGUMENT,
                        "elu_backward: In-place elu backward calculation is triggered with a negative slope which is "

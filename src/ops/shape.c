@@ -223,7 +223,9 @@ static weft_tensor* repeat_impl(const char* op, const weft_tensor* self, const i
     sizes[d] = d < lead ? 1 : self->sizes[d - lead];
     strides[d] = d < lead ? 0 : self->strides[d - lead];
     c.in_sizes[d] = sizes[d];
-    out_sizes[d] = sizes[d] * reps[d]; /* negative: empty's error names it */
+    if (weft__mul_overflow(sizes[d], reps[d], &out_sizes[d])) /* negative, in range: empty's error names it */
+      return weft__error_null(WEFT_OVERFLOW, "%s: size %lld repeated %lld times overflows int64", op,
+                              (long long)sizes[d], (long long)reps[d]);
   }
   weft_tensor* out = weft_empty(out_sizes, n, self->dtype, self->device, WEFT_CONTIGUOUS_FORMAT);
   if (!out) return NULL;
@@ -422,6 +424,9 @@ static weft_status tri_rows(void* ctx, int64_t begin, int64_t end) {
 static weft_status zero_triangle(weft_tensor* t, int64_t k, bool lower) {
   if (on_meta(t) || t->numel == 0) return WEFT_OK;
   size_t es = weft_dtype_size(t->dtype);
+  /* beyond ±(rows + cols) every diagonal offset zeroes the same: clamp so i + k cannot overflow */
+  int64_t span = t->sizes[t->ndim - 2] + t->sizes[t->ndim - 1];
+  k = k > span ? span : k < -span ? -span : k;
   tri_ctx c = {.base = weft_tensor_data_ptr(t), .rows = t->sizes[t->ndim - 2], .cols = t->sizes[t->ndim - 1],
                .nlead = t->ndim - 2, .rs = t->strides[t->ndim - 2] * (int64_t)es,
                .cs = t->strides[t->ndim - 1] * (int64_t)es, .esize = es, .k = k, .lower = lower};

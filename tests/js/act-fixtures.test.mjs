@@ -214,6 +214,11 @@ test('JS spellings: options, inplace, defaults and errors', async () => {
     throwsWeft(() => wt.l1Loss(t, t, { reduction: 'avg' }), undefined, /avg is not a valid value for reduction/);
     throwsWeft(() => wt.elu(wt.tensor([1n, 2n])), 'TypeError', /^elu: "elu_cpu" not implemented for 'int64'$/);
     throwsWeft(() => wt.relu6(wt.tensor([true])), 'TypeError', /^relu6: bool inputs not supported for hardtanh$/);
+    // an integer hardtanh's bounds must fit int64 (the fuzzer's -inf: undefined behaviour before the check)
+    for (const b of [[-Infinity, 2], [-2, Infinity], [NaN, 2], [-1e30, 1e30]])
+      throwsWeft(() => wt.hardtanh(wt.tensor(new Int8Array([-5, 0, 5])), ...b), 'InvalidArgument',
+        /^hardtanh: value cannot be converted to type int64 without overflow$/);
+    same(wt.hardtanh(wt.tensor(new Int8Array([-5, 0, 5])), -2, 3), wt.tensor(new Int8Array([-2, 0, 3])));
     throwsWeft(() => wt.leakyRelu(x, 0.1, { inplace: 1 }), 'TypeError', /argument 'inplace' must be bool/);
     // dropout: positional or options, defaults p = 0.5 and training = true
     const z = wt.ones([64]);

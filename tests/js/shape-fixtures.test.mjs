@@ -41,6 +41,9 @@ test('the generated shape API: functions, methods, options, in place, out=', asy
     assert.deepEqual(track(x.roll(1)).toArray(), [[5, 0, 1], [2, 3, 4]]);
     assert.deepEqual(track(x.repeat(1, 2)).toArray(), [[0, 1, 2, 0, 1, 2], [3, 4, 5, 3, 4, 5]]);
     assert.deepEqual(track(x.tile([2, 1])).shape, [4, 3]);
+    // a repeat whose size overflows int64 is an error (the fuzzer's 4 * -2^63: undefined behaviour before)
+    assert.throws(() => x.repeat(1, -(2n ** 63n)), (e) => e.name === 'WeftError' && /^repeat: size 3 repeated -9223372036854775808 times overflows int64$/.test(e.message));
+    assert.throws(() => x.repeat(1, -1), /Trying to create tensor with negative dimension -3/);
     assert.deepEqual(track(x.repeatInterleave(2, { dim: 0 })).shape, [4, 3]);
     assert.deepEqual(track(x.repeatInterleave(2)).shape, [12]);
     const reps = track(wt.tensor([1, 0, 2], { dtype: 'int64' }));
@@ -48,6 +51,10 @@ test('the generated shape API: functions, methods, options, in place, out=', asy
     assert.deepEqual(Array.from(track(wt.repeatInterleave(reps)).data(), Number), [0, 2, 2]);
     assert.deepEqual(track(x.tril()).toArray(), [[0, 0, 0], [3, 4, 0]]);
     assert.deepEqual(track(wt.triu(x, 1)).toArray(), [[0, 1, 2], [0, 0, 5]]);
+    // a diagonal offset at int64's ends (the fuzzer's 2^63 - 1: overflow before the clamp)
+    assert.deepEqual(track(x.tril(2n ** 63n - 1n)).toArray(), [[0, 1, 2], [3, 4, 5]]);
+    assert.deepEqual(track(x.triu(2n ** 63n - 1n)).toArray(), [[0, 0, 0], [0, 0, 0]]);
+    assert.deepEqual(track(x.tril(-(2n ** 63n))).toArray(), [[0, 0, 0], [0, 0, 0]]);
     const y = track(x.clone());
     assert.equal(y.tril_(-1), y);
     assert.deepEqual(y.toArray(), [[0, 0, 0], [3, 0, 0]]);
