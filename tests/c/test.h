@@ -4,10 +4,12 @@
 #define WEFT_TEST_H
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "weft/alloc.h"
 #include "weft/weft.h"
 
 static int test__passed, test__failed;
@@ -74,6 +76,40 @@ static int test__passed, test__failed;
     CHECK_EQ_I64(test__m.bytes_in_use, 0);          \
     CHECK_EQ_I64(test__m.meta_bytes, 0);            \
   } while (0)
+
+/* Allocation failures: runs run(ctx) with its 1st, 2nd, ... allocation
+ * failing until a run makes no failing allocation. Each failed run must
+ * report WEFT_OUT_OF_MEMORY and leave as many tensors and storages as there
+ * were before; the op must allocate at all. run returns true when the op
+ * succeeded and releases what it made. */
+static inline void check_fails_cleanly(bool (*run)(void* ctx), void* ctx, long limit) {
+  static weft_fail_nth_allocator injecting; /* outlives every storage made through it */
+  weft_fail_nth_allocator_init(&injecting);
+  weft_memory_stats base = weft_memory();
+  long n = 1;
+  for (;; n++) {
+    injecting.countdown = n;
+    weft_clear_error();
+    weft_set_allocator(&injecting.allocator);
+    bool ok = run(ctx);
+    weft_set_allocator(NULL);
+    bool hit = injecting.countdown == 0;
+    injecting.countdown = 0;
+    if (ok) {
+      CHECK(!hit);
+      break;
+    }
+    CHECK(hit && weft_last_status() == WEFT_OUT_OF_MEMORY);
+    weft_memory_stats m = weft_memory();
+    CHECK_EQ_I64(m.tensors, base.tensors);
+    CHECK_EQ_I64(m.storages, base.storages);
+    if (n > limit) {
+      CHECK(false);
+      break;
+    }
+  }
+  CHECK(n > 1);
+}
 
 #define TEST_REPORT()                                                     \
   do {                                                                    \
