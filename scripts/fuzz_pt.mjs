@@ -106,7 +106,9 @@ export function fuzzPt(wt, zip, { seconds = 5, seed = 1, maxRuns = Infinity } = 
       if (!(e instanceof wt.WeftError)) fail(input, `${e?.name}: ${e?.message}\n${e?.stack}`);
       stats.errors++;
     }
-    if (Date.now() - t0 > 1000) fail(input, 'a call took over 1 s');
+    // a hang detector, not a speed test: a valid 300 KB checkpoint loads in ~50 ms, a loaded CI
+    // machine may take 20× that; a size field that makes the reader loop takes far longer
+    if (Date.now() - t0 > 10000) fail(input, 'a call took over 10 s');
     const now = wt.memory();
     if (now.tensors !== before.tensors || now.bytesInUse !== before.bytesInUse) {
       fail(input, `tensors left alive (${before.tensors} -> ${now.tensors})`);

@@ -51,7 +51,8 @@ for threads in ON OFF; do
     -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS=-O2
   stage_done "wasm C tests, $variant"
 done
-node --test tests/js/*.test.mjs
+# two test files at a time: most JS tests use one core (Node's default runs one file at a time on 2 cores)
+node --test --test-concurrency=2 tests/js/*.test.mjs
 stage_done "JS tests"
 # the PyTorch fixture replays on a weft-simd built with AddressSanitizer
 bash scripts/asan-wasm.sh
