@@ -89,7 +89,8 @@ weft_status weft_set_num_threads(int n) {
 
 #else /* WEFT_HAVE_THREADS */
 
-#define SPIN_US 150    /* a worker's spin before it sleeps: covers the gap between two ops of a step */
+#define SPIN_US 1000   /* a worker's spin before it sleeps: covers the gaps between the ops of a decode step (1000
+                          beat 150 at 2 threads on stories15M; OpenMP's default block time is 200 ms) */
 #define SPIN_CHECK 64  /* loads between two looks at the clock */
 #define CACHE_LINE 64
 
