@@ -95,25 +95,39 @@ void WEFT_UKERNEL(f32_attn_dot_rows, u4)(size_t n, size_t e, const float* q, con
 
 #define AXPY_COLS 32 /* 8 accumulators */
 
+/* acc[0, 4 nv) += sum_j p[j] v[j] over whole vectors; inlined with a
+ * constant nv, so the accumulators are registers (a runtime count kept them
+ * in a stack array, loaded and stored on every row) */
+static inline __attribute__((always_inline)) void axpy_vectors(size_t nv, size_t n, const float* p, const float* v,
+                                                               size_t vs, float* acc) {
+  wv128 a[AXPY_COLS / 4];
+  for (size_t t = 0; t < nv; t++) a[t] = wv_v128_load(acc + 4 * t);
+  for (size_t j = 0; j < n; j++, v += vs) {
+    wv128 pj = wv_f32x4_splat(p[j]);
+    for (size_t t = 0; t < nv; t++) a[t] = wv_f32x4_add(a[t], wv_f32x4_mul(pj, wv_v128_load(v + 4 * t)));
+  }
+  for (size_t t = 0; t < nv; t++) wv_v128_store(acc + 4 * t, a[t]);
+}
+
+/* the last w < 4 columns */
+static void axpy_partial(size_t w, size_t n, const float* p, const float* v, size_t vs, float* acc) {
+  size_t nb = w * sizeof(float);
+  wv128 a = wv_v128_load_partial(acc, nb);
+  for (size_t j = 0; j < n; j++, v += vs)
+    a = wv_f32x4_add(a, wv_f32x4_mul(wv_f32x4_splat(p[j]), wv_v128_load_partial(v, nb)));
+  wv_v128_store_partial(acc, a, nb);
+}
+
+/* blocks of 32 columns, then 16, 8, 4 and the rest: each column's sum in the
+ * same order whatever its block */
 void WEFT_UKERNEL(f32_attn_axpy_rows, c32)(size_t n, size_t e, const float* p, const float* v, size_t vs,
                                            float* acc) {
-  for (size_t d0 = 0; d0 < e; d0 += AXPY_COLS) {
-    size_t w = e - d0 < AXPY_COLS ? e - d0 : AXPY_COLS, nv = (w + 3) / 4;
-    wv128 a[AXPY_COLS / 4];
-    size_t tail = (w - (nv - 1) * 4) * sizeof(float); /* bytes in the last vector */
-    for (size_t t = 0; t < nv; t++)
-      a[t] = t + 1 < nv ? wv_v128_load(acc + d0 + 4 * t) : wv_v128_load_partial(acc + d0 + 4 * t, tail);
-    for (size_t j = 0; j < n; j++) {
-      const float* vj = v + j * vs + d0;
-      wv128 pj = wv_f32x4_splat(p[j]);
-      for (size_t t = 0; t + 1 < nv; t++) a[t] = wv_f32x4_add(a[t], wv_f32x4_mul(pj, wv_v128_load(vj + 4 * t)));
-      a[nv - 1] = wv_f32x4_add(a[nv - 1], wv_f32x4_mul(pj, wv_v128_load_partial(vj + 4 * (nv - 1), tail)));
-    }
-    for (size_t t = 0; t < nv; t++) {
-      if (t + 1 < nv) wv_v128_store(acc + d0 + 4 * t, a[t]);
-      else wv_v128_store_partial(acc + d0 + 4 * t, a[t], tail);
-    }
-  }
+  size_t d = 0;
+  for (; d + AXPY_COLS <= e; d += AXPY_COLS) axpy_vectors(AXPY_COLS / 4, n, p, v + d, vs, acc + d);
+  if (d + 16 <= e) axpy_vectors(4, n, p, v + d, vs, acc + d), d += 16;
+  if (d + 8 <= e) axpy_vectors(2, n, p, v + d, vs, acc + d), d += 8;
+  if (d + 4 <= e) axpy_vectors(1, n, p, v + d, vs, acc + d), d += 4;
+  if (d < e) axpy_partial(e - d, n, p, v + d, vs, acc + d);
 }
 
 void WEFT_UKERNEL(f32_attn_dscore, u8)(size_t n, const float* p, const float* dp, float d, float* y) {

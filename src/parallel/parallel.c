@@ -14,7 +14,11 @@
  * - One thread, a range no larger than the grain, a nested call (from inside
  *   a chunk) or a call while another thread owns the pool runs inline, with no
  *   atomics on the job.
- * - Waiting: spin for a while, then sleep on a futex (Linux: futex(2);
+ * - Waiting: spin for SPIN_US microseconds of the clock (not a count of
+ *   iterations: wasm has no pause instruction, so 4000 loads there were a
+ *   few microseconds, less than the JS between two ops of a decode step, and
+ *   every op of the step paid a futex wake-up, tens of microseconds, on each
+ *   worker), then sleep on a futex (Linux: futex(2);
  *   Emscripten: emscripten_futex_wait; elsewhere a mutex/condvar pair).
  *   A browser's main thread may not block (Atomics.wait throws there), so when
  *   emscripten_is_main_browser_thread() the caller only spins; the workers
@@ -56,6 +60,7 @@
 #if WEFT_HAVE_THREADS
 #include <pthread.h>
 #if defined(__EMSCRIPTEN__)
+#include <emscripten/emscripten.h>
 #include <emscripten/threading.h>
 #elif defined(__linux__)
 #include <linux/futex.h>
@@ -84,7 +89,9 @@ weft_status weft_set_num_threads(int n) {
 
 #else /* WEFT_HAVE_THREADS */
 
-#define SPIN_ITERS 4000
+#define SPIN_US 1000   /* a worker's spin before it sleeps: covers the gaps between the ops of a decode step (1000
+                          beat 150 at 2 threads on stories15M; OpenMP's default block time is 200 ms) */
+#define SPIN_CHECK 64  /* loads between two looks at the clock */
 #define CACHE_LINE 64
 
 struct slot {
@@ -145,6 +152,30 @@ static void word_wake(void* w) {
   pthread_mutex_unlock(&wait_mu);
 }
 #endif
+
+#include <time.h>
+
+static double now_us(void) {
+#if defined(__EMSCRIPTEN__)
+  return emscripten_get_now() * 1e3;
+#else
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+#endif
+}
+
+/* A spin's budget: true while it may go on (the clock read every SPIN_CHECK calls). */
+struct spin {
+  int n;
+  double until;
+};
+static bool spin_on(struct spin* s) {
+  if (s->n++ % SPIN_CHECK) return true;
+  double t = now_us();
+  if (s->n == 1) s->until = t + SPIN_US;
+  return t < s->until;
+}
 
 static inline void cpu_relax(void) {
 #if defined(__SSE2__)
@@ -209,9 +240,9 @@ static void* worker_main(void* arg) {
   tls_in_region = true; /* anything a worker runs is inside a chunk */
   for (;;) {
     unsigned g;
-    int spins = 0;
+    struct spin sp = {0, 0};
     while ((g = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen) {
-      if (++spins < SPIN_ITERS) {
+      if (spin_on(&sp)) {
         cpu_relax();
         continue;
       }
@@ -238,9 +269,10 @@ static void publish_and_run(void) {
     tls_in_region = false;
   }
   bool may_block = caller_may_block();
-  int spins = 0, p;
+  int p;
+  struct spin sp = {0, 0};
   while ((p = atomic_load_explicit(&pool.pending, memory_order_acquire)) != 0) {
-    if (!may_block || ++spins < SPIN_ITERS) {
+    if (!may_block || spin_on(&sp)) {
       cpu_relax();
       continue;
     }

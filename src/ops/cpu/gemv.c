@@ -14,8 +14,12 @@
 #include "weft/parallel.h"
 
 #define COL_UNIT 32                   /* columns per work unit: whole kernel tiles and strips */
-#define PARALLEL_MIN_MACS (1 << 18)   /* smaller products (768 x 288: ~20 us in V8) stay on the calling thread:
-                                         split on 2 threads they ran slower here (the GEMM's threshold too) */
+#define PARALLEL_MIN_MACS (1 << 16)   /* smaller products stay on the calling thread. A decode step's every
+                                         projection is above it (stories15M's 288 x 288 wo: 83K): with the
+                                         pool's workers spinning between ops (src/parallel/parallel.c) a split
+                                         costs a few microseconds, and the weights stream from memory on both
+                                         cores (at 2^18, with a futex wake-up per product, only w1||w3 and the
+                                         classifier split and 2 threads barely helped) */
 #define CHUNK_MIN_MACS (1 << 15)      /* multiply-adds per chunk at least */
 
 struct gemv_ctx {
