@@ -232,9 +232,11 @@ static weft_tensor* result_shaped(T x1, T x2, const int64_t* batch, int nb) {
 /* the result's values, from (B, r, c) copies of x1 and x2 */
 static weft_status forward_into(weft_tensor* r, T a, T b, double p, int64_t mode) {
   if (use_mm(p, mode, rows(a), rows(b))) { /* _cdist_forward asked for the GEMM (1.13's cdist_impl) */
-    weft_tensor* e = weft__euclidean_dist(a, b);
-    weft_status s = e ? weft_copy_(r, e) : weft_last_status();
+    weft_tensor* e = weft__euclidean_dist(a, b); /* (B, r1, r2): r's shape once its batch dims are flat */
+    weft_tensor* v = e ? weft_reshape(e, r->sizes, r->ndim) : NULL;
+    weft_status s = v ? weft_copy_(r, v) : weft_last_status();
     weft_tensor_release(e);
+    weft_tensor_release(v);
     return s;
   }
   bool f64 = a->dtype == WEFT_FLOAT64;

@@ -98,6 +98,13 @@ static void test_op_threads_and_paths(void) {
               *exact = weft_cdist(x1, x2, 2, "donot_use_mm_for_euclid_dist");
   CHECK(max_diff(mm, exact) <= 1e-12);
   weft_tensor_release(mm), weft_tensor_release(exact);
+  /* _cdist_forward asked for the GEMM (compute_mode 1) with two batch dims */
+  const int64_t s4[4] = {2, 3, 4, 5}, t4[4] = {1, 3, 6, 5};
+  weft_tensor *b1 = weft_randn(s4, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU), *b2 = weft_randn(t4, 4, WEFT_FLOAT64, WEFT_DEVICE_CPU);
+  mm = weft__cdist_forward(b1, b2, 2, 1), exact = weft__cdist_forward(b1, b2, 2, 2);
+  CHECK_SIZES(mm, 2, 3, 4, 6);
+  CHECK(max_diff(mm, exact) <= 1e-12);
+  weft_tensor_release(mm), weft_tensor_release(exact), weft_tensor_release(b1), weft_tensor_release(b2);
   weft_tensor_release(x1), weft_tensor_release(x2), weft_tensor_release(y1), weft_tensor_release(y2);
 }
 
