@@ -36,7 +36,9 @@ export const NOT_METHODS = new Set(['empty_like', 'zeros_like', 'ones_like', 'fu
   ...['elu', 'hardtanh', 'relu6', 'leaky_relu', 'softplus', 'silu', 'mish', 'hardswish', 'hardsigmoid',
     'log_sigmoid'].flatMap((n) => [n, `${n}_backward`]),
   'l1_loss', 'smooth_l1_loss', 'smooth_l1_loss_backward', 'huber_loss', 'huber_loss_backward',
-  'dropout', 'dropout_', 'feature_dropout', 'feature_dropout_']);
+  'dropout', 'dropout_', 'feature_dropout', 'feature_dropout_',
+  // torch.cdist is a function only (torch.Tensor has no cdist)
+  'cdist']);
 
 // A malloc'd JSON string from C, parsed and freed.
 function readJson(M, fail, ptr, op) {
@@ -936,6 +938,7 @@ export function installOps(api, k) {
     if (ns) {
       api[ns[0]] ??= {};
       api[ns[0]][ns[1]] = functionFor(base, cands);
+      if (cands.some((op) => op.tuple)) generated.tuples.push(`${ns[0]}.${ns[1]}`); // 'linalg.slogdet'
       continue;
     }
     if (cands.some((op) => op.tuple)) generated.tuples.push(name);

@@ -572,6 +572,14 @@ export interface OpFunctions {
   addcdiv(self: Operand, tensor1: Operand, tensor2: Operand, options?: { value?: Scalar; out?: Tensor }): Tensor;
   /** cross */
   cross(self: Operand, other: Operand, dim?: number | null): Tensor;
+  /** cdist */
+  cdist(x1: Operand, x2: Operand, p?: number, computeMode?: string): Tensor;
+  /** _cdist_forward */
+  _cdistForward(x1: Operand, x2: Operand, p: number, computeMode?: number | null): Tensor;
+  /** _cdist_backward */
+  _cdistBackward(grad: Operand, x1: Operand, x2: Operand, p: number, cdist: Operand): Tensor;
+  /** _euclidean_dist */
+  _euclideanDist(x1: Operand, x2: Operand): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1233,5 +1241,6 @@ type Name =
   | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out' | 'isclose' | 'nan_to_num' | 'nan_to_num_'
   | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit' | 'logit_' | 'logit.out' | 'lerp'
   | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
-  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross';
+  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'cdist'
+  | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist';
 export type OpName = Name | `aten::${Name}`;

@@ -7,10 +7,17 @@
 //     Int32Array of labels), converted to int64, so the result equals int64's
 //   - integers beyond int64 (2 ** 63) and values beyond a narrower integer
 //     dtype are refused with PyTorch's overflow errors instead of saturating
-//   - a missing name on wt or wt.nn.functional is a WeftError naming the
-//     closest names it has
+//   - a missing name on wt, wt.nn.functional or wt.linalg is a WeftError
+//     naming the closest names it has
 //   - `for (const row of t)` iterates over dim 0, as PyTorch's __iter__
 import { NAMES as FUNCTIONAL_NAMES } from './nn/functional.js';
+
+// torch.linalg's functions (PyTorch 1.13), camelCase: a missing one is said to be missing from weft
+const LINALG_NAMES = ['cholesky', 'choleskyEx', 'cond', 'cross', 'det', 'diagonal', 'eig', 'eigh', 'eigvals',
+  'eigvalsh', 'householderProduct', 'inv', 'invEx', 'ldlFactor', 'ldlFactorEx', 'ldlSolve', 'lstsq', 'lu', 'luFactor',
+  'luFactorEx', 'luSolve', 'matmul', 'matrixExp', 'matrixNorm', 'matrixPower', 'matrixRank', 'multiDot', 'norm',
+  'pinv', 'qr', 'slogdet', 'solve', 'solveEx', 'solveTriangular', 'svd', 'svdvals', 'tensorinv', 'tensorsolve',
+  'vander', 'vecdot', 'vectorNorm'];
 
 const TWO63 = 2 ** 63;
 const BIG63 = 2n ** 63n;
@@ -157,4 +164,5 @@ export function installTraps(api, k) {
   });
   guardMissing(api, 'wt', k);
   if (api.nn?.functional) guardMissing(api.nn.functional, 'wt.nn.functional', k, FUNCTIONAL_NAMES);
+  if (api.linalg) guardMissing(api.linalg, 'wt.linalg', k, LINALG_NAMES);
 }

@@ -314,6 +314,17 @@ export async function createWorkerApi(endpoint, options) {
     [kind]: class extends WorkerOptimizer { constructor(params, options) { super(kind, params, options); } },
   })[kind];
 
+  // One of torch's namespaces (wt.linalg): its functions go as 'linalg.solve';
+  // the worker refuses a name the namespace lacks, with its did-you-mean.
+  function namespace(ns) {
+    return new Proxy(Object.create(null), {
+      get(target, name) {
+        if (typeof name === 'symbol' || name === 'then') return undefined;
+        return (...args) => call(null, `${ns}.${name}`, args);
+      },
+    });
+  }
+
   const local = {
     tidy,
     noGrad: (fn) => withGradMode('noGrad', false, fn),
@@ -341,5 +352,6 @@ export async function createWorkerApi(endpoint, options) {
 
   const ready = await send({ kind: 'init', options: options ?? {} });
   tuples = new Set([...(ready.value?.tuples ?? []), ...(ready.value?.lists ?? [])]);
+  for (const ns of ready.value?.namespaces ?? []) local[ns] = namespace(ns);
   return api;
 }

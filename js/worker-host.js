@@ -14,7 +14,10 @@
 //               { id, kind: 'ocall', target: objectId, method, args }
 // Messages out: { id, ok: true, value, meta? } | { id, ok: false, error: { code, message } }
 // Arguments and values encode tensors as { $t: id }; a named tuple result
-// ({ values, indices }) as { $tuple: names, items }. init answers { tuples }.
+// ({ values, indices }) as { $tuple: names, items }. init answers { tuples, lists, namespaces }.
+// A function of one of torch's namespaces is named 'linalg.solve' (and 'autograd.grad').
+import { NAMESPACES } from './ops.js';
+
 export function serve(endpoint, init) {
   let wt = null;
   const tensors = new Map(); // id -> Tensor
@@ -123,12 +126,28 @@ export function serve(endpoint, init) {
     }
   }
 
+  // [the object holding it, its name] for a function name of the client:
+  // 'solve' of wt, or 'linalg.solve' / 'autograd.grad' of a namespace. A name
+  // the object lacks is looked up (after `in`, which does not throw) so that
+  // js/traps.js's did-you-mean error reaches the client as on the main thread.
+  function functionOf(method) {
+    const dot = typeof method === 'string' ? method.indexOf('.') : -1;
+    const ns = dot > 0 ? method.slice(0, dot) : null;
+    const known = ns === 'autograd' ? method === 'autograd.grad' : NAMESPACES.includes(ns);
+    const [self, name] = ns && known && wt[ns] ? [wt[ns], method.slice(dot + 1)] : [wt, method];
+    if (typeof name === 'string' && !(name in self) && Object.getPrototypeOf(self) !== Object.prototype) {
+      void self[name]; // throws the WeftError naming the closest names (a guarded object)
+    }
+    return [self, name];
+  }
+
   async function handle(msg) {
     switch (msg.kind) {
       case 'init': {
         wt = await init(msg.options);
         // the names whose calls may return several tensors: the client waits for those
-        return { value: { tuples: wt.ops.generated.tuples, lists: wt.ops.generated.lists } };
+        return { value: { tuples: wt.ops.generated.tuples, lists: wt.ops.generated.lists,
+          namespaces: NAMESPACES.filter((ns) => wt[ns]) } };
       }
       case 'dispose':
         if (msg.object) {
@@ -182,13 +201,10 @@ export function serve(endpoint, init) {
         return { value: v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v } : v };
       }
       case 'call': {
-        const self = msg.target === null ? wt : tensorOf(msg.target);
-        // 'autograd.grad': a function of a namespace of wt
-        // (`in` first: a missing name of wt throws, js/traps.js)
-        const fn = msg.method === 'autograd.grad' && msg.target === null ? wt.autograd.grad
-          : msg.method in self ? self[msg.method] : undefined;
+        const [self, name] = msg.target === null ? functionOf(msg.method) : [tensorOf(msg.target), msg.method];
+        const fn = name in self ? self[name] : undefined;
         // Object.prototype's functions (constructor, valueOf, ...) are no weft function
-        if (typeof fn !== 'function' || msg.method === 'constructor' || fn === Object.prototype[msg.method]) {
+        if (typeof fn !== 'function' || name === 'constructor' || fn === Object.prototype[name]) {
           throw Object.assign(new Error(`${msg.method}: not a weft ${msg.target === null ? 'function' : 'Tensor method'}`),
             { code: 'TypeError' });
         }

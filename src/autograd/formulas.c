@@ -1010,6 +1010,7 @@ static T group_norm_grads(weft__bctx* c, int which) {
 #include "autograd/formulas_attention.h"
 #include "autograd/formulas_linalg.h"
 #include "autograd/formulas_dataops.h"
+#include "autograd/formulas_cdist.h"
 
 /* ---- expansion ---- */
 #define G(i, e)                                   \

@@ -365,9 +365,11 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     weft_node_release(n);
     return s;
   }
-  /* (values, indices): only the values are differentiable; the indices are on top */
+  /* (values, indices): only the values are differentiable; the indices are on top.
+   * save_result 3 is the other way round (slogdet's (sign, logabsdet)). */
   int nret = weft_op_schema(op)->nreturns;
-  const weft_ivalue* top = weft_stack_peek(st, nret == 2 ? 1 : 0);
+  bool second = nret == 2 && f->save_result == 3;
+  const weft_ivalue* top = weft_stack_peek(st, nret == 2 && !second ? 1 : 0);
   weft_tensor* r = NULL;
   if (nret == 3 && f->save_result == 2) { /* (out, mean, invstd): the node owns out */
     r = weft_stack_peek(st, 2)->u.t;
@@ -388,7 +390,7 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     r = top->u.t;
   }
   /* `to` with nothing to do returns its input: no new node */
-  if (!is_input(in, nargs, r)) s = attach_result(n, r, nret == 3 ? r : weft_stack_peek(st, 0)->u.t);
+  if (!is_input(in, nargs, r)) s = attach_result(n, r, nret == 3 ? r : weft_stack_peek(st, second ? 1 : 0)->u.t);
   weft_node_release(n); /* the output holds it */
   return s;
 }

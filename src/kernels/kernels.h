@@ -198,6 +198,8 @@ typedef void weft_f32_attn_dot_rows_fn(size_t n, size_t e, const float* q, const
                                        float* y);
 typedef void weft_f32_attn_axpy_rows_fn(size_t n, size_t e, const float* p, const float* v, size_t vs, float* acc);
 typedef void weft_f32_attn_dscore_fn(size_t n, const float* p, const float* dp, float d, float* y);
+/* cdist (cdist.c): out[q] = the p-norm of a - b[q*c ..] over c columns, q < r2; kind 1, 2, 3: p = 1, 2, inf */
+typedef void weft_f32_cdist_rows_fn(size_t c, size_t r2, const float* a, const float* b, float* out, int kind);
 
 /* prototypes for every backend built */
 #define K(family, name, u)                                 \
