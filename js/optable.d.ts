@@ -1149,6 +1149,10 @@ export interface LinalgFunctions {
   matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
   /** linalg_cross */
   cross(self: Operand, other: Operand, options?: { dim?: number }): Tensor;
+  /** linalg_qr */
+  qr(A: Operand, mode?: string): Returns<'Q' | 'R'>;
+  /** linalg_lstsq */
+  lstsq(self: Operand, b: Operand, rcond?: number | null, options?: { driver?: string }): Returns<'solution' | 'residuals' | 'rank' | 'singularValues'>;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -1233,5 +1237,6 @@ type Name =
   | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out' | 'isclose' | 'nan_to_num' | 'nan_to_num_'
   | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit' | 'logit_' | 'logit.out' | 'lerp'
   | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
-  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross';
+  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'linalg_qr'
+  | 'linalg_lstsq';
 export type OpName = Name | `aten::${Name}`;
