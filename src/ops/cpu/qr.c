@@ -18,8 +18,8 @@ enum { NB = 32, BLOCK_MIN = 128 };
 
 static weft_status oom(void) { return weft__error(WEFT_OUT_OF_MEMORY, "linalg: out of memory"); }
 
-/* ||x|| of n doubles-or-floats read through get, scaled as dnrm2 so that
- * neither huge nor tiny entries overflow or flush */
+/* a running ||x|| kept as scale * sqrt(ssq), as dnrm2 keeps it, so that
+ * neither huge nor tiny entries overflow or flush to zero */
 static double scaled_norm(double scale, double ssq) { return scale * sqrt(ssq); }
 static void scaled_add(double v, double* scale, double* ssq) {
   if (v == 0) return;
