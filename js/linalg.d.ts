@@ -2,7 +2,7 @@
 // operators are wt.linalg.<camelName> (js/ops.js, namespaced()); their
 // generated declarations are LinalgFunctions (js/optable.d.ts). The norms
 // also take their orders and dims in the options object, as JS code writes them.
-import type { LinalgFunctions, Operand } from './ops.js';
+import type { LinalgFunctions, Operand, Returns } from './ops.js';
 import type { DTypeName, Shape, Tensor } from './weft.js';
 
 export interface VectorNormOptions {
@@ -24,7 +24,25 @@ export interface MatrixNormOptions {
   dtype?: DTypeName | null;
 }
 
-export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm'> & {
+export interface QrOptions {
+  /** 'reduced' (default): Q m x k, R k x n (k = min(m, n)); 'complete': Q m x m, R m x n; 'r': R only (Q empty) */
+  mode?: 'reduced' | 'complete' | 'r';
+}
+
+export interface LstsqOptions {
+  /** singular-value cut of 'gelsy' (relative to the largest); default eps(dtype) * max(m, n) */
+  rcond?: number | null;
+  /** 'gelsy' (default: QR with column pivoting, any rank) or 'gels' (QR, full rank); 'gelsd' and 'gelss'
+   * need linalg.svd, which weft does not have yet: refused */
+  driver?: 'gels' | 'gelsy' | 'gelsd' | 'gelss';
+}
+
+export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'qr' | 'lstsq'> & {
+  /** torch.linalg.qr: { Q, R } (also [Q, R]), LAPACK's signs, column-major as PyTorch's */
+  qr(A: Operand, options?: QrOptions): Returns<'Q' | 'R'>;
+  qr(A: Operand, mode?: 'reduced' | 'complete' | 'r'): Returns<'Q' | 'R'>;
+  /** torch.linalg.lstsq: min ||A X - B||; residuals only for 'gels' with m > n, rank only for 'gelsy' */
+  lstsq(A: Operand, B: Operand, options?: LstsqOptions): Returns<'solution' | 'residuals' | 'rank' | 'singularValues'>;
   /** torch.linalg.vector_norm */
   vectorNorm(x: Operand, options?: VectorNormOptions): Tensor;
   vectorNorm(x: Operand, ord?: number, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;

@@ -586,6 +586,11 @@ export function installOps(api, k) {
         if (!r) fail(op.base);
         return tupleResult(op, vals, [r, r1]);
       }
+      if (op.ret === 'TENSOR4') {
+        const rest = [M._weft_wasm_op_second(), M._weft_wasm_op_third(), M._weft_wasm_op_fourth()];
+        if (!r) fail(op.base);
+        return tupleResult(op, vals, [r, ...rest]);
+      }
       if (op.ret === 'TENSOR3') { // any of the three may be 0: an undefined output (null)
         const r1 = M._weft_wasm_op_second(), r2 = M._weft_wasm_op_third();
         if (M._weft_wasm_op_status() !== 0) fail(op.base);

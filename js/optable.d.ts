@@ -1157,6 +1157,10 @@ export interface LinalgFunctions {
   matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
   /** linalg_cross */
   cross(self: Operand, other: Operand, options?: { dim?: number }): Tensor;
+  /** linalg_qr */
+  qr(A: Operand, mode?: string): Returns<'Q' | 'R'>;
+  /** linalg_lstsq */
+  lstsq(self: Operand, b: Operand, rcond?: number | null, options?: { driver?: string }): Returns<'solution' | 'residuals' | 'rank' | 'singularValues'>;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -1243,4 +1247,6 @@ type Name =
   | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
   | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'cdist'
   | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist';
+  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'linalg_qr'
+  | 'linalg_lstsq';
 export type OpName = Name | `aten::${Name}`;

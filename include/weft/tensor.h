@@ -40,6 +40,13 @@ typedef struct weft_tensor3 {
   int status; /* weft_status */
 } weft_tensor3;
 
+/* Four tensors from one call (an op returning four Tensors: linalg_lstsq's
+ * solution, residuals, rank, singular_values): each a new reference; all
+ * NULL on error. */
+typedef struct weft_tensor4 {
+  weft_tensor* t[4];
+} weft_tensor4;
+
 /* A list of tensors from one call (an op returning `Tensor[]`: split,
  * unbind): t is a malloc'd array of n new references. t is NULL on error
  * only; an empty result has a non-NULL t and n 0. Give it back with
@@ -65,6 +72,7 @@ weft_tensor* weft_tensor_retain(weft_tensor* t);
 void weft_tensor_release(weft_tensor* t); /* NULL is a no-op */
 void weft_tensor2_release(weft_tensor2 r); /* both; NULLs are no-ops */
 void weft_tensor3_release(weft_tensor3 r); /* all three; NULLs are no-ops */
+void weft_tensor4_release(weft_tensor4 r); /* all four; NULLs are no-ops */
 void weft_tensor_list_release(weft_tensor_list r); /* every reference, then the array; t NULL is a no-op */
 /* n NULL entries (to fill with new references); t NULL + error when out of memory. */
 weft_tensor_list weft_tensor_list_new(int64_t n);

@@ -125,7 +125,7 @@ typedef struct weft__bctx {
   weft_tensor* const* grads;
   weft_tensor* saved[16];       /* unpacked saved tensors by argument (owned) */
   weft_tensor* result;          /* unpacked saved result (owned) */
-  weft_tensor* result2;         /* save_result 2: the third output (owned) */
+  weft_tensor* result2;         /* save_result 2: the third output; 3: the second (owned) */
   uint32_t needs;               /* arguments whose gradient is wanted */
   weft_tensor* gi[16];          /* outputs (owned) */
   weft_tensor* gl[64];          /* outputs for the elements of a Tensor[] argument (owned) */
@@ -146,7 +146,9 @@ typedef struct weft__formula {
    * out, mean, invstd): the node owns output 0 and saves outputs 1 and 2
    * as RES and RES2, plain tensors (they take no gradient); 3 a (Tensor,
    * Tensor) op whose second output is the differentiable one (slogdet's
-   * logabsdet): the node owns it and saves the first as RES */
+   * logabsdet): the node owns it and saves the first as RES; 4 a (Tensor,
+   * Tensor) op with both outputs differentiable (linalg_qr): they are node
+   * outputs 0 and 1, saved as RES and RES2, their gradients c->grads[0..1] */
   uint8_t save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
   weft_status (*backward)(weft__bctx* c);

@@ -87,3 +87,97 @@ static T linalg_cholesky_backward(weft__bctx* c, T g) {
   ga = solve2(c, mT(c, l), ga, true);
   return solve2(c, l, ga, false);
 }
+
+/* ---- linalg_qr (RES = Q, RES2 = R; gradients c->grads[0], c->grads[1],
+ * either NULL): 1.13's linalg_qr_backward ---- */
+/* gA = gR R^T - Q^T gQ, from the gradients that reached the node */
+static T qr_ga(weft__bctx* c, T q, T r) {
+  T gq = c->grads[0], gr = c->grads[1];
+  T a = gq ? neg(c, matmul2(c, mT(c, q), gq)) : NULL;
+  T b = gr ? matmul2(c, gr, mT(c, r)) : NULL;
+  if ((gq && !a) || (gr && !b)) return NULL; /* a failure, not a missing gradient */
+  return a && b ? add(c, b, a) : a ? a : b;
+}
+
+/* m >= n: (Q syminvadj(triu(gA)) + gQ) R^-T, syminvadj(U) = U + U^T with
+ * the diagonal once */
+static T qr_backward_tall(weft__bctx* c, T q, T r, T ga) {
+  T sym = add(c, tri_(c, ga, 0, false), mT(c, tri_(c, ga, 1, false)));
+  T g = matmul2(c, q, sym);
+  if (c->grads[0]) g = add(c, g, c->grads[0]);
+  return solve2(c, mT(c, r), g, false);
+}
+
+/* m < n: [Q tril(X - X^T) R1^-T, 0] + Q gR with X = -gA, R1 R's leading
+ * m x m block */
+static T qr_backward_wide(weft__bctx* c, T q, T r, T ga, int64_t m, int64_t n) {
+  T x = neg(c, ga);
+  T g = matmul2(c, q, tri_(c, sub(c, x, mT(c, x)), 0, true));
+  T r1 = keep(c, weft_narrow(r, -1, 0, m));
+  g = solve2(c, mT(c, r1), g, false);
+  if (!g) return NULL;
+  int64_t sizes[WEFT_MAX_DIMS];
+  memcpy(sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
+  sizes[g->ndim - 1] = n - m;
+  T z = zeros(c, g, sizes, g->ndim);
+  const weft_tensor* parts[2] = {g, z};
+  g = z ? keep(c, weft_cat(parts, 2, -1)) : NULL;
+  return c->grads[1] ? add(c, g, matmul2(c, q, c->grads[1])) : g;
+}
+
+static T linalg_qr_backward(weft__bctx* c) {
+  const char* mode = STR(1);
+  if (!strcmp(mode, "r"))
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "The derivative of linalg.qr depends on Q, which is not computed "
+                            "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                            "differentiate through linalg.qr.");
+  T q = RES, r = RES2;
+  int64_t m = q->sizes[q->ndim - 2], n = r->sizes[r->ndim - 1];
+  if (!strcmp(mode, "complete") && m > n)
+    return weft__error_null(WEFT_INVALID_ARGUMENT, "The QR decomposition is not differentiable when mode='complete' "
+                            "and nrows > ncols.");
+  T ga = qr_ga(c, q, r);
+  return m >= n ? qr_backward_tall(c, q, r, ga) : qr_backward_wide(c, q, r, ga, m, n);
+}
+
+/* ---- linalg_lstsq(A, B): 1.13's linalg_lstsq_backward, through
+ * pinv(A) (here the minimum-norm least-squares solution of A X = I, the
+ * pseudo-inverse up to gelsy's rank cut) and pinv_backward ---- */
+static T pinv_of(weft__bctx* c, T a) {
+  int64_t m = a->sizes[a->ndim - 2];
+  int64_t sizes[WEFT_MAX_DIMS]; /* I with a's number of dims: a 2-D B under a batched A would be a vector */
+  for (int i = 0; i < a->ndim; i++) sizes[i] = i < a->ndim - 2 ? 1 : m;
+  T eye = keep(c, weft_eye(m, a->dtype, a->device));
+  eye = eye ? keep(c, weft_reshape(eye, sizes, a->ndim)) : NULL;
+  if (!eye) return NULL;
+  weft_tensor4 r = weft_linalg_lstsq(a, eye, NAN, "gelsy");
+  weft_tensor* outs[4]; /* (the name t is taken by the transpose wrapper here) */
+  memcpy(outs, &r, sizeof outs);
+  for (int i = 1; i < 4; i++) weft_tensor_release(outs[i]);
+  return outs[0] ? keep(c, outs[0]) : NULL;
+}
+
+/* d pinv(A) -> dA (1.13's pinv_backward, real case), g = d loss / d pinv(A) */
+static T pinv_backward(weft__bctx* c, T g, T p, T a) {
+  int64_t m = a->sizes[a->ndim - 2], n = a->sizes[a->ndim - 1];
+  T ph = mT(c, p), gh = mT(c, g);
+  if (m <= n) {
+    T k = matmul2(c, gh, p), kph = matmul2(c, k, ph);
+    T r = add(c, neg(c, mT(c, matmul2(c, p, k))), kph);
+    r = sub(c, r, matmul2(c, matmul2(c, a, p), kph));
+    return add(c, r, matmul2(c, matmul2(c, ph, p), sub(c, gh, matmul2(c, k, a))));
+  }
+  T k = matmul2(c, p, gh), phk = matmul2(c, ph, k);
+  T r = add(c, neg(c, mT(c, matmul2(c, k, p))), matmul2(c, matmul2(c, sub(c, gh, matmul2(c, a, k)), p), ph));
+  return sub(c, add(c, r, phk), matmul2(c, matmul2(c, phk, p), a));
+}
+
+/* which 0: gA = pinv_backward(gX B^T); 1: gB = pinv(A)^T gX; a vector B
+ * (A has one dim more) as a column */
+static T linalg_lstsq_grad(weft__bctx* c, int which) {
+  bool vec = NDIM(0) - NDIM(1) == 1;
+  T gx = vec ? unsq(c, grad, -1) : grad, p = pinv_of(c, S(0));
+  if (which == 0) return pinv_backward(c, matmul2(c, gx, mT(c, vec ? unsq(c, S(1), -1) : S(1))), p, S(0));
+  T gb = matmul2(c, mT(c, p), gx);
+  return vec && gb ? keep(c, weft_squeeze_dim(gb, -1)) : gb;
+}

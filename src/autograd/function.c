@@ -103,8 +103,8 @@ static weft_status freed_error(void) {
  * pass is recorded it is an output of this very node again, or (an
  * in-place write to a view, n inside a CopySlices) the view of the base's
  * history after the write. */
-static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
-  weft_tensor* r = weft__alias(n->result);
+static weft_tensor* unpack_output(weft_node* n, const weft_tensor* saved, int32_t nr, bool create_graph) {
+  weft_tensor* r = weft__alias(saved);
   if (!r || !create_graph || !weft_dtype_is_floating(r->dtype)) return r; /* saved indices stay plain */
   weft__meta* m = weft__meta_get(r);
   if (!m) {
@@ -116,8 +116,22 @@ static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
     weft_tensor_release(r);
     return NULL;
   }
+  m->output_nr = nr;
   r->requires_grad = true;
   return r;
+}
+
+static weft_tensor* unpack_result(weft_node* n, bool create_graph) { return unpack_output(n, n->result, 0, create_graph); }
+
+/* save_result 4: both outputs of a (Tensor, Tensor) node, each as the
+ * output it is (linalg_qr's Q and R) */
+static weft_status unpack_pair(weft_node* n, weft__bctx* c, bool create_graph) {
+  if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
+  if (weft_tensor_version(n->result2) != n->result2_version)
+    return version_error(n, n->result2, n->result2_version, true);
+  if (!(c->result = unpack_output(n, n->result, 0, create_graph))) return weft_last_status();
+  if (!(c->result2 = unpack_output(n, n->result2, 1, create_graph))) return weft_last_status();
+  return WEFT_OK;
 }
 
 /* save_result 2: the statistics outputs, plain (they are not differentiated) */
@@ -138,6 +152,7 @@ weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
     c->saved[i] = weft_tensor_retain(t);
   }
   if (n->f->save_result == 2) return unpack_stats(n, c);
+  if (n->f->save_result == 4) return unpack_pair(n, c, create_graph);
   if (n->f->save_result) {
     if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
     if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
@@ -310,6 +325,21 @@ static weft_status attach_stats(weft_node* n, weft_tensor* out, const weft_tenso
   return set_output(n, out, 0);
 }
 
+/* A (Tensor, Tensor) op whose two outputs are both differentiable
+ * (linalg_qr's Q and R, save_result 4): outputs 0 and 1 of n, both saved
+ * (as PyTorch's SavedVariable of an output). */
+static weft_status attach_pair(weft_node* n, weft_tensor* r0, weft_tensor* r1) {
+  if (!(n->retained_outs = calloc(2, sizeof *n->retained_outs)))
+    return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  n->nout = 2;
+  if (!(n->result = weft__alias(r0)) || !(n->result2 = weft__alias(r1))) return weft_last_status();
+  n->result_version = weft_tensor_version(r0);
+  n->result2_version = weft_tensor_version(r1);
+  n->saved_something = true;
+  weft_status s = set_output(n, r0, 0);
+  return s ? s : set_output(n, r1, 1);
+}
+
 /* A Tensor[] return (split, unbind): every piece is an output of the one
  * node n, told apart by its output_nr, as PyTorch's multi-output nodes are. */
 static weft_status attach_outputs(weft_node* n, const weft_ivalue* r) {
@@ -366,11 +396,17 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
     return s;
   }
   /* (values, indices): only the values are differentiable; the indices are on top.
-   * save_result 3 is the other way round (slogdet's (sign, logabsdet)). */
+   * save_result 3 is the other way round (slogdet's (sign, logabsdet)).
+   * (solution, residuals, rank, singular_values): the node owns the solution */
   int nret = weft_op_schema(op)->nreturns;
   bool second = nret == 2 && f->save_result == 3;
-  const weft_ivalue* top = weft_stack_peek(st, nret == 2 && !second ? 1 : 0);
+  const weft_ivalue* top = weft_stack_peek(st, nret == 2 && !second ? 1 : nret == 4 ? 3 : 0);
   weft_tensor* r = NULL;
+  if (nret == 2 && f->save_result == 4) {
+    s = attach_pair(n, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t);
+    weft_node_release(n); /* the outputs hold it */
+    return s;
+  }
   if (nret == 3 && f->save_result == 2) { /* (out, mean, invstd): the node owns out */
     r = weft_stack_peek(st, 2)->u.t;
     s = attach_stats(n, r, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t);

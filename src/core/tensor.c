@@ -161,6 +161,10 @@ void weft_tensor3_release(weft_tensor3 r) {
   for (int i = 0; i < 3; i++) weft_tensor_release(r.t[i]);
 }
 
+void weft_tensor4_release(weft_tensor4 r) {
+  for (int i = 0; i < 4; i++) weft_tensor_release(r.t[i]);
+}
+
 void (*_Atomic weft__autograd_meta_free)(void* meta);
 
 uint32_t weft_tensor_version(const weft_tensor* t) { return atomic_load(&t->storage->version); }

@@ -16,6 +16,8 @@
  *            reference or NULL (an undefined output, as an output_mask
  *            leaves it); status set on error. Boxed, three values pushed
  *            in order, None for an undefined one.
+ *   TENSOR4  `-> (Tensor, Tensor, Tensor, Tensor)`: a weft_tensor4, four new
+ *            references, all NULL on error. Boxed, four values in order.
  *   TENSOR_LIST `-> Tensor[]`: a weft_tensor_list (a malloc'd array of n new
  *            references; t NULL on error, free with weft_tensor_list_release).
  *            Boxed, one Tensor[] value whose array the list hands over.
@@ -293,6 +295,9 @@ weft_tensor2 weft__stack_pop_tensor2(weft_stack* s);
 /* TENSOR3 returns: three values, None for a NULL entry (takes the references). */
 weft_status weft__stack_push_tensor3(weft_stack* s, weft_tensor3 r);
 weft_tensor3 weft__stack_pop_tensor3(weft_stack* s);
+/* TENSOR4 returns: four values (takes the references); pops four. */
+weft_status weft__stack_push_tensor4(weft_stack* s, weft_tensor4 r);
+weft_tensor4 weft__stack_pop_tensor4(weft_stack* s);
 /* TENSOR_LIST returns: pushes the list as one Tensor[] value (takes its
  * references and array, releases them on failure); pops one (t NULL + error
  * when the top is not a Tensor[]). */
@@ -307,6 +312,7 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
 #define WEFT__RT_TENSOR2 weft_tensor2
 #define WEFT__RT_TENSOR_LIST weft_tensor_list
 #define WEFT__RT_TENSOR3 weft_tensor3
+#define WEFT__RT_TENSOR4 weft_tensor4
 /* how many schema returns the C return carries (checked when the op is
  * defined); WEFT__RN_LIST: the one return is a Tensor[] */
 #define WEFT__RN_LIST (-1)
@@ -315,11 +321,13 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
 #define WEFT__RN_TENSOR2 2
 #define WEFT__RN_TENSOR_LIST WEFT__RN_LIST
 #define WEFT__RN_TENSOR3 3
+#define WEFT__RN_TENSOR4 4
 #define WEFT__RERR_TENSOR NULL
 #define WEFT__RERR_STATUS weft_last_status()
 #define WEFT__RERR_TENSOR2 ((weft_tensor2){{NULL, NULL}})
 #define WEFT__RERR_TENSOR_LIST ((weft_tensor_list){NULL, 0})
 #define WEFT__RERR_TENSOR3 ((weft_tensor3){{NULL, NULL, NULL}, weft_last_status()})
+#define WEFT__RERR_TENSOR4 ((weft_tensor4){{NULL, NULL, NULL, NULL}})
 /* unbox: push the result r_ after dropping the nargs arguments (a_ still valid until the drop) */
 #define WEFT__RPUSH_TENSOR                                        \
   weft_stack_drop(stack, n_);                                     \
@@ -341,6 +349,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   weft_stack_drop(stack, n_);                                     \
   if (r_.status) return r_.status;                                \
   return weft__stack_push_tensor3(stack, r_);
+#define WEFT__RPUSH_TENSOR4                                       \
+  weft_stack_drop(stack, n_);                                     \
+  if (!r_.t[0]) return weft_last_status();                        \
+  return weft__stack_push_tensor4(stack, r_);
 #define WEFT__RPUSH_TENSOR_LIST                                   \
   weft_stack_drop(stack, n_);                                     \
   if (!r_.t) return weft_last_status();                           \
@@ -359,6 +371,10 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
   return r_;
 #define WEFT__RPOP_TENSOR3                                        \
   weft_tensor3 r_ = s_ ? (weft_tensor3){{NULL, NULL, NULL}, s_} : weft__stack_pop_tensor3(&st_); \
+  weft_stack_clear(&st_);                                         \
+  return r_;
+#define WEFT__RPOP_TENSOR4                                        \
+  weft_tensor4 r_ = s_ ? WEFT__RERR_TENSOR4 : weft__stack_pop_tensor4(&st_); \
   weft_stack_clear(&st_);                                         \
   return r_;
 

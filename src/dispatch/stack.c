@@ -272,6 +272,26 @@ weft_tensor3 weft__stack_pop_tensor3(weft_stack* s) {
   return r;
 }
 
+weft_status weft__stack_push_tensor4(weft_stack* s, weft_tensor4 r) {
+  weft_status st = WEFT_OK;
+  for (int i = 0; i < 4; i++) {
+    if (st == WEFT_OK) st = weft_stack_push_tensor_owned(s, r.t[i]);
+    else weft_tensor_release(r.t[i]);
+  }
+  return st;
+}
+
+weft_tensor4 weft__stack_pop_tensor4(weft_stack* s) {
+  weft_tensor4 r = {{NULL, NULL, NULL, NULL}};
+  for (int i = 1; i <= 4; i++)
+    if (s->size < 4 || s->v[s->size - i].tag != WEFT_IV_TENSOR) {
+      weft__error(WEFT_INTERNAL, "boxed kernel did not return four Tensors");
+      return r;
+    }
+  for (int i = 3; i >= 0; i--) r.t[i] = weft_stack_pop(s).u.t;
+  return r;
+}
+
 weft_status weft__stack_push_bool_list(weft_stack* s, const bool* v, int64_t n) {
   int64_t buf[WEFT_MAX_DIMS];
   if (n > WEFT_MAX_DIMS) return weft__error(WEFT_INVALID_ARGUMENT, "a bool[] of more than %d values", WEFT_MAX_DIMS);

@@ -320,6 +320,24 @@ __attribute__((unused)) static weft_tensor* wj_first3(weft_tensor3 r) {
   return r.t[0];
 }
 
+/* TENSOR4 returns the first handle (0 on error) and keeps the other three
+ * for weft_wasm_op_second(), _third() and _fourth(). */
+static weft_tensor* fourth_ret;
+
+EMSCRIPTEN_KEEPALIVE weft_tensor* weft_wasm_op_fourth(void) {
+  weft_tensor* t = fourth_ret;
+  fourth_ret = NULL;
+  return t;
+}
+
+__attribute__((unused)) static weft_tensor* wj_first4(weft_tensor4 r) {
+  weft_tensor_release(second_ret);
+  weft_tensor_release(third_ret);
+  weft_tensor_release(fourth_ret);
+  second_ret = r.t[1], third_ret = r.t[2], fourth_ret = r.t[3];
+  return r.t[0];
+}
+
 /* TENSOR_LIST returns the list's malloc'd array of new references (0 on
  * error; JS reads the handles, then frees it) and keeps its length for
  * weft_wasm_op_list_len(), which JS calls right after. */
@@ -339,11 +357,13 @@ __attribute__((unused)) static weft_tensor** wj_list_array(weft_tensor_list r) {
 #define WJ_RT_TENSOR2 weft_tensor*
 #define WJ_RT_TENSOR_LIST weft_tensor**
 #define WJ_RT_TENSOR3 weft_tensor*
+#define WJ_RT_TENSOR4 weft_tensor*
 #define WJ_RET_TENSOR(x) x
 #define WJ_RET_STATUS(x) (int)x
 #define WJ_RET_TENSOR2(x) wj_first(x)
 #define WJ_RET_TENSOR_LIST(x) wj_list_array(x)
 #define WJ_RET_TENSOR3(x) wj_first3(x)
+#define WJ_RET_TENSOR4(x) wj_first4(x)
 #define WJ_TYPED(c, schema, R, ...)                                                    \
   EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
     WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \
