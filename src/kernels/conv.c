@@ -5,9 +5,11 @@
  * kernels see only pointers and counts (XNNPACK's f32-dwconv "indirection"
  * idea, src/f32-dwconv/).
  *
- * nhwc: one output pixel, vectorized over its c channels:
+ * nhwc (float64): one output pixel, over its c channels:
  *   y[j] = bias[j] + sum_t w[t * c + j] * x[t][j]      (bias NULL: 0)
  *   x[t] is the tap's input pixel (c contiguous channels) or a zero row.
+ * nhwc_px (float32): n such pixels in one call, vectorized over the
+ *   channels, the conv epilogue in the store.
  * row (NCHW): n outputs along one output row of one channel plane,
  * vectorized over the width when xs == 1:
  *   y[i] = bias + sum_t w[t] * x[t][i * xs]
@@ -24,28 +26,57 @@
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
-void WEFT_UKERNEL(f32_dwconv_nhwc, u8)(size_t c, size_t taps, const float* const* x, const float* w,
-                                       const float* bias, float* y) {
-  size_t j = 0;
-  for (; j + 8 <= c; j += 8) {
-    wv128 a0 = bias ? wv_v128_load(bias + j) : wv_v128_zero();
-    wv128 a1 = bias ? wv_v128_load(bias + j + 4) : wv_v128_zero();
-    const float* wt = w + j;
-    for (size_t t = 0; t < taps; t++, wt += c) {
-      a0 = wv_f32x4_muladd(wv_v128_load(x[t] + j), wv_v128_load(wt), a0);
-      a1 = wv_f32x4_muladd(wv_v128_load(x[t] + j + 4), wv_v128_load(wt + 4), a1);
-    }
-    wv_v128_store(y + j, a0);
-    wv_v128_store(y + j + 4, a1);
-  }
-  for (; j < c; j += 4) { /* 1 to 7 channels left: partial vectors */
+/* px: pixels two at a time, each tap's weights loaded once for both; the
+ * epilogue (residual, clamp) applied to the sums in registers before the
+ * store. Channels past the last multiple of 8 as partial vectors. */
+static inline wv128 dw_finish(wv128 a, const float* r, size_t nb, wv128 lo, wv128 hi) {
+  if (r) a = wv_f32x4_add(a, nb == 16 ? wv_v128_load(r) : wv_v128_load_partial(r, nb));
+  return wv_f32x4_clamp(a, lo, hi);
+}
+
+/* one pixel's channels [j, c) (fewer than 8 left, or a pixel without a partner) */
+static void dw_px_one(size_t j, size_t c, size_t taps, const float* const* x, const float* w, const float* bias,
+                      const float* r, float* y, wv128 lo, wv128 hi) {
+  for (; j < c; j += 4) {
     size_t nb = (c - j < 4 ? c - j : 4) * sizeof(float);
     wv128 a = bias ? wv_v128_load_partial(bias + j, nb) : wv_v128_zero();
     const float* wt = w + j;
     for (size_t t = 0; t < taps; t++, wt += c)
       a = wv_f32x4_muladd(wv_v128_load_partial(x[t] + j, nb), wv_v128_load_partial(wt, nb), a);
-    wv_v128_store_partial(y + j, a, nb);
+    wv_v128_store_partial(y + j, dw_finish(a, r ? r + j : NULL, nb, lo, hi), nb);
   }
+}
+
+void WEFT_UKERNEL(f32_dwconv_nhwc_px, u8)(size_t n, size_t c, size_t taps, const float* const* x, const float* w,
+                                          const float* bias, const float* r, float* y,
+                                          const struct weft_f32_clamp_params* p) {
+  const wv128 lo = wv_f32x4_splat(p->lo), hi = wv_f32x4_splat(p->hi);
+  size_t q = 0;
+  for (; q + 2 <= n; q += 2, x += 2 * taps, y += 2 * c, r = r ? r + 2 * c : NULL) {
+    const float* const* x1 = x + taps;
+    size_t j = 0;
+    for (; j + 8 <= c; j += 8) {
+      wv128 a0 = bias ? wv_v128_load(bias + j) : wv_v128_zero();
+      wv128 a1 = bias ? wv_v128_load(bias + j + 4) : wv_v128_zero();
+      wv128 b0 = a0, b1 = a1;
+      const float* wt = w + j;
+      for (size_t t = 0; t < taps; t++, wt += c) {
+        const wv128 w0 = wv_v128_load(wt), w1 = wv_v128_load(wt + 4);
+        a0 = wv_f32x4_muladd(wv_v128_load(x[t] + j), w0, a0);
+        a1 = wv_f32x4_muladd(wv_v128_load(x[t] + j + 4), w1, a1);
+        b0 = wv_f32x4_muladd(wv_v128_load(x1[t] + j), w0, b0);
+        b1 = wv_f32x4_muladd(wv_v128_load(x1[t] + j + 4), w1, b1);
+      }
+      const float* r1 = r ? r + c + j : NULL;
+      wv_v128_store(y + j, dw_finish(a0, r ? r + j : NULL, 16, lo, hi));
+      wv_v128_store(y + j + 4, dw_finish(a1, r ? r + j + 4 : NULL, 16, lo, hi));
+      wv_v128_store(y + c + j, dw_finish(b0, r1, 16, lo, hi));
+      wv_v128_store(y + c + j + 4, dw_finish(b1, r1 ? r1 + 4 : NULL, 16, lo, hi));
+    }
+    dw_px_one(j, c, taps, x, w, bias, r, y, lo, hi);
+    dw_px_one(j, c, taps, x1, w, bias, r ? r + c : NULL, y + c, lo, hi);
+  }
+  if (q < n) dw_px_one(0, c, taps, x, w, bias, r, y, lo, hi);
 }
 
 void WEFT_UKERNEL(f32_dwconv_row, u8)(size_t n, size_t taps, const float* const* x, size_t xs, const float* w,

@@ -118,14 +118,21 @@ typedef void weft_f64_gemm_fn(size_t mr, size_t nc, size_t kc, const double* a, 
  * y[j] = bias[j] + sum_t w[t*c + j] * x[t][j] (bias may be NULL); or n
  * outputs of one NCHW row, y[i] = bias + sum_t w[t] * x[t][i*xs] (xs in
  * elements) */
-typedef void weft_f32_dwconv_nhwc_fn(size_t c, size_t taps, const float* const* x, const float* w,
-                                     const float* bias, float* y);
 typedef void weft_f32_dwconv_row_fn(size_t n, size_t taps, const float* const* x, size_t xs, const float* w,
                                     float bias, float* y);
 typedef void weft_f64_dwconv_nhwc_fn(size_t c, size_t taps, const double* const* x, const double* w,
                                      const double* bias, double* y);
 typedef void weft_f64_dwconv_row_fn(size_t n, size_t taps, const double* const* x, size_t xs, const double* w,
                                     double bias, double* y);
+/* n NHWC output pixels of one run (consecutive in y, c apart), each from
+ * its own taps input pointers (pixel q's tap t at x[q * taps + t]), with the
+ * conv epilogue in the store:
+ *   y[q*c + j] = clamp(bias[j] + sum_t w[t*c + j] * x[q*taps + t][j] + r[q*c + j], lo, hi)
+ * (bias, r NULL: nothing added): the taps in order, then the residual,
+ * then the clamp (f32_conv_epilogue's) */
+typedef void weft_f32_dwconv_nhwc_px_fn(size_t n, size_t c, size_t taps, const float* const* x, const float* w,
+                                        const float* bias, const float* r, float* y,
+                                        const struct weft_f32_clamp_params* p);
 /* its weight gradient over one NCHW plane: acc[t] += sum over i < ho, j < wo
  * of gy[i * wo + j] * x[t][i * xr + j * xs] (xr, xs in elements) */
 typedef void weft_f32_dwconv_wgrad_fn(size_t ho, size_t wo, size_t taps, const float* const* x, size_t xr, size_t xs,

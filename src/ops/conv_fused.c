@@ -142,7 +142,9 @@ void weft__conv2d_fusion_json(weft__strbuf* s, const weft__conv2d_fusion* f, wef
   weft__strbuf_put(s, "\"epilogue\":{\"bias\":\"%s\",\"residual\":%s%s%s,\"activation\":\"%s\",\"where\":\"%s\"},",
                    start, f->residual ? "\"" : "", f->residual ? start : "null", f->residual ? "\"" : "",
                    act_names[f->act],
-                   wino ? "output transform store" : bytes ? "micro-kernel store" : "row pass after the depthwise kernel");
+                   wino ? "output transform store" : bytes ? "micro-kernel store"
+                   : a == WEFT_CONV_DEPTHWISE_NHWC && ct == WEFT_FLOAT32 ? "depthwise kernel store"
+                                                                          : "row pass after the depthwise kernel");
   if (wino) /* 16 products [tiles x C] [C x Cout], one per position of the 4x4 transformed tile */
     weft__strbuf_put(s, "\"gemm\":{\"m\":%lld,\"n\":%lld,\"k\":%lld,\"count\":16},",
                      (long long)(g->n * ((g->ho + 1) / 2) * ((g->wo + 1) / 2)), (long long)g->cout, (long long)g->c);

@@ -141,7 +141,14 @@ static void test_drivers(void) {
           weft_conv2d_geom gd = geom(2, 9, m + 2, m + 6, 9, 3, 1 + m % 2, 1, 1, 9);
           bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NHWC, gd);
           bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NCHW, gd);
+          /* stride 1 (the pixel pairs over a row of odd and even widths) */
+          bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NHWC, geom(2, 9, m + 2, m + 6, 9, 3, 1, 1, 1, 9));
         }
+        /* no padding, channels past the 8- and 4-lane blocks, a dilated 3x3, a 5x5 */
+        bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NHWC, geom(1, 22, 9, 8, 22, 3, 1, 0, 1, 22));
+        bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NHWC, geom(1, 22, 10, 12, 22, 3, 2, 1, 1, 22));
+        bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NHWC, geom(1, 6, 9, 9, 6, 3, 1, 2, 2, 6));
+        bad += check_all_epilogues(kt, dt, WEFT_CONV_DEPTHWISE_NHWC, geom(1, 7, 9, 9, 7, 5, 1, 2, 1, 7));
         /* the stem's shape (7x7 s2, 3 channels), K over KC blocks, groups */
         bad += check_all_epilogues(kt, dt, WEFT_CONV_IMPLICIT_GEMM_NHWC, geom(1, 3, 20, 18, 10, 7, 2, 3, 1, 1));
         bad += check_all_epilogues(kt, dt, WEFT_CONV_IM2COL_GEMM_NCHW, geom(1, 3, 20, 18, 10, 7, 2, 3, 1, 1));

@@ -17,12 +17,14 @@
  *   to weft__gemm (NHWC: X[NHW, C] W^T; NCHW: W[Cout, C] X[n][C, HW]).
  * depthwise: the dwconv kernels (NCHW: per channel plane, copied with its
  *   padding into a scratch plane, one call per output row vectorized over
- *   the width; NHWC: one pixel's channels per kernel call, taps in the
- *   padding reading a row of zeros).
+ *   the width; NHWC: one output row per kernel call, pixels in pairs
+ *   sharing each tap's weight loads, taps in the padding reading a row of
+ *   zeros, the epilogue in the kernel's store).
  * Bias: the output tile is filled with it first and the GEMM accumulates
  * (the micro-kernels' accumulate flag), so no second pass. A fused epilogue
  * (conv_fused.h) starts the tile at bias + residual and clamps in the
- * micro-kernel's store of the last K block. */
+ * micro-kernel's store of the last K block. float32 hands a tile's MR
+ * panels of one NR column panel to one call (f32_gemm_4x8_rows). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,20 +125,24 @@ static bool act_bounds(weft_conv_act act, double* lo, double* hi) {
   return true;
 }
 
-/* c (mr x nc, row stride cs) += a-panel b-panel over kc (or, when not acc,
- * = a-panel b-panel + bias[j], bias NULL adding nothing), then the
- * activation of e when e is given (the last K block's store); lda > 0
- * (float32): a is mr rows of A in place, lda elements apart */
-static void ukernel(const ukr* u, size_t mr, size_t nc, size_t kc, const char* a, size_t lda, const char* b, char* c,
+/* c (m x nc, row stride cs) += A B over kc (or, when not acc, = A B +
+ * bias[j], bias NULL adding nothing), then the activation of e when e is
+ * given (the last K block's store). A: MR-row panels one after another, or
+ * with lda > 0 (float32) m rows in place, lda elements apart. float32 hands
+ * all m rows to one call (f32_gemm_4x8_rows: a 1x1 over few channels costs
+ * its calls' entries otherwise). */
+static void ukernel(const ukr* u, size_t m, size_t nc, size_t kc, const char* a, size_t lda, const char* b, char* c,
                     size_t cs, const weft_conv2d_epilogue* e, int acc, const char* bias) {
   double lo = 0.0, hi = 0.0;
   int clamp = e && act_bounds(e->act, &lo, &hi);
   if (u->f64) {
     const struct weft_f64_gemm_params p = {1.0, acc, clamp, lo, hi, (const double*)bias};
-    u->kt->f64_gemm_4x4(mr, nc, kc, (const double*)a, (const double*)b, (double*)c, cs, &p);
+    for (size_t i = 0; i < m; i += (size_t)u->mr)
+      u->kt->f64_gemm_4x4(m - i < (size_t)u->mr ? m - i : (size_t)u->mr, nc, kc, (const double*)a + i * kc, (const double*)b,
+                          (double*)c + i * cs, cs, &p);
   } else {
     const struct weft_f32_gemm_params p = {1.0f, acc, clamp, (float)lo, (float)hi, (const float*)bias, lda};
-    u->kt->f32_gemm_4x8(mr, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
+    u->kt->f32_gemm_4x8_rows(m, nc, kc, (const float*)a, (const float*)b, (float*)c, cs, &p);
   }
 }
 
@@ -315,13 +321,10 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
     for (int64_t j = 0; j < cols; j += u->nr) {
       const char* bp = c->wpack + (size_t)(q * c->k * c->rpad + pc * c->rpad + (j0 + j) / u->nr * kc * u->nr) * es;
       size_t nc = (size_t)min64(u->nr, cols - j);
-      for (int64_t p = 0; p < panels; p++) {
-        const char* ap = direct ? c->x + (size_t)((m0 + p * u->mr) * g->c + q * c->cg + pc) * es
-                                : apack + (size_t)(p * kc * u->mr) * es;
-        ukernel(u, (size_t)min64(u->mr, rows - p * u->mr), nc, (size_t)kc, ap, direct ? (size_t)g->c : 0, bp,
-                y + (size_t)(p * u->mr * g->cout + j) * es, (size_t)g->cout, pc + kc >= c->k ? c->epi : NULL,
-                res || pc > 0, bias && !res ? bias + (size_t)j * es : NULL);
-      }
+      /* the tile's rows in one call: its MR panels are consecutive in apack */
+      const char* ap = direct ? c->x + (size_t)(m0 * g->c + q * c->cg + pc) * es : apack;
+      ukernel(u, (size_t)rows, nc, (size_t)kc, ap, direct ? (size_t)g->c : 0, bp, y + (size_t)j * es, (size_t)g->cout,
+              pc + kc >= c->k ? c->epi : NULL, res || pc > 0, bias && !res ? bias + (size_t)j * es : NULL);
     }
   }
 }
@@ -458,7 +461,7 @@ static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
   for (int64_t co = 0; co < c->coutg; co++)
     start_row(u, (size_t)cols, res ? res + (size_t)(co * c->rows) * es : NULL,
               c->bias ? c->bias + (size_t)(q * c->coutg + co) * es : NULL, false, y + (size_t)(co * c->rows) * es);
-  int64_t panels = cdiv(cols, u->nr), mpanels = cdiv(c->coutg, u->mr);
+  int64_t panels = cdiv(cols, u->nr);
   for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
     int64_t kc = min64(c->kcb, c->k - pc);
     for (int64_t jp = 0; jp < panels; jp++) {
@@ -473,10 +476,8 @@ static void nchw_tile(const struct gemm_ctx* c, int64_t tile, char* bpack) {
     for (int64_t jp = 0; jp < panels; jp++) {
       size_t nc = (size_t)min64(u->nr, cols - jp * u->nr);
       const char* bp = bpack + (size_t)(jp * kc * u->nr) * es;
-      for (int64_t ip = 0; ip < mpanels; ip++)
-        ukernel(u, (size_t)min64(u->mr, c->coutg - ip * u->mr), nc, (size_t)kc, ap + (size_t)(ip * kc * u->mr) * es, 0,
-                bp, y + (size_t)(ip * u->mr * c->rows + jp * u->nr) * es, (size_t)c->rows,
-                pc + kc >= c->k ? c->epi : NULL, 1, NULL);
+      ukernel(u, (size_t)c->coutg, nc, (size_t)kc, ap, 0, bp, y + (size_t)(jp * u->nr) * es, (size_t)c->rows,
+              pc + kc >= c->k ? c->epi : NULL, 1, NULL);
     }
   }
 }
@@ -570,35 +571,49 @@ static void dw_epilogue(const struct dw_ctx* c, size_t at, size_t n) {
   }
 }
 
-/* NHWC, multiplier 1: output rows r = n * Ho + oy, one kernel call per pixel */
+/* The taps' input pixels of output pixels [0, wo) of row oy of image xn:
+ * ptr[ox * taps + t], c->zero for a tap in the padding */
+static void dw_row_pointers(const struct dw_ctx* c, const char* xn, int64_t oy, int64_t taps, const char** ptr) {
+  const weft_conv2d_geom* g = c->g;
+  for (int64_t ky = 0; ky < g->kh; ky++) {
+    int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+    bool row_in = iy >= 0 && iy < g->h;
+    const char* xr = xn + (size_t)(iy * g->w * g->c) * c->es;
+    for (int64_t kx = 0; kx < g->kw; kx++) {
+      const char** pt = ptr + ky * g->kw + kx;
+      for (int64_t ox = 0, ix = kx * g->dw - g->pw; ox < g->wo; ox++, ix += g->sw, pt += taps)
+        *pt = row_in && ix >= 0 && ix < g->w ? xr + (size_t)(ix * g->c) * c->es : c->zero;
+    }
+  }
+}
+
+/* NHWC, multiplier 1: output rows r = n * Ho + oy; float32 one kernel call
+ * per row with the epilogue in its store, float64 one per pixel and the
+ * epilogue after */
 static weft_status run_dw_nhwc(void* p, int64_t begin, int64_t end) {
   const struct dw_ctx* c = p;
   const weft_conv2d_geom* g = c->g;
   int64_t taps = g->kh * g->kw;
-  const char** ptr = malloc(sizeof(char*) * (size_t)taps);
+  const char** ptr = malloc(sizeof(char*) * (size_t)(taps * g->wo));
   if (!ptr) return weft__error(WEFT_OUT_OF_MEMORY, "conv2d: out of memory");
+  double lo = 0.0, hi = 0.0;
+  act_bounds(c->epi ? c->epi->act : WEFT_CONV_ACT_NONE, &lo, &hi);
+  const struct weft_f32_clamp_params bounds = {(float)lo, (float)hi};
   for (int64_t r = begin; r < end; r++) {
     int64_t n = r / g->ho, oy = r % g->ho;
-    const char* xn = c->x + (size_t)(n * g->h * g->w * g->c) * c->es;
-    char* yr = c->y + (size_t)(r * g->wo * g->c) * c->es;
-    for (int64_t ox = 0; ox < g->wo; ox++) {
-      int64_t t = 0;
-      for (int64_t ky = 0; ky < g->kh; ky++) {
-        int64_t iy = oy * g->sh - g->ph + ky * g->dh;
-        bool row_in = iy >= 0 && iy < g->h;
-        const char* xr = xn + (size_t)(iy * g->w * g->c) * c->es;
-        for (int64_t kx = 0, ix = ox * g->sw - g->pw; kx < g->kw; kx++, ix += g->dw, t++)
-          ptr[t] = row_in && ix >= 0 && ix < g->w ? xr + (size_t)(ix * g->c) * c->es : c->zero;
-      }
-      char* yp = yr + (size_t)(ox * g->c) * c->es;
-      if (c->f64)
-        c->kt->f64_dwconv_nhwc((size_t)g->c, (size_t)taps, (const double* const*)ptr, (const double*)c->w,
-                               (const double*)c->bias, (double*)yp);
-      else
-        c->kt->f32_dwconv_nhwc((size_t)g->c, (size_t)taps, (const float* const*)ptr, (const float*)c->w,
-                               (const float*)c->bias, (float*)yp);
+    size_t at = (size_t)(r * g->wo * g->c) * c->es;
+    dw_row_pointers(c, c->x + (size_t)(n * g->h * g->w * g->c) * c->es, oy, taps, ptr);
+    if (!c->f64) {
+      const char* res = c->epi && c->epi->residual ? (const char*)c->epi->residual + at : NULL;
+      c->kt->f32_dwconv_nhwc_px((size_t)g->wo, (size_t)g->c, (size_t)taps, (const float* const*)ptr,
+                                (const float*)c->w, (const float*)c->bias, (const float*)res, (float*)(c->y + at),
+                                &bounds);
+      continue;
     }
-    if (c->epi) dw_epilogue(c, (size_t)(r * g->wo * g->c) * c->es, (size_t)(g->wo * g->c));
+    for (int64_t ox = 0; ox < g->wo; ox++)
+      c->kt->f64_dwconv_nhwc((size_t)g->c, (size_t)taps, (const double* const*)(ptr + ox * taps), (const double*)c->w,
+                             (const double*)c->bias, (double*)(c->y + at) + ox * g->c);
+    if (c->epi) dw_epilogue(c, at, (size_t)(g->wo * g->c));
   }
   free(ptr);
   return WEFT_OK;
