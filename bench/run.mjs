@@ -1,6 +1,6 @@
 // npm run bench [-- --json] [--reps N] [--no-native] [--no-wasm] [--no-build] [--no-peers] [--no-gemm]
 //               [--no-pool] [--no-conv] [--no-reduce] [--no-shape] [--no-sort] [--no-index] [--no-gemv]
-//               [--only native|wasm|peers|gemm|gemv|pool|conv|cnn|llama|reduce|small|shape|cat|sort|index|train|attention]
+//               [--only native|wasm|peers|gemm|gemv|pool|conv|cnn|llama|reduce|small|shape|cat|sort|index|train|attention|cast|startup]
 //
 // The issue-5 benchmarks in one run: the native release build of
 // bench/bench_weft.c (built here with CMake), then each wasm variant of dist/
@@ -718,4 +718,42 @@ if (section('gemv') && !has('--no-wasm')) {
         `${r['GB/s'].toFixed(2).padStart(7)}  ${f(r.vs_copy).padStart(7)} ${f(r.vs_1thread).padStart(6)} ${f(r.vs_old).padStart(7)}`);
     }
   }
+}
+
+// ---- half-float casts (issue 26, bench/cast_bench.mjs; --only cast) ----
+// 4M float32 <-> float16 / bfloat16 by copy_: weft wasm-simd and wasm-simd-threads at 1 and 2
+// threads beside PyTorch native (bench/torch_cast_bench.py, F16C) at the same thread count;
+// vs torch: PyTorch's ms / weft's (the target for f32_to_f16 is >= 0.7).
+if (section('cast')) {
+  const rows = clockRows('bench/cast_bench.mjs', 'cast', [['weft-simd', null, [1]], ['weft-simd-threads', null, [1, 2]]]);
+  for (const t of has('--no-peers') ? [] : [1, 2]) {
+    log(`bench: cast pytorch-native threads=${t}`);
+    try {
+      rows.push(...parseLines(run('/usr/bin/python3', ['bench/torch_cast_bench.py', '--threads', String(t), '--reps',
+        reps, '--clock', opt('--clock', 'wall')], 'cast pytorch-native')));
+    } catch (e) {
+      log(e.message);
+    }
+  }
+  for (const r of rows) {
+    const pt = rows.find((p) => p.build === 'pytorch-native' && p.name === r.name && p.threads === r.threads);
+    r.vs_torch = pt && r !== pt ? +(pt.ms / r.ms).toFixed(3) : null;
+    if (json) console.log(JSON.stringify(r));
+  }
+  if (!json && rows.length) {
+    console.log(`\nHalf-float casts of 4M elements by copy_: median ${opt('--clock', 'wall')} ms, GB/s, vs torch: PyTorch native's ms / this one's`);
+    for (const r of rows) {
+      console.log(`${r.name.padEnd(13)}${r.build.padEnd(20)}t${r.threads}  ${r.ms.toFixed(3).padStart(8)} ms ` +
+        `${r['GB/s'].toFixed(2).padStart(7)} GB/s${r.vs_torch === null ? '' : `  ${r.vs_torch.toFixed(2)}x`}`);
+    }
+  }
+}
+
+// ---- size and startup (issue 26, bench/startup_bench.mjs; --only startup) ----
+// Each variant's .wasm raw and gzipped, and init() to the first op's result in fresh
+// Node processes and fresh Chromium profiles (target <= 100 ms).
+if (section('startup')) {
+  log('bench: startup');
+  const out = run(process.execPath, ['bench/startup_bench.mjs', ...(json ? ['--json'] : [])], 'startup');
+  process.stdout.write(json ? out : `\n${out}`);
 }

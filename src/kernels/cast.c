@@ -1,40 +1,61 @@
 /* SIMD casts for the hot pairs: f32 <-> f16, f32 <-> bf16, f32 <-> i32.
  * Same bits as base/half.h (PyTorch's; tests/c/test_half.c checks every
- * float16 / bfloat16 pattern): float16 by the FP16 library's float steps,
- * with NaN lanes made by bits and selected, since the NaN a float op returns
- * is not fixed in wasm. 8 elements a turn, the tail through a zero-padded
- * buffer so nothing is read or written past the range. */
+ * float16 / bfloat16 pattern, tests/c/test_half_sweep.c a dense sweep of
+ * float32 patterns on every backend and through copy_ on threads). Wasm has
+ * no conversion instruction, so both float16 directions are bit arithmetic,
+ * with a float step only where the FPU's rounding is the one wanted and no
+ * NaN can reach it (wasm leaves the bits of a NaN a float op returns open).
+ * 8 elements a turn, the tail through a zero-padded buffer so nothing is
+ * read or written past the range. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
-/* 4 floats -> 4 float16 bit patterns in the low half of each i32 lane */
+/* 4 floats -> 4 float16 bit patterns in the low half of each i32 lane.
+ * Normal results: round to nearest even at bit 13 of |x| by integer adds
+ * (a carry walks into the exponent, up to Inf), rebased by 112 exponents.
+ * |x| is first clamped at 65536 by pmin, which keeps a NaN: its lane ends
+ * far above 0x7E00 and the last min makes it exactly 0x7E00, as 65536 and
+ * up end at 0x7C00. Subnormal results: |x| clamped at 2^-14, + 0.5,
+ * rounds at 2^-24 (the float16 subnormal unit) and leaves the count in the
+ * low bits. For |x| >= 2^-14 that count is at most 0x400, at or below the
+ * normal path's value; for smaller |x| the normal path is below it (the
+ * arithmetic shift makes it negative or smaller), so a max picks the right
+ * one without a select. A NaN's subnormal lane is whatever the FPU gives,
+ * but its normal lane is already above 0x7E00, so max and min end at 0x7E00. */
 static inline wv128 f32_to_f16_lanes(wv128 x) {
-  wv128 base = wv_f32x4_mul(wv_f32x4_mul(wv_f32x4_abs(x), wv_f32x4_splat(0x1.0p+112f)), wv_f32x4_splat(0x1.0p-110f));
-  wv128 shl1_w = wv_i32x4_add(x, x);
-  wv128 sign = wv_v128_and(x, wv_i32x4_splat(INT32_MIN));
-  wv128 bias = wv_u32x4_max(wv_v128_and(shl1_w, wv_i32x4_splat((int32_t)0xFF000000u)), wv_i32x4_splat(0x71000000));
-  base = wv_f32x4_add(wv_i32x4_add(wv_u32x4_shr(bias, 1), wv_i32x4_splat(0x07800000)), base);
-  wv128 exp_bits = wv_v128_and(wv_u32x4_shr(base, 13), wv_i32x4_splat(0x7C00));
-  wv128 nonsign = wv_i32x4_add(exp_bits, wv_v128_and(base, wv_i32x4_splat(0x0FFF)));
-  wv128 nan = wv_f32x4_ne(x, x);
-  return wv_v128_or(wv_u32x4_shr(sign, 16), wv_v128_bitselect(wv_i32x4_splat(0x7E00), nonsign, nan));
+  const wv128 half = wv_i32x4_splat(0x3F000000); /* 0.5f */
+  wv128 ax = wv_v128_and(x, wv_i32x4_splat(0x7FFFFFFF));
+  wv128 a = wv_f32x4_pmin(ax, wv_f32x4_splat(65536.0f));
+  wv128 odd = wv_u32x4_shr(wv_i32x4_shl(a, 18), 31); /* bit 13: ties go to even */
+  wv128 normal = wv_i32x4_shr(wv_i32x4_add(wv_i32x4_add(a, odd), wv_i32x4_splat(0xFFF - 0x38000000)), 13);
+  wv128 tiny = wv_f32x4_pmin(ax, wv_f32x4_splat(0x1.0p-14f));
+  wv128 subnormal = wv_i32x4_sub(wv_f32x4_add(tiny, half), half);
+  wv128 h = wv_i32x4_min(wv_i32x4_max(normal, subnormal), wv_i32x4_splat(0x7E00));
+  return wv_v128_or(h, wv_i32x4_shl(wv_u32x4_shr(x, 31), 15));
 }
 
-/* 4 float16 patterns (zero-extended in i32 lanes) -> 4 floats */
-static inline wv128 f16_lanes_to_f32(wv128 h) {
-  wv128 w = wv_i32x4_shl(h, 16);
-  wv128 sign = wv_v128_and(w, wv_i32x4_splat(INT32_MIN));
-  wv128 two_w = wv_i32x4_add(w, w);
-  wv128 normalized = wv_f32x4_mul(wv_i32x4_add(wv_u32x4_shr(two_w, 4), wv_i32x4_splat(0x70000000)),
-                                  wv_f32x4_splat(0x1.0p-112f));
-  wv128 denormalized = wv_f32x4_sub(wv_v128_or(wv_u32x4_shr(two_w, 17), wv_i32x4_splat(126 << 23)),
-                                    wv_f32x4_splat(0.5f));
-  wv128 is_denormal = wv_i32x4_eq(wv_u32x4_shr(two_w, 27), wv_v128_zero());
-  wv128 finite = wv_v128_bitselect(denormalized, normalized, is_denormal);
-  /* NaN by bits, quiet with its payload: wasm leaves the NaN a multiply returns open */
-  wv128 nan = wv_v128_or(wv_u32x4_shr(two_w, 4), wv_i32x4_splat(0x7FC00000));
-  wv128 is_nan = wv_u32x4_gt(two_w, wv_i32x4_splat((int32_t)0xF8000000u));
-  return wv_v128_or(sign, wv_v128_bitselect(nan, finite, is_nan));
+/* 8 float16 patterns -> 8 floats (two vectors, lanes in order). The float32
+ * bits are built in 16-bit lanes: the high half is sign, exponent + 112 (+
+ * 112 more for Inf / NaN, with NaN's quiet bit) and the top 7 mantissa
+ * bits, the low half the last 3; interleaving the halves makes the floats.
+ * That is exact for normals, Inf and NaN (payload kept, made quiet). A
+ * subnormal m comes out as F = 2^-15 (1 + m/1024), and 2F - 2^-14 is then
+ * exactly m 2^-24 and below F, while for a normal 2F - 2^-14 >= F: pmin
+ * picks the right one on the unsigned value, and keeps F when F is NaN
+ * (pmin is a compare and a select: no NaN bits from the FPU). The sign goes
+ * on last. */
+static inline void f16_to_f32_8(wv128 v, wv128* lo, wv128* hi) {
+  wv128 ah = wv_v128_and(v, wv_i16x8_splat(0x7FFF));
+  wv128 top = wv_i16x8_add(wv_u16x8_shr(ah, 3), wv_i16x8_splat(0x3800));
+  top = wv_i16x8_add(top, wv_v128_and(wv_i16x8_gt(ah, wv_i16x8_splat(0x7BFF)), wv_i16x8_splat(0x3800)));
+  top = wv_v128_or(top, wv_v128_and(wv_i16x8_gt(ah, wv_i16x8_splat(0x7C00)), wv_i16x8_splat(0x0040)));
+  wv128 low = wv_i16x8_shl(v, 13), sign = wv_v128_xor(v, ah);
+  wv128 f0 = wv_i16x8_interleave_lo(low, top), f1 = wv_i16x8_interleave_hi(low, top);
+  const wv128 c = wv_f32x4_splat(0x1.0p-14f);
+  f0 = wv_f32x4_pmin(f0, wv_f32x4_sub(wv_f32x4_add(f0, f0), c));
+  f1 = wv_f32x4_pmin(f1, wv_f32x4_sub(wv_f32x4_add(f1, f1), c));
+  *lo = wv_v128_or(f0, wv_i16x8_interleave_lo(wv_v128_zero(), sign));
+  *hi = wv_v128_or(f1, wv_i16x8_interleave_hi(wv_v128_zero(), sign));
 }
 
 static inline wv128 f32_to_bf16_lanes(wv128 x) {
@@ -63,15 +84,21 @@ static inline wv128 f32_to_bf16_lanes(wv128 x) {
 NARROWING_CAST(f32_f16, f32_to_f16_lanes)
 NARROWING_CAST(f32_bf16, f32_to_bf16_lanes)
 
-static inline wv128 bf16_lanes_to_f32(wv128 h) { return wv_i32x4_shl(h, 16); }
+static inline void f16_f32_8(const char* x, char* y) {
+  wv128 lo, hi;
+  f16_to_f32_8(wv_v128_load(x), &lo, &hi);
+  wv_v128_store(y, lo);
+  wv_v128_store(y + 16, hi);
+}
+
+static inline void bf16_f32_8(const char* x, char* y) {
+  wv128 h = wv_v128_load(x);
+  wv_v128_store(y, wv_i32x4_shl(wv_u32x4_extend_low_u16x8(h), 16));
+  wv_v128_store(y + 16, wv_i32x4_shl(wv_u32x4_extend_high_u16x8(h), 16));
+}
 
 /* 8 halves at x -> 8 floats at y */
-#define WIDENING_CAST(name, lanes)                                            \
-  static inline void name##_8(const char* x, char* y) {                       \
-    wv128 h = wv_v128_load(x);                                                \
-    wv_v128_store(y, lanes(wv_u32x4_extend_low_u16x8(h)));                    \
-    wv_v128_store(y + 16, lanes(wv_u32x4_extend_high_u16x8(h)));              \
-  }                                                                           \
+#define WIDENING_CAST(name)                                                   \
   void WEFT_UKERNEL(name##_cvt, u8)(size_t n, const void* xv, void* yv) {     \
     const char* x = xv;                                                       \
     char* y = yv;                                                             \
@@ -83,8 +110,8 @@ static inline wv128 bf16_lanes_to_f32(wv128 h) { return wv_i32x4_shl(h, 16); }
       memcpy(y, out, n * 4);                                                  \
     }                                                                         \
   }
-WIDENING_CAST(f16_f32, f16_lanes_to_f32)
-WIDENING_CAST(bf16_f32, bf16_lanes_to_f32)
+WIDENING_CAST(f16_f32)
+WIDENING_CAST(bf16_f32)
 
 /* same-size lane maps: 8 elements a turn, one vector loop, partial tail */
 #define SAME_SIZE_CAST(name, op)                                              \

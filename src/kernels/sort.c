@@ -1,6 +1,7 @@
 /* Sort keys, radix sort and k-selection: see sort.h. */
 #include "kernels/sort.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "base/half.h"
@@ -184,4 +185,108 @@ void weft__sort_select_keys(weft_dtype t, size_t n, const char* x, ptrdiff_t xs,
     }
   }
   heap_to_sorted(best, k);
+}
+
+/* ---- radix select ---- */
+
+static unsigned bit_length(uint64_t v) {
+  unsigned b = 0;
+  while (v) {
+    v >>= 1;
+    b++;
+  }
+  return b;
+}
+
+/* One round over the m candidates c: those in buckets below the k-th's go
+ * to best (in order), those in its bucket to next (in order); returns how
+ * many went to best (*nm: to next). */
+static size_t select_round(size_t m, const weft_sort_pair* c, size_t need, uint64_t lo, unsigned shift,
+                           weft_sort_pair* best, weft_sort_pair* next, size_t* nm) {
+  size_t hist[256] = {0};
+  for (size_t j = 0; j < m; j++) hist[(c[j].key - lo) >> shift]++;
+  size_t below = 0;
+  unsigned b = 0;
+  while (below + hist[b] < need) below += hist[b++];
+  size_t taken = 0, kept = 0;
+  for (size_t j = 0; j < m; j++) {
+    uint64_t d = (c[j].key - lo) >> shift;
+    if (d < b) best[taken++] = c[j];
+    else if (d == b) next[kept++] = c[j];
+  }
+  *nm = kept;
+  return taken;
+}
+
+void weft__sort_select_radix(size_t n, weft_sort_pair* p, size_t k, bool sorted, weft_sort_pair* best,
+                             weft_sort_pair* scratch) {
+  weft_sort_pair *c = p, *other = scratch; /* the candidates, and where the next round's go */
+  size_t m = n, need = k, got = 0;
+  while (need < m) {
+    uint64_t lo = c[0].key, hi = c[0].key;
+    for (size_t j = 1; j < m; j++) {
+      lo = c[j].key < lo ? c[j].key : lo;
+      hi = c[j].key > hi ? c[j].key : hi;
+    }
+    if (lo == hi) break; /* all equal: the first need of them */
+    unsigned bits = bit_length(hi - lo), shift = bits > 8 ? bits - 8 : 0;
+    size_t nm;
+    size_t taken = select_round(m, c, need, lo, shift, best + got, other, &nm);
+    got += taken;
+    need -= taken;
+    weft_sort_pair* t = c;
+    c = other;
+    other = t;
+    m = nm;
+  }
+  memcpy(best + got, c, need * sizeof *c);
+  /* equal keys all came through one bucket in index order: a stable sort by key is by (key, idx) */
+  if (sorted) weft__sort_pairs(k, best, scratch);
+}
+
+/* ---- sampled select ---- */
+
+#define SAMPLE 128
+
+/* the key of element j, the float32 common case without the switch */
+static inline uint64_t key_j(weft_dtype t, const char* x, ptrdiff_t xs, size_t j) {
+  if (t == WEFT_FLOAT32 && xs == 4) return f32_key(((const float*)(const void*)x)[j]);
+  return key_at(t, x + (ptrdiff_t)j * xs);
+}
+
+/* A key at or above the k-th smallest with high probability: the r-th
+ * smallest of SAMPLE evenly spaced elements, r the expected count plus two
+ * standard deviations and two. UINT64_MAX when the sample cannot tell. */
+static uint64_t sample_bound(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, uint64_t m, size_t k,
+                             weft_sort_pair* p, weft_sort_pair* scratch) {
+  double e = (double)k * SAMPLE / (double)n;
+  size_t r = (size_t)ceil(e + 2 * sqrt(e) + 2);
+  if (n < 4 * SAMPLE || r >= SAMPLE) return UINT64_MAX;
+  for (size_t i = 0; i < SAMPLE; i++) p[i] = (weft_sort_pair){key_j(t, x, xs, i * (n / SAMPLE)) ^ m, i};
+  /* the r smallest into scratch, the select's own scratch after them (n >= 4 SAMPLE) */
+  weft__sort_select_radix(SAMPLE, p, r, false, scratch, scratch + SAMPLE);
+  uint64_t bound = 0;
+  for (size_t i = 0; i < r; i++) bound = scratch[i].key > bound ? scratch[i].key : bound;
+  return bound;
+}
+
+void weft__sort_select_sampled(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, bool flip, size_t k, bool sorted,
+                               weft_sort_pair* best, weft_sort_pair* p, weft_sort_pair* scratch) {
+  uint64_t m = flip ? key_mask(t) : 0;
+  uint64_t bound = sample_bound(t, n, x, xs, m, k, p, scratch);
+  size_t c = n;
+  if (bound != UINT64_MAX) {
+    /* the candidates at or below the bound, in index order, without a branch */
+    c = 0;
+    for (size_t j = 0; j < n; j++) {
+      uint64_t key = key_j(t, x, xs, j) ^ m;
+      p[c] = (weft_sort_pair){key, j};
+      c += key <= bound;
+    }
+  }
+  if (c < k || bound == UINT64_MAX) { /* the sample was unlucky (or too small to ask): every element */
+    weft__sort_keys(t, n, x, xs, flip, p);
+    c = n;
+  }
+  weft__sort_select_radix(c, p, k, sorted, best, scratch);
 }

@@ -34,4 +34,25 @@ void weft__sort_pairs(size_t n, weft_sort_pair* p, weft_sort_pair* tmp);
 void weft__sort_select_keys(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, bool flip, size_t k,
                             weft_sort_pair* best);
 
+/* The k smallest of the n pairs p (indices ascending, as weft__sort_keys
+ * leaves them) into best[0..k), sorted by (key, idx) when `sorted` (else in
+ * no set order; equal keys still the first in index order) (0 < k <= n): a radix
+ * select, then a radix sort of the k. Each round buckets the remaining
+ * candidates by 8 bits of (key - min) below the range's top bit: the
+ * buckets below the one holding the k-th are taken whole, that one is
+ * narrowed in the next round; equal keys end a round and the first of them
+ * in index order are taken. p is clobbered; scratch holds n pairs.
+ * Cost ~3n + a sort of k: the heap's k log k per insertion loses from k of
+ * a few dozen. */
+void weft__sort_select_radix(size_t n, weft_sort_pair* p, size_t k, bool sorted, weft_sort_pair* best,
+                             weft_sort_pair* scratch);
+
+/* The k smallest elements of x[j * xs], j < n (0 < k <= n), as
+ * weft__sort_select_radix gives them: the candidates are first cut down to
+ * those at or below a bound from a sample of the line (one pass, no pairs
+ * made for the rest), and the whole line taken when the sample falls short.
+ * p and scratch hold n pairs each, best k. */
+void weft__sort_select_sampled(weft_dtype t, size_t n, const char* x, ptrdiff_t xs, bool flip, size_t k, bool sorted,
+                               weft_sort_pair* best, weft_sort_pair* p, weft_sort_pair* scratch);
+
 #endif

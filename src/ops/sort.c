@@ -11,8 +11,9 @@
  *   impl  each line along dim on its own, the lines split over the thread
  *         pool: the line gathered, its keys made (src/kernels/sort.h: NaN
  *         largest, -0.0 equal to 0.0, the order flipped for descending /
- *         largest), then a radix sort of the whole line or a k-heap when
- *         only k of n elements are wanted, then values and indices written.
+ *         largest), then a radix sort of the whole line, or when only k of
+ *         n elements are wanted a k-heap (a few dozen) or a sampled radix
+ *         select (kernels/sort.h), then values and indices written.
  * Ties keep their input order in every op (a stable sort is a valid result
  * of stable=False too; topk and kthvalue return the first of equal elements,
  * where PyTorch's quickselect returns any). topk's sorted=False still sorts.
@@ -130,8 +131,15 @@ typedef struct {
   int64_t sizes[WEFT_MAX_DIMS], xst[WEFT_MAX_DIMS], vst[WEFT_MAX_DIMS], ist[WEFT_MAX_DIMS];
 } sort_ctx;
 
-/* a k-heap beats sorting the whole line when k is small against n */
-static bool use_heap(int64_t k, int64_t n) { return k < n && (k <= 64 || k * 8 <= n); }
+/* How a line's k smallest are found: a k-heap over one pass for a few
+ * dozen, a sampled radix select up to half the line, else a sort of the
+ * whole line (measured in wasm on [512, 1000] float32 rows). */
+typedef enum { BY_SORT, BY_HEAP, BY_SELECT } line_way;
+static line_way way_of(int64_t k, int64_t n) {
+  if (k >= n) return BY_SORT;
+  if (k <= 24) return BY_HEAP;
+  return k * 2 <= n ? BY_SELECT : BY_SORT;
+}
 
 static void line_offsets(const sort_ctx* c, int64_t l, int64_t* xo, int64_t* vo, int64_t* io) {
   *xo = *vo = *io = 0;
@@ -153,10 +161,21 @@ static inline void copy_elem(char* dst, const char* src, int64_t es) {
   }
 }
 
+/* the largest of n pairs by (key, idx), moved to p[n - 1] */
+static void last_to_end(weft_sort_pair* p, size_t n) {
+  size_t m = 0;
+  for (size_t i = 1; i < n; i++)
+    if (p[i].key > p[m].key || (p[i].key == p[m].key && p[i].idx > p[m].idx)) m = i;
+  weft_sort_pair t = p[m];
+  p[m] = p[n - 1];
+  p[n - 1] = t;
+}
+
 /* one line: keys, selection, writes. Gathered first when the values out=
- * shares self's storage (its writes could clobber the line). */
+ * shares self's storage (its writes could clobber the line). p and tmp hold
+ * n pairs each, sel k (BY_SELECT). */
 static void sort_line(const sort_ctx* c, const char* x, char* v, char* ix, char* line, weft_sort_pair* p,
-                      weft_sort_pair* tmp) {
+                      weft_sort_pair* tmp, weft_sort_pair* sel) {
   const sort_job* j = c->job;
   int64_t n = c->n, es = c->es, xs = c->xs;
   if (c->alias) {
@@ -165,9 +184,16 @@ static void sort_line(const sort_ctx* c, const char* x, char* v, char* ix, char*
     xs = es;
   }
   weft_sort_pair* best = p;
-  if (use_heap(j->k, n)) {
+  line_way way = way_of(j->k, n);
+  if (way == BY_HEAP) {
     weft__sort_select_keys(c->t, (size_t)n, x, (ptrdiff_t)xs, j->flip, (size_t)j->k, tmp);
     best = tmp;
+  } else if (way == BY_SELECT) {
+    /* kthvalue wants the k-th alone: the largest of the k, unsorted */
+    bool kth = j->mode == KTH;
+    weft__sort_select_sampled(c->t, (size_t)n, x, (ptrdiff_t)xs, j->flip, (size_t)j->k, !kth, sel, p, tmp);
+    if (kth) last_to_end(sel, (size_t)j->k);
+    best = sel;
   } else {
     weft__sort_keys(c->t, (size_t)n, x, (ptrdiff_t)xs, j->flip, p);
     weft__sort_pairs((size_t)n, p, tmp);
@@ -185,13 +211,14 @@ static weft_status sort_range(void* ctx, int64_t begin, int64_t end) {
   size_t n = (size_t)c->n;
   /* the pairs start 16-aligned after the line's elements: the gap is part of the block */
   size_t head = (n * (size_t)c->es + 15) & ~(size_t)15;
-  char* line = malloc(head + 2 * n * sizeof(weft_sort_pair));
+  size_t sel = way_of(c->job->k, c->n) == BY_SELECT ? (size_t)c->job->k : 0;
+  char* line = malloc(head + (2 * n + sel) * sizeof(weft_sort_pair));
   if (!line) return weft__error(WEFT_OUT_OF_MEMORY, "%s: out of memory for a line of %lld", c->job->name, (long long)n);
   weft_sort_pair* p = (weft_sort_pair*)(void*)(line + head);
   for (int64_t l = begin; l < end; l++) {
     int64_t xo, vo, io;
     line_offsets(c, l, &xo, &vo, &io);
-    sort_line(c, c->x + xo, c->v ? c->v + vo : NULL, c->ix + io, line, p, p + n);
+    sort_line(c, c->x + xo, c->v ? c->v + vo : NULL, c->ix + io, line, p, p + n, p + 2 * n);
   }
   free(line);
   return WEFT_OK;
@@ -231,7 +258,10 @@ static weft_status sort_run(const sort_job* j, const weft_tensor* self) {
   }
   int64_t grain = c.n >= WEFT_GRAIN_SIZE ? 1 : WEFT_GRAIN_SIZE / (c.n > 0 ? c.n : 1);
   if (weft_explaining())
-    return weft__explain_kernel(j->name, "sort", use_heap(j->k, c.n) ? "heap_select" : c.n < 32 ? "insertion" : "radix",
+    return weft__explain_kernel(j->name, "sort", way_of(j->k, c.n) == BY_HEAP     ? "heap_select"
+                                                 : way_of(j->k, c.n) == BY_SELECT ? "radix_select"
+                                                 : c.n < 32                       ? "insertion"
+                                                                                  : "radix",
                                 c.t, lines, c.n);
   return weft_parallel_for(0, lines, grain, sort_range, &c);
 }

@@ -29,9 +29,10 @@
  *   re-raises it with weft__error so weft_last_error() has it.
  * - Workers are created lazily (first parallel call or set_num_threads),
  *   within the build's pool size: native, the hardware count capped at
- *   WEFT_MAX_POOL_THREADS; wasm with pthreads, WEFT_WASM_POOL_SIZE + 1 (the
- *   caller plus one worker per preallocated PTHREAD_POOL_SIZE Web Worker, so
- *   pthread_create never waits on the event loop). Lowering the count never
+ *   WEFT_MAX_POOL_THREADS; wasm with pthreads, the core count capped at
+ *   WEFT_WASM_POOL_SIZE + 1 (the caller plus one worker per preallocated
+ *   Web Worker: the glue makes min(WEFT_WASM_POOL_SIZE, cores - 1) of them,
+ *   src/wasm/wasm.cmake, so pthread_create never waits on the event loop). Lowering the count never
  *   stops a worker (a join would block the browser's main thread): workers
  *   above the job's thread count check in without taking chunks. A wasm build without -pthread runs the same code with one thread. */
 #include "weft/parallel.h"

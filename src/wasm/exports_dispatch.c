@@ -83,13 +83,45 @@ static const struct {
 #undef WEFT_OP
 };
 
-/* "add.Tensor(Tensor self, ..." names the same op as "aten::add.Tensor". */
-static bool line_names(const char* schema, const weft_schema* s) {
-  size_t n = strcspn(schema, "(");
+#define NLINES (sizeof lines / sizeof lines[0])
+
+/* The lines by name ("add.Tensor" of "add.Tensor(Tensor self, ..."), for a
+ * binary search per op: matching every op against every line was most of
+ * init()'s time. Ties keep the table's order (the first line wins). */
+typedef struct {
+  const char* name;
+  size_t len;
+  size_t line;
+} line_key;
+static line_key by_name[NLINES];
+
+static int key_cmp(const char* a, size_t an, const char* b, size_t bn) {
+  int c = memcmp(a, b, an < bn ? an : bn);
+  return c ? c : (an > bn) - (an < bn);
+}
+static int line_key_cmp(const void* pa, const void* pb) {
+  const line_key *a = pa, *b = pb;
+  int c = key_cmp(a->name, a->len, b->name, b->len);
+  return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+static void index_lines(void) {
+  for (size_t i = 0; i < NLINES; i++) by_name[i] = (line_key){lines[i].schema, strcspn(lines[i].schema, "("), i};
+  qsort(by_name, NLINES, sizeof by_name[0], line_key_cmp);
+}
+
+/* The first line naming the op ("aten::add.Tensor" is "add.Tensor"), or -1. */
+static long line_of(const weft_schema* s) {
   const char* full = s->full_name;
   const char* sep = strstr(full, "::");
   if (sep) full = sep + 2;
-  return strlen(full) == n && strncmp(full, schema, n) == 0;
+  size_t n = strlen(full), lo = 0, hi = NLINES;
+  while (lo < hi) { /* lower bound */
+    size_t mid = lo + (hi - lo) / 2;
+    if (key_cmp(by_name[mid].name, by_name[mid].len, full, n) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < NLINES && key_cmp(by_name[lo].name, by_name[lo].len, full, n) == 0 ? (long)by_name[lo].line : -1;
 }
 
 static void put_op(weft__strbuf* b, const weft_op* op) {
@@ -115,18 +147,18 @@ static void put_op(weft__strbuf* b, const weft_op* op) {
     put_arg(b, &s->returns[i]);
   }
   weft__strbuf_put(b, "],\"tupleReturn\":%s", s->tuple_return ? "true" : "false");
-  for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
-    if (!line_names(lines[i].schema, s)) continue;
+  long i = line_of(s);
+  if (i >= 0) {
     weft__strbuf_put(b, ",\"cname\":");
     weft__strbuf_put_json_str(b, lines[i].cname);
     weft__strbuf_put(b, ",\"ret\":\"%s\",\"kinds\":", lines[i].ret);
     weft__strbuf_put_json_str(b, lines[i].kinds);
-    break;
   }
   weft__strbuf_put(b, "}");
 }
 
 EMSCRIPTEN_KEEPALIVE char* weft_wasm_ops_json(void) {
+  index_lines();
   weft__strbuf b = {0};
   int64_t n = weft_op_count();
   weft__strbuf_put(&b, "[");

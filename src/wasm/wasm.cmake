@@ -64,7 +64,21 @@ if(WEFT_WASM_SIMD)
   list(APPEND WEFT_WASM_LINK_FLAGS -msimd128)
 endif()
 if(WEFT_WASM_THREADS)
-  list(APPEND WEFT_WASM_LINK_FLAGS -pthread -sPTHREAD_POOL_SIZE=${WEFT_WASM_POOL_SIZE})
+  # As many Web Workers as the pool can use here, not always the maximum: each
+  # one loads the glue and instantiates the module before init() resolves, so
+  # on a 2-core machine 4 workers cost startup time for 1 that weft uses. The
+  # core count is the one emscripten_num_logical_cores() reports (parallel.c
+  # caps the threads at it). The glue reads the variable when it makes its
+  # pool (a name: the setting is pasted into the glue, and a call's
+  # parentheses would not survive the link command line), set by the one
+  # --pre-js file (CMake drops a second --pre-js as a duplicate option).
+  file(APPEND ${CMAKE_BINARY_DIR}/build-id.pre.js
+    "var weftPoolSize = (function () {\n"
+    "  var node = typeof process == 'object' && process.versions && process.versions.node && typeof require == 'function';\n"
+    "  var cores = node ? require('os').cpus().length : typeof navigator == 'object' && navigator['hardwareConcurrency'];\n"
+    "  return Math.max(1, Math.min(${WEFT_WASM_POOL_SIZE}, (cores || ${WEFT_WASM_POOL_SIZE} + 1) - 1));\n"
+    "})();\n")
+  list(APPEND WEFT_WASM_LINK_FLAGS -pthread -sPTHREAD_POOL_SIZE=weftPoolSize)
 endif()
 
 function(weft_wasm_glue target subdir)

@@ -12,6 +12,7 @@ async function run() {
   const y = x.contiguous({ memoryFormat: 'channels_last' });
   const result = {
     backend: wt.backend,
+    maxThreads: wt.maxThreads(),
     buildId: wt.buildId,
     strides: y.stride(),
     same: Array.from(x.data()).join() === Array.from(y.data()).join(),

@@ -64,8 +64,11 @@ static inline float wv__maxf(float a, float b) {
 }
 WV__F2(wv_f32x4_min, wv__minf(a.f32[i], b.f32[i]))
 WV__F2(wv_f32x4_max, wv__maxf(a.f32[i], b.f32[i]))
-WV__F2(wv_f32x4_pmin, b.f32[i] < a.f32[i] ? b.f32[i] : a.f32[i])
-WV__F2(wv_f32x4_pmax, a.f32[i] < b.f32[i] ? b.f32[i] : a.f32[i])
+/* wasm's pmin / pmax are a compare and a select: the chosen lane's bits as
+ * they are (a NaN's payload too), so the select copies integer lanes (a
+ * float select compiled by clang 14 for wasm may hand back another NaN). */
+static inline wv128 wv_f32x4_pmin(wv128 a, wv128 b) { WV__MAP(int, 4, r.u32[i] = b.f32[i] < a.f32[i] ? b.u32[i] : a.u32[i]); }
+static inline wv128 wv_f32x4_pmax(wv128 a, wv128 b) { WV__MAP(int, 4, r.u32[i] = a.f32[i] < b.f32[i] ? b.u32[i] : a.u32[i]); }
 WV__F1(wv_f32x4_sqrt, sqrtf(a.f32[i]))
 static inline wv128 wv_f32x4_abs(wv128 a) { WV__MAP(int, 4, r.u32[i] = a.u32[i] & 0x7fffffffu); }
 static inline wv128 wv_f32x4_neg(wv128 a) { WV__MAP(int, 4, r.u32[i] = a.u32[i] ^ 0x80000000u); }
@@ -101,6 +104,12 @@ static inline wv128 wv_i32x4_shr(wv128 a, int n) {
 static inline wv128 wv_u32x4_shr(wv128 a, int n) { WV__MAP(int, 4, r.u32[i] = a.u32[i] >> n); }
 static inline int wv_v128_any_true(wv128 a) { return (a.u32[0] | a.u32[1] | a.u32[2] | a.u32[3]) != 0; }
 static inline wv128 wv_i16x8_eq(wv128 a, wv128 b) { WV__MAP(int, 8, r.i16[i] = (int16_t)-(a.i16[i] == b.i16[i])); }
+static inline wv128 wv_i32x4_min(wv128 a, wv128 b) { WV__MAP(int, 4, r.i32[i] = a.i32[i] < b.i32[i] ? a.i32[i] : b.i32[i]); }
+static inline wv128 wv_i32x4_max(wv128 a, wv128 b) { WV__MAP(int, 4, r.i32[i] = a.i32[i] > b.i32[i] ? a.i32[i] : b.i32[i]); }
+static inline wv128 wv_i16x8_add(wv128 a, wv128 b) { WV__MAP(int, 8, r.u16[i] = (uint16_t)(a.u16[i] + b.u16[i])); }
+static inline wv128 wv_i16x8_gt(wv128 a, wv128 b) { WV__MAP(int, 8, r.i16[i] = (int16_t)-(a.i16[i] > b.i16[i])); }
+static inline wv128 wv_i16x8_shl(wv128 a, int n) { WV__MAP(int, 8, r.u16[i] = (uint16_t)(a.u16[i] << n)); }
+static inline wv128 wv_u16x8_shr(wv128 a, int n) { WV__MAP(int, 8, r.u16[i] = (uint16_t)(a.u16[i] >> n)); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { WV__MAP(int, 16, r.i8[i] = (int8_t)-(a.i8[i] == b.i8[i])); }
 
 static inline int16_t wv__sat16(int32_t x) { return (int16_t)(x > 32767 ? 32767 : x < -32768 ? -32768 : x); }

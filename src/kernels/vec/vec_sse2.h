@@ -111,6 +111,13 @@ static inline int wv_v128_any_true(wv128 a) {
   return _mm_movemask_epi8(_mm_cmpeq_epi8(a, _mm_setzero_si128())) != 0xffff;
 }
 static inline wv128 wv_i16x8_eq(wv128 a, wv128 b) { return _mm_cmpeq_epi16(a, b); }
+/* SSE2 has no 32-bit min / max (SSE4.1's pminsd): a compare and a select */
+static inline wv128 wv_i32x4_min(wv128 a, wv128 b) { return wv_v128_bitselect(b, a, _mm_cmpgt_epi32(a, b)); }
+static inline wv128 wv_i32x4_max(wv128 a, wv128 b) { return wv_v128_bitselect(a, b, _mm_cmpgt_epi32(a, b)); }
+static inline wv128 wv_i16x8_add(wv128 a, wv128 b) { return _mm_add_epi16(a, b); }
+static inline wv128 wv_i16x8_gt(wv128 a, wv128 b) { return _mm_cmpgt_epi16(a, b); }
+static inline wv128 wv_i16x8_shl(wv128 a, int n) { return _mm_sll_epi16(a, _mm_cvtsi32_si128(n)); }
+static inline wv128 wv_u16x8_shr(wv128 a, int n) { return _mm_srl_epi16(a, _mm_cvtsi32_si128(n)); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { return _mm_cmpeq_epi8(a, b); }
 
 static inline wv128 wv_i16x8_narrow_i32x4(wv128 a, wv128 b) { return _mm_packs_epi32(a, b); }

@@ -56,6 +56,13 @@ static inline wv128 wv_i32x4_shr(wv128 a, int n) { return wasm_i32x4_shr(a, n); 
 static inline wv128 wv_u32x4_shr(wv128 a, int n) { return wasm_u32x4_shr(a, n); }
 static inline int wv_v128_any_true(wv128 a) { return wasm_v128_any_true(a); }
 static inline wv128 wv_i16x8_eq(wv128 a, wv128 b) { return wasm_i16x8_eq(a, b); }
+/* signed lane min / max (the half-float casts' clamps) and the 16-bit lane ops they finish in */
+static inline wv128 wv_i32x4_min(wv128 a, wv128 b) { return wasm_i32x4_min(a, b); }
+static inline wv128 wv_i32x4_max(wv128 a, wv128 b) { return wasm_i32x4_max(a, b); }
+static inline wv128 wv_i16x8_add(wv128 a, wv128 b) { return wasm_i16x8_add(a, b); }
+static inline wv128 wv_i16x8_gt(wv128 a, wv128 b) { return wasm_i16x8_gt(a, b); }
+static inline wv128 wv_i16x8_shl(wv128 a, int n) { return wasm_i16x8_shl(a, n); }
+static inline wv128 wv_u16x8_shr(wv128 a, int n) { return wasm_u16x8_shr(a, n); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { return wasm_i8x16_eq(a, b); }
 
 static inline wv128 wv_i16x8_narrow_i32x4(wv128 a, wv128 b) { return wasm_i16x8_narrow_i32x4(a, b); }
