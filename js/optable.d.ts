@@ -1246,7 +1246,5 @@ type Name =
   | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit' | 'logit_' | 'logit.out' | 'lerp'
   | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
   | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'cdist'
-  | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist';
-  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'linalg_qr'
-  | 'linalg_lstsq';
+  | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr' | 'linalg_lstsq';
 export type OpName = Name | `aten::${Name}`;
