@@ -2,7 +2,7 @@
 // operators are wt.linalg.<camelName> (js/ops.js, namespaced()); their
 // generated declarations are LinalgFunctions (js/optable.d.ts). The norms
 // also take their orders and dims in the options object, as JS code writes them.
-import type { LinalgFunctions, Operand } from './ops.js';
+import type { LinalgFunctions, Operand, Returns } from './ops.js';
 import type { DTypeName, Shape, Tensor } from './weft.js';
 
 export interface VectorNormOptions {
@@ -24,7 +24,21 @@ export interface MatrixNormOptions {
   dtype?: DTypeName | null;
 }
 
-export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm'> & {
+export interface EighOptions {
+  /** which triangle of A is read: 'L' (default) or 'U' (either case); the other is never read */
+  UPLO?: 'L' | 'U' | 'l' | 'u';
+}
+
+/** torch.linalg.eigh's result: also iterable, `const [L, V] = wt.linalg.eigh(A)` */
+export type EighResult = Returns<'eigenvalues' | 'eigenvectors'>;
+
+export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'eigh' | 'eigvalsh'> & {
+  /** torch.linalg.eigh: eigenvalues ascending, eigenvectors as the columns of V (signs free) */
+  eigh(A: Operand, options?: EighOptions): EighResult;
+  eigh(A: Operand, UPLO?: 'L' | 'U' | 'l' | 'u'): EighResult;
+  /** torch.linalg.eigvalsh: the eigenvalues only, ascending */
+  eigvalsh(A: Operand, options?: EighOptions): Tensor;
+  eigvalsh(A: Operand, UPLO?: 'L' | 'U' | 'l' | 'u'): Tensor;
   /** torch.linalg.vector_norm */
   vectorNorm(x: Operand, options?: VectorNormOptions): Tensor;
   vectorNorm(x: Operand, ord?: number, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;

@@ -536,6 +536,8 @@ export interface OpFunctions {
   _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
   /** einsum */
   einsum(equation: string, tensors: readonly Tensor[], options?: { path?: Shape | null }): Tensor;
+  /** _linalg_eigh */
+  _linalgEigh(A: Operand, UPLO?: string, computeV?: boolean): Returns<'eigenvalues' | 'eigenvectors'>;
   /** bincount */
   bincount(self: Operand, weights?: Operand | null, minlength?: number): Tensor;
   /** histc */
@@ -1147,6 +1149,10 @@ export interface LinalgFunctions {
   /** linalg_matrix_norm, linalg_matrix_norm.str_ord */
   matrixNorm(self: Operand, ord: Scalar, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
   matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
+  /** linalg_eigh */
+  eigh(self: Operand, UPLO?: string): Returns<'eigenvalues' | 'eigenvectors'>;
+  /** linalg_eigvalsh */
+  eigvalsh(self: Operand, UPLO?: string): Tensor;
   /** linalg_cross */
   cross(self: Operand, other: Operand, options?: { dim?: number }): Tensor;
 }
@@ -1228,10 +1234,11 @@ type Name =
   | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_' | 'embedding' | 'embedding_dense_backward'
   | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_' | 'index_copy.out' | 'scaled_dot_product_attention'
   | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det' | 'linalg_slogdet' | 'linalg_cholesky'
-  | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | 'bincount' | 'histc' | 'one_hot' | 'index_add' | 'index_add_'
-  | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar' | 'index_fill_.int_Tensor' | 'isnan' | 'isinf'
-  | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out' | 'isclose' | 'nan_to_num' | 'nan_to_num_'
-  | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit' | 'logit_' | 'logit.out' | 'lerp'
-  | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
-  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross';
+  | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | '_linalg_eigh' | 'linalg_eigh' | 'linalg_eigvalsh' | 'bincount' | 'histc'
+  | 'one_hot' | 'index_add' | 'index_add_' | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar'
+  | 'index_fill_.int_Tensor' | 'isnan' | 'isinf' | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out'
+  | 'isclose' | 'nan_to_num' | 'nan_to_num_' | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit'
+  | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor'
+  | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out'
+  | 'linalg_cross' | 'cross';
 export type OpName = Name | `aten::${Name}`;

@@ -144,7 +144,9 @@ typedef struct weft__formula {
   /* 0 none; 1 the result (of a (values, indices) op, the indices); 2 a
    * (Tensor, Tensor, Tensor) forward with statistics (native_batch_norm's
    * out, mean, invstd): the node owns output 0 and saves outputs 1 and 2
-   * as RES and RES2, plain tensors (they take no gradient) */
+   * as RES and RES2, plain tensors (they take no gradient); 3 a
+   * (Tensor, Tensor) op with both outputs differentiable (_linalg_eigh):
+   * outputs 0 and 1 of the node, saved as RES and RES2 */
   uint8_t save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
   weft_status (*backward)(weft__bctx* c);

@@ -129,6 +129,22 @@ static weft_status unpack_stats(weft_node* n, weft__bctx* c) {
   return WEFT_OK;
 }
 
+/* save_result 3: both outputs, each (under create_graph) an output of n again */
+static weft_status unpack_pair(weft_node* n, weft__bctx* c, bool create_graph) {
+  if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
+  if (weft_tensor_version(n->result2) != n->result2_version) /* (the message names output 0 only) */
+    return version_error(n, n->result2, n->result2_version, false);
+  if (!(c->result = unpack_result(n, create_graph)) || !(c->result2 = weft__alias(n->result2)))
+    return weft_last_status();
+  if (!create_graph) return WEFT_OK;
+  weft__meta* m = weft__meta_get(c->result2);
+  if (!m) return weft_last_status();
+  m->grad_fn = weft_node_retain(n);
+  m->output_nr = 1;
+  c->result2->requires_grad = true;
+  return WEFT_OK;
+}
+
 weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
   if (n->released && n->saved_something) return freed_error();
   for (int32_t i = 0; i < n->nargs; i++) {
@@ -138,6 +154,7 @@ weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
     c->saved[i] = weft_tensor_retain(t);
   }
   if (n->f->save_result == 2) return unpack_stats(n, c);
+  if (n->f->save_result == 3) return unpack_pair(n, c, create_graph);
   if (n->f->save_result) {
     if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
     if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
@@ -323,6 +340,20 @@ static weft_status attach_outputs(weft_node* n, const weft_ivalue* r) {
   return s;
 }
 
+/* A (Tensor, Tensor) op with both outputs differentiable (_linalg_eigh):
+ * outputs 0 and 1 of n, both saved (RES, RES2). */
+static weft_status attach_pair(weft_node* n, weft_tensor* r0, weft_tensor* r1) {
+  if (!(n->retained_outs = calloc(2, sizeof *n->retained_outs)))
+    return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  n->nout = 2;
+  if (!(n->result = weft__alias(r0)) || !(n->result2 = weft__alias(r1))) return weft_last_status();
+  n->result_version = weft_tensor_version(r0);
+  n->result2_version = weft_tensor_version(r1);
+  n->saved_something = true;
+  weft_status s = set_output(n, r0, 0);
+  return s ? s : set_output(n, r1, 1);
+}
+
 static bool is_input(const weft_ivalue* a, int nargs, const weft_tensor* r) {
   for (int i = 0; i < nargs; i++)
     if (a[i].tag == WEFT_IV_TENSOR && a[i].u.t == r) return true;
@@ -380,6 +411,10 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
       if (s) weft_stack_drop(st, 3);
       return s;
     }
+  } else if (nret == 2 && f->save_result == 3) {
+    s = attach_pair(n, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t);
+    weft_node_release(n); /* the outputs hold it */
+    return s;
   } else if (top->tag == WEFT_IV_TENSOR_LIST) {
     s = attach_outputs(n, top);
     weft_node_release(n); /* the outputs hold it */
