@@ -6,13 +6,14 @@
 // V^T V = I on the UPLO triangle's matrix plus |V|'s columns where the
 // eigenvalue is well separated; gradients of a sign-independent loss; errors
 // as WeftErrors with PyTorch's message; nothing leaks. Then a finite
-// difference gradcheck in float64, the node name, and the JS spellings.
+// difference gradcheck in float64, a double backward against 1.13, the node
+// name, and the JS spellings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadFixture } from './fixtures-lib.mjs';
 import { init, WeftError, counts, replayAtThreads, VARIANTS } from './helpers.mjs';
 
-const { cases } = loadFixture('eigh.json');
+const { cases, double } = loadFixture('eigh.json');
 const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
 
 function makeTensor(wt, s, made) {
@@ -173,6 +174,23 @@ test('linalg.eigh / eigvalsh: gradcheck in float64', async () => {
         }
       }
     }
+  });
+  assert.deepEqual(counts(wt), before);
+});
+
+// the backward recorded (createGraph) and differentiated again, against 1.13's
+test('linalg.eigh: double backward', async () => {
+  const wt = await init();
+  const before = counts(wt);
+  wt.tidy(() => {
+    const made = [];
+    const a = makeTensor(wt, double.a, made).detach().requiresGrad_();
+    const w = makeTensor(wt, double.w, made);
+    const { eigenvalues: l, eigenvectors: v } = wt.linalg.eigh(a);
+    const [g] = wt.autograd.grad(l.pow(2).sum().add(w.mul(v).mul(v).sum()), [a], { createGraph: true });
+    const [gg] = wt.autograd.grad(g.sum(), [a]);
+    assert.deepEqual(compare('g', flat(g), double.g.values, 1e-10), []);
+    assert.deepEqual(compare('gg', flat(gg), double.gg.values, 1e-9), []);
   });
   assert.deepEqual(counts(wt), before);
 });
