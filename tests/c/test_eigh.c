@@ -1,7 +1,8 @@
 /* torch.linalg.eigh's solver (src/ops/cpu/eigh.c) and ops
  * (src/ops/linalg_eigh.c): A V = V diag(w), V^T V = I and ascending order on
  * random sizes; eigenvalues of known spectra (spanning 1e-12..1, repeated,
- * graded) to float64 accuracy; values-only equal to the values with vectors;
+ * graded) to float64 accuracy (sizes on both sides of the GEMM-blocked Q);
+ * values-only equal to the values with vectors;
  * non-finite input reported as not converged; the ops' layouts, threaded
  * batches equal to one thread's, Meta shapes, errors; the gradient against
  * central differences; no leaks. PyTorch's values are replayed by
@@ -166,6 +167,17 @@ static void test_ops(void) {
     weft_tensor* list[] = {a, one.t[0], one.t[1], two.t[0], two.t[1], vals};
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) weft_tensor_release(list[i]);
   }
+  /* one 100 x 100 matrix: Q formed on the GEMM, threaded inside; the same at 1 and 2 threads */
+  const int64_t s1[2] = {100, 100};
+  weft_tensor* big = sym_batch(s1, 2, WEFT_FLOAT64);
+  weft_set_num_threads(1);
+  weft_tensor2 b1 = weft_linalg_eigh(big, "L");
+  weft_set_num_threads(2);
+  weft_tensor2 b2 = weft_linalg_eigh(big, "L");
+  weft_set_num_threads(1);
+  CHECK(memcmp(weft_tensor_data_ptr(b1.t[1]), weft_tensor_data_ptr(b2.t[1]), 8 * 100 * 100) == 0);
+  weft_tensor* blist[] = {big, b1.t[0], b1.t[1], b2.t[0], b2.t[1]};
+  for (size_t i = 0; i < sizeof blist / sizeof blist[0]; i++) weft_tensor_release(blist[i]);
   /* Meta: shapes only */
   const int64_t ms[4] = {2, 3, 5, 5};
   weft_tensor* m = weft_empty(ms, 4, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CONTIGUOUS_FORMAT);
