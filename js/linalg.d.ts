@@ -37,12 +37,26 @@ export interface LstsqOptions {
   driver?: 'gels' | 'gelsy' | 'gelsd' | 'gelss';
 }
 
-export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'qr' | 'lstsq'> & {
+export interface EighOptions {
+  /** which triangle of A is read: 'L' (default) or 'U' (either case); the other is never read */
+  UPLO?: 'L' | 'U' | 'l' | 'u';
+}
+
+/** torch.linalg.eigh's result: also iterable, `const [L, V] = wt.linalg.eigh(A)` */
+export type EighResult = Returns<'eigenvalues' | 'eigenvectors'>;
+
+export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'qr' | 'lstsq' | 'eigh' | 'eigvalsh'> & {
   /** torch.linalg.qr: { Q, R } (also [Q, R]), LAPACK's signs, column-major as PyTorch's */
   qr(A: Operand, options?: QrOptions): Returns<'Q' | 'R'>;
   qr(A: Operand, mode?: 'reduced' | 'complete' | 'r'): Returns<'Q' | 'R'>;
   /** torch.linalg.lstsq: min ||A X - B||; residuals only for 'gels' with m > n, rank only for 'gelsy' */
   lstsq(A: Operand, B: Operand, options?: LstsqOptions): Returns<'solution' | 'residuals' | 'rank' | 'singularValues'>;
+  /** torch.linalg.eigh: eigenvalues ascending, eigenvectors as the columns of V (signs free) */
+  eigh(A: Operand, options?: EighOptions): EighResult;
+  eigh(A: Operand, UPLO?: 'L' | 'U' | 'l' | 'u'): EighResult;
+  /** torch.linalg.eigvalsh: the eigenvalues only, ascending */
+  eigvalsh(A: Operand, options?: EighOptions): Tensor;
+  eigvalsh(A: Operand, UPLO?: 'L' | 'U' | 'l' | 'u'): Tensor;
   /** torch.linalg.vector_norm */
   vectorNorm(x: Operand, options?: VectorNormOptions): Tensor;
   vectorNorm(x: Operand, ord?: number, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;

@@ -379,7 +379,7 @@ export function installOps(api, k) {
     if (kw) {
       for (const key of Object.keys(kw)) {
         // options are camelCase: memory_format is refused with the right spelling
-        const i = key.includes('_') ? -1 : args.findIndex((a) => a.name === snake(key));
+        const i = key.includes('_') ? -1 : args.findIndex((a) => a.name === snake(key) || camel(a.name) === key); // UPLO
         const name = snake(key);
         if (name === 'out' && op.outArgs.length > 1 && !args.some((a) => a.name === 'out')) {
           if (!bindOuts(op, kw.out, vals, given)) return DENY;

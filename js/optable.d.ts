@@ -536,6 +536,8 @@ export interface OpFunctions {
   _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
   /** einsum */
   einsum(equation: string, tensors: readonly Tensor[], options?: { path?: Shape | null }): Tensor;
+  /** _linalg_eigh */
+  _linalgEigh(A: Operand, UPLO?: string, computeV?: boolean): Returns<'eigenvalues' | 'eigenvectors'>;
   /** bincount */
   bincount(self: Operand, weights?: Operand | null, minlength?: number): Tensor;
   /** histc */
@@ -1155,6 +1157,10 @@ export interface LinalgFunctions {
   /** linalg_matrix_norm, linalg_matrix_norm.str_ord */
   matrixNorm(self: Operand, ord: Scalar, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
   matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
+  /** linalg_eigh */
+  eigh(self: Operand, UPLO?: string): Returns<'eigenvalues' | 'eigenvectors'>;
+  /** linalg_eigvalsh */
+  eigvalsh(self: Operand, UPLO?: string): Tensor;
   /** linalg_cross */
   cross(self: Operand, other: Operand, options?: { dim?: number }): Tensor;
   /** linalg_qr */

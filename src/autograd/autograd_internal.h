@@ -147,7 +147,7 @@ typedef struct weft__formula {
    * as RES and RES2, plain tensors (they take no gradient); 3 a (Tensor,
    * Tensor) op whose second output is the differentiable one (slogdet's
    * logabsdet): the node owns it and saves the first as RES; 4 a (Tensor,
-   * Tensor) op with both outputs differentiable (linalg_qr): they are node
+   * Tensor) op with both outputs differentiable (linalg_qr, _linalg_eigh): they are node
    * outputs 0 and 1, saved as RES and RES2, their gradients c->grads[0..1] */
   uint8_t save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */

@@ -1009,6 +1009,7 @@ static T group_norm_grads(weft__bctx* c, int which) {
 #include "autograd/formulas_transformer.h"
 #include "autograd/formulas_attention.h"
 #include "autograd/formulas_linalg.h"
+#include "autograd/formulas_eigh.h"
 #include "autograd/formulas_dataops.h"
 #include "autograd/formulas_cdist.h"
 

@@ -326,7 +326,7 @@ static weft_status attach_stats(weft_node* n, weft_tensor* out, const weft_tenso
 }
 
 /* A (Tensor, Tensor) op whose two outputs are both differentiable
- * (linalg_qr's Q and R, save_result 4): outputs 0 and 1 of n, both saved
+ * (linalg_qr's Q and R, _linalg_eigh's eigenvalues and eigenvectors; save_result 4): outputs 0 and 1 of n, both saved
  * (as PyTorch's SavedVariable of an output). */
 static weft_status attach_pair(weft_node* n, weft_tensor* r0, weft_tensor* r1) {
   if (!(n->retained_outs = calloc(2, sizeof *n->retained_outs)))

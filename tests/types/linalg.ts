@@ -1,6 +1,6 @@
 // Issue 25's wt.linalg (js/linalg.d.ts and the generated LinalgFunctions), checked by tsc --noEmit.
 import { init } from 'weft';
-import type { MatrixNormOptions, Tensor, VectorNormOptions } from 'weft';
+import type { EighOptions, MatrixNormOptions, Tensor, VectorNormOptions } from 'weft';
 
 async function linalg() {
   const wt = await init();
@@ -16,7 +16,13 @@ async function linalg() {
   const n2: Tensor = wt.linalg.vectorNorm(a, 1, [0, 1]);
   const n3: Tensor = wt.linalg.matrixNorm(a, mo);
   const n4: Tensor = wt.linalg.matrixNorm(a, -1);
-  console.log(x, inv, det, sign, logabsdet, l, n1, n2, n3, n4);
+  const eo: EighOptions = { UPLO: 'U' };
+  const { eigenvalues, eigenvectors } = wt.linalg.eigh(a, eo);
+  const [lam, vec] = wt.linalg.eigh(a, 'L');
+  const ev: Tensor = wt.linalg.eigvalsh(a, { UPLO: 'l' });
+  console.log(x, inv, det, sign, logabsdet, l, n1, n2, n3, n4, eigenvalues, eigenvectors, lam, vec, ev);
+  // @ts-expect-error UPLO is 'L' or 'U'
+  wt.linalg.eigh(a, { UPLO: 'X' });
   // @ts-expect-error upper is a boolean
   wt.linalg.cholesky(a, { upper: 1 });
 }
