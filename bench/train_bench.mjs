@@ -8,7 +8,8 @@
 //   maxPool2d 2 -> flatten -> linear 256 -> 10
 // weft: wt.linear / wt.conv2d / wt.maxPool2d, wt.crossEntropy, backward(),
 // wt.optim.SGD (zeroGrad with setToNone); weft also times the forward alone
-// and forward + backward (no update), for the backward / forward ratio. tfjs-wasm: tf.variableGrads +
+// and forward + backward (no update), for the backward / forward ratio (tfjs the forward too).
+// tfjs-wasm: tf.variableGrads +
 // tf.train.sgd (tfjs-core's gradients registered from its ESM build, since
 // its Node bundle registers none); NHWC conv and pool, tfjs's layout.
 // tfjs-cpu: the same on tfjs's plain-JS CPU backend, the only tfjs backend
@@ -21,7 +22,7 @@
 // library is timed doing nothing. Prints one JSON line per workload: name,
 // build, threads, ms, reps, loss0, loss5.
 import { createRequire, register } from 'node:module';
-import { benchArgs, medianTimes } from './peer_util.mjs';
+import { benchArgs, medianTimes, tfjsInit } from './peer_util.mjs';
 
 const a = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
@@ -112,11 +113,7 @@ async function tfjs(backend) {
   const tf = peerRequire('@tensorflow/tfjs-core');
   await registerTfjsGradients();
   if (backend === 'wasm') {
-    const wasm = peerRequire('@tensorflow/tfjs-backend-wasm');
-    wasm.setThreadsCount(a.threads);
-    await tf.setBackend('wasm');
-    await tf.ready();
-    a.threads = wasm.getThreadsCount();
+    await tfjsInit(peerRequire, a);
   } else {
     peerRequire('@tensorflow/tfjs-backend-cpu');
     await tf.setBackend('cpu');
@@ -132,7 +129,8 @@ async function tfjs(backend) {
       opt.applyGradients(grads);
       return value.dataSync()[0];
     });
-    return { name, step };
+    const fwd = () => tf.tidy(() => lossOf().dataSync()[0]); // as weft's forward row: the loss read back
+    return { name, fwd, step };
   };
   const v = (data, shape) => tf.variable(tf.tensor(data, shape));
   const m = mlpInit;
@@ -229,7 +227,8 @@ for (const m of models) {
   }
   checked[m.name] = t;
   work[`${m.name}_step`] = m.step;
-  if (m.fwd) Object.assign(work, { [`${m.name}_forward`]: m.fwd, [`${m.name}_forward_backward`]: m.fwdBwd });
+  if (m.fwd) work[`${m.name}_forward`] = m.fwd;
+  if (m.fwdBwd) work[`${m.name}_forward_backward`] = m.fwdBwd;
 }
 const ms = await medianTimes(work, a.reps, a.idleMs, a.clock);
 for (const [n, v] of Object.entries(ms)) {
