@@ -157,6 +157,10 @@ static void zero_c(char* c, int64_t m, int64_t n, ptrdiff_t rs, size_t es) {
   for (int64_t i = 0; i < m; i++) memset(c + (size_t)(i * rs) * es, 0, (size_t)n * es);
 }
 
+static weft_status gemm_blocks(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                               double alpha, weft_gemm_operand a, weft_gemm_operand b, const char* bpacked,
+                               bool accumulate, void* c, ptrdiff_t c_rs);
+
 weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k, double alpha,
                        weft_gemm_operand a, weft_gemm_operand b, bool accumulate, void* c, ptrdiff_t c_rs,
                        ptrdiff_t c_cs) {
@@ -178,14 +182,31 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
     if (!accumulate) zero_c(c, m, n, c_rs, es);
     return WEFT_OK;
   }
+  return gemm_blocks(kt, dtype, m, n, k, alpha, a, b, NULL, accumulate, c, c_rs);
+}
+
+/* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
+static int64_t k_block(int64_t k) {
+  int64_t nkb = (k + KC - 1) / KC;
+  return (k + nkb - 1) / nkb;
+}
+
+static int64_t round_up(int64_t v, int r) { return (v + r - 1) / r * r; }
+
+/* The loop nest (see the top), C row-major; B's panels from bpacked
+ * (weft__gemm_pack_b's layout) when not NULL, else packed here. */
+static weft_status gemm_blocks(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                               double alpha, weft_gemm_operand a, weft_gemm_operand b, const char* bpacked,
+                               bool accumulate, void* c, ptrdiff_t c_rs) {
+  const size_t es = dtype == WEFT_FLOAT64 ? 8 : 4;
   int mr, nr, kcmax;
   weft__gemm_tile(dtype, &mr, &nr, &kcmax);
   weft_range_fn packer = dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32;
-  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kb = k < kcmax ? k : kcmax; /* kc <= kb */
-  size_t abytes = (size_t)((mb + mr - 1) / mr * mr * kb) * es, bbytes = (size_t)((nb + nr - 1) / nr * nr * kb) * es;
+  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kcb = k_block(k);
+  size_t abytes = (size_t)(round_up(mb, mr) * kcb) * es, bbytes = bpacked ? 0 : (size_t)(round_up(nb, nr) * kcb) * es;
   char* apack = malloc(abytes);
-  char* bpack = malloc(bbytes);
-  if (!apack || !bpack) {
+  char* bpack = bbytes ? malloc(bbytes) : NULL;
+  if (!apack || (bbytes && !bpack)) {
     free(apack);
     free(bpack);
     return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)", abytes + bbytes);
@@ -195,19 +216,18 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
   bool serial = (double)m * (double)n * (double)k < PARALLEL_MIN_MACS;
   int threads = serial || weft_in_parallel_region() ? 1 : weft_get_num_threads();
   weft_status s = WEFT_OK;
-  /* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
-  int64_t nkb = (k + kcmax - 1) / kcmax, kcb = (k + nkb - 1) / nkb;
+  int64_t npad = round_up(n, nr);
   for (int64_t ic0 = 0; ic0 < m && s == WEFT_OK; ic0 += MB) {
     int64_t mrows = m - ic0 < MB ? m - ic0 : MB;
     for (int64_t pc = 0; pc < k && s == WEFT_OK; pc += kcb) {
       int64_t kc = k - pc < kcb ? k - pc : kcb;
       for (int64_t jc = 0; jc < n && s == WEFT_OK; jc += NC) {
         int64_t ncols = n - jc < NC ? n - jc : NC;
-        /* A[ic0 block, pc] once per pc (with the first B block), B[pc, jc] */
+        /* A[ic0 block, pc] once per pc (with the first B block), B[pc, jc] unless packed before */
         struct pack_ctx pa = {(const char*)a.p + (ptrdiff_t)es * (ic0 * a.rs + pc * a.cs), a.rs, a.cs, mrows, kc,
                               mr, jc == 0 ? apack : NULL};
-        struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs, ncols, kc,
-                              nr, bpack};
+        struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs,
+                              bpacked ? 0 : ncols, kc, nr, bpack};
         s = pack(packer, pa, pb, serial);
         if (s != WEFT_OK) break;
         /* tiles: MC rows; columns cut so there are ~4 tiles per thread */
@@ -218,7 +238,10 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
         if (ns < 4 * nr) ns = 4 * nr;
         if (ns > 512) ns = 512;
         int64_t ntn = (ncols + ns - 1) / ns;
-        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bpack,
+        /* the packed B's block (pc, jc): the K blocks before it hold pc x npad values, its panels
+         * left of jc jc x kc */
+        const char* bp = bpacked ? bpacked + (size_t)(pc * npad + jc * kc) * es : bpack;
+        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bp,
                              (char*)c + (size_t)(ic0 * c_rs + jc) * es, c_rs, es, alpha,
                              accumulate || pc > 0};
         /* a tile of at least ~64K multiply-adds per chunk */
@@ -231,6 +254,36 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
   free(apack);
   free(bpack);
   return s;
+}
+
+size_t weft__gemm_packed_b_bytes(weft_dtype dtype, int64_t k, int64_t n) {
+  int mr, nr, kc;
+  weft__gemm_tile(dtype, &mr, &nr, &kc);
+  return (size_t)(k * round_up(n, nr)) * (dtype == WEFT_FLOAT64 ? 8 : 4);
+}
+
+weft_status weft__gemm_pack_b(weft_dtype dtype, int64_t k, int64_t n, weft_gemm_operand b, void* dst) {
+  int mr, nr, kcmax;
+  weft__gemm_tile(dtype, &mr, &nr, &kcmax);
+  const size_t es = dtype == WEFT_FLOAT64 ? 8 : 4;
+  int64_t kcb = k_block(k), npad = round_up(n, nr);
+  weft_status s = WEFT_OK;
+  for (int64_t pc = 0; pc < k && s == WEFT_OK; pc += kcb) {
+    int64_t kc = k - pc < kcb ? k - pc : kcb;
+    struct pack_ctx none = {0}, pb = {(const char*)b.p + (ptrdiff_t)es * pc * b.rs, b.cs, b.rs, n, kc, nr,
+                                      (char*)dst + (size_t)(pc * npad) * es};
+    s = pack(dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, none, pb, false);
+  }
+  return s;
+}
+
+weft_status weft__gemm_packed(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                              double alpha, weft_gemm_operand a, const void* bpacked, bool accumulate, void* c,
+                              ptrdiff_t c_rs) {
+  if (m <= 0 || n <= 0 || k <= 0 || (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64))
+    return weft__error(WEFT_INTERNAL, "gemm: a packed B needs a float product with m, n, k > 0");
+  weft_gemm_operand none = {NULL, 0, 0};
+  return gemm_blocks(kt, dtype, m, n, k, alpha, a, none, bpacked, accumulate, c, c_rs);
 }
 
 struct batch_ctx {
