@@ -88,10 +88,10 @@ weft_status weft__conv2d_fusion_run(const weft__conv2d_fusion* f, weft_conv2d_al
   if (s == WEFT_OK) {
     weft__packed* held = NULL;
     struct pack_ctx pc = {ct, a, g, weft_tensor_data_ptr(wc)};
+    /* NULL (no memory to keep the panels): the driver packs them per call */
     const void* packed = bytes ? weft__packed_get(w, (weft__packed_key){packing_of(a), g->groups, ct}, bytes,
                                                   pack_weight, &pc, &held)
                                : NULL;
-    if (bytes && !packed) s = weft_last_status();
     weft_conv2d_epilogue epi = {f->act, rc ? weft_tensor_data_ptr(rc) : NULL};
     if (s == WEFT_OK)
       s = weft__conv2d_fused(weft__kernels(), ct, a, g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc), packed,

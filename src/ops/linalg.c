@@ -228,10 +228,10 @@ static bool mm_packed_weight(weft_tensor* r, const weft_tensor* a, const weft_te
   weft__packed* held = NULL;
   const void* bp = weft__packed_get(b, (weft__packed_key){WEFT_PACKED_GEMM_B, 0, r->dtype},
                                     weft__gemm_packed_b_bytes(r->dtype, k, n), pack_b, &pc, &held);
+  if (!bp) return false; /* no memory to keep the panels: the driver packs them per call */
   weft_gemm_operand ga = {weft_tensor_data_ptr(a), a->strides[0], a->strides[1]};
-  *s = bp ? weft__gemm_packed(weft__kernels(), r->dtype, m, n, k, alpha, ga, bp, acc, weft_tensor_data_ptr(r),
-                              r->strides[0])
-          : weft_last_status();
+  *s = weft__gemm_packed(weft__kernels(), r->dtype, m, n, k, alpha, ga, bp, acc, weft_tensor_data_ptr(r),
+                         r->strides[0]);
   weft__packed_release(held);
   return true;
 }
