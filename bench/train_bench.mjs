@@ -133,18 +133,20 @@ async function tfjs(backend) {
     return { name, fwd, step };
   };
   const v = (data, shape) => tf.variable(tf.tensor(data, shape));
+  const vT = (data, shape) => tf.variable(tf.tidy(() => tf.transpose(tf.tensor(data, shape))));
   const m = mlpInit;
-  // tfjs's dense weights are [in, out]: the transposes of weft's
-  const mp = [v(m.w1, [HID, IN]), v(m.b1, [HID]), v(m.w2, [OUT, HID]), v(m.b2, [OUT])];
+  // tfjs's dense weights are [in, out] (tf.layers.dense's kernel): the transposes of weft's, stored so
+  // (its matMul with transposeB runs ~10x slower in the wasm backend)
+  const mp = [vT(m.w1, [HID, IN]), v(m.b1, [HID]), vT(m.w2, [OUT, HID]), v(m.b2, [OUT])];
   const mlp = model('mlp', tf.tensor(m.x, [B, IN]), mp, (x) => {
-    const h = tf.relu(tf.add(tf.matMul(x, mp[0], false, true), mp[1]));
-    return tf.add(tf.matMul(h, mp[2], false, true), mp[3]);
+    const h = tf.relu(tf.add(tf.matMul(x, mp[0]), mp[1]));
+    return tf.add(tf.matMul(h, mp[2]), mp[3]);
   });
   const c = cnnInit;
-  const cp = [v(hwio(c.wc), [3, 3, 1, C1]), v(c.bc, [C1]), v(nhwcLinear(c.wl), [OUT, 256]), v(c.bl, [OUT])];
+  const cp = [v(hwio(c.wc), [3, 3, 1, C1]), v(c.bc, [C1]), vT(nhwcLinear(c.wl), [OUT, 256]), v(c.bl, [OUT])];
   const cnn = model('cnn', tf.tensor(c.x, [B, 8, 8, 1]), cp, (x) => {
     const h = tf.maxPool(tf.relu(tf.add(tf.conv2d(x, cp[0], 1, 'same'), cp[1])), 2, 2, 'valid');
-    return tf.add(tf.matMul(tf.reshape(h, [B, 256]), cp[2], false, true), cp[3]);
+    return tf.add(tf.matMul(tf.reshape(h, [B, 256]), cp[2]), cp[3]);
   });
   return [mlp, cnn];
 }
