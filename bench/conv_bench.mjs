@@ -6,7 +6,9 @@
 //   conv1x1     [8, 128, 28, 28] -> 128 channels, 1x1
 // Each library in its own layouts: weft twice, contiguous NCHW (layout
 // "nchw") and channels_last ("channels_last"), the same
-// tensors' memory order being the only difference; tfjs-wasm (XNNPACK) in
+// tensors' memory order being the only difference, and channels_last
+// through inference's wt._conv2dFused ("channels_last_fused", its weight
+// packed once and kept; a 3x3 of 64 channels runs Winograd); tfjs-wasm (XNNPACK) in
 // NHWC, its only conv layout (conv2d / depthwiseConv2d, filter HWIO / HWC1);
 // onnxruntime-web in NCHW, its only Conv layout, with the weight and bias as
 // initializers of a one-node model (so it may prepack them, as a real model
@@ -41,6 +43,8 @@ async function weft(variant) {
     const xcl = x.contiguous({ memoryFormat: 'channels_last' });
     out[`${name} nchw`] = () => wt.conv2d(x, wgt, b, { padding, groups }).dispose();
     out[`${name} channels_last`] = () => wt.conv2d(xcl, wgt, b, { padding, groups }).dispose();
+    // inference's op, as tfjs's fused conv2d below (its algorithm may differ: Winograd for a 3x3)
+    out[`${name} channels_last_fused`] = () => wt._conv2dFused(xcl, wgt, b, { padding, groups }).dispose();
   }
   return out;
 }

@@ -4,6 +4,7 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tfjsWasmThreaded } from './tfjs_threads.mjs';
 
 // The command line of a one-library benchmark script:
 //   <lib> [--threads N] [--reps N] [--idle-ms N]
@@ -94,7 +95,7 @@ export async function benchMain(script, libs, a, figures) {
   }
   const want = a.threads;
   const work = await libs[a.lib]();
-  if (a.threads !== want) { // the library runs another count here (tfjs-wasm in Node: one thread)
+  if (a.threads !== want) { // the library runs another count here
     console.error(`${script} ${a.lib}: ${want} threads asked, it runs ${a.threads}; skipped`);
     process.exit(0);
   }
@@ -134,15 +135,11 @@ export async function weftInit(variant, cli) {
   return wt;
 }
 
-// tfjs with its wasm backend on cli.threads threads; cli.threads becomes the
-// count it runs (one in Node).
+// tfjs with its wasm backend on cli.threads threads (its threaded build
+// in Node through bench/tfjs_threads.mjs); cli.threads becomes the count it runs.
 export async function tfjsInit(peerRequire, cli) {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(cli.threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  cli.threads = backend.getThreadsCount();
+  const { tf, threads } = await tfjsWasmThreaded(peerRequire, cli.threads);
+  cli.threads = threads;
   return tf;
 }
 
@@ -161,15 +158,8 @@ export function libraryArgs() {
 }
 
 // tfjs-core on its wasm backend with `threads` threads asked; { tf, threads }
-// with the count it runs (in Node: one).
-export async function tfjsWasmBackend(peerRequire, threads) {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  return { tf, threads: backend.getThreadsCount() };
-}
+// with the count it runs.
+export const tfjsWasmBackend = tfjsWasmThreaded;
 
 // A one-library bench script's main step: makes lib's workloads (libs[lib]()),
 // skips the run when the library does not run the thread count asked

@@ -7,6 +7,7 @@
 // devDependencies used only here (never by npm test).
 import { createRequire } from 'node:module';
 import { medianTimes, onnxModel } from './peer_util.mjs';
+import { tfjsWasmThreaded } from './tfjs_threads.mjs';
 
 // the peers live in bench/peers/ (their own package.json), so npm test never installs them
 const require = createRequire(new URL('./peers/package.json', import.meta.url));
@@ -30,10 +31,7 @@ const BYTES = { nchw_to_nhwc: 8 * NX, add: 12 * N4M, add_broadcast: 8 * NX + 4 *
 // ---- peers: each returns { workload name: () => void } (one run per call) ----
 
 async function tfjsWasm() {
-  const tf = require('@tensorflow/tfjs-core');
-  require('@tensorflow/tfjs-backend-wasm');
-  await tf.setBackend('wasm');
-  await tf.ready();
+  const { tf } = await tfjsWasmThreaded(require, threads);
   const tx = tf.tensor4d(x, [N, C, H, W]);
   const tb = tf.tensor4d(bias, [1, C, 1, 1]);
   const ta = tf.tensor1d(a), tb2 = tf.tensor1d(b);

@@ -10,7 +10,7 @@
 // median of --reps runs. Prints one JSON line per workload: name, build,
 // threads (as the library reports them), ms.
 import { createRequire } from 'node:module';
-import { libArgs, medianTimes, onnxModel } from './peer_util.mjs';
+import { libArgs, medianTimes, onnxModel, tfjsWasmBackend } from './peer_util.mjs';
 
 const { lib, reps, idleMs } = libArgs();
 let { threads } = libArgs();
@@ -38,12 +38,9 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  threads = backend.getThreadsCount();
+  const w = await tfjsWasmBackend(peerRequire, threads);
+  const tf = w.tf;
+  threads = w.threads;
   const x = tf.tensor4d(data, [N, H, W, C]); // tfjs pools NHWC only
   const run = (f) => () => {
     const r = f();

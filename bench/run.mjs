@@ -141,7 +141,7 @@ function ensurePeers() {
 }
 
 if (section('peers')) {
-  const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
+  const peers = [['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1, 2]], ['onnxruntime-web', 'onnxruntime-web', [1, 2]],
     ['ndarray-ops', 'ndarray-ops', [1]], ['js-loop', null, [1]]];
   const ceilingOf = (name, threads) => {
     const c = results.filter((r) => r.build.startsWith('wasm-') && r.threads === threads && r.name === name);
@@ -225,8 +225,8 @@ if (section('pool')) {
 const indexRows = [];
 if (section('index')) {
   indexRows.push(...libRows('bench/index_bench.mjs', 'index'));
-  // each peer's time over weft's (> 1: weft ahead); tfjs-wasm runs one thread in Node, so every
-  // weft row is set beside its 1-thread time too
+  // each peer's time over weft's (> 1: weft ahead), at the same thread count when the peer ran it,
+  // else beside its 1-thread time
   for (const r of indexRows) {
     if (!r.build.startsWith('wasm-')) continue;
     for (const peer of ['tfjs-wasm', 'onnxruntime-web']) {
@@ -244,7 +244,7 @@ if (section('conv')) {
     log('bench: building dist/ (scripts/build.sh)');
     execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   }
-  const libs = [['weft-simd-threads', null, [1, 2]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]],
+  const libs = [['weft-simd-threads', null, [1, 2]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1, 2]],
     ['onnxruntime-web', 'onnxruntime-web', [1, 2]]];
   for (const [lib, pkg, threadList] of libs) {
     if (lib.startsWith('weft') ? has('--no-wasm') && !only : has('--no-peers') && !only) continue;
@@ -262,7 +262,7 @@ if (section('conv')) {
       }
     }
   }
-  // ratios to tfjs-wasm at the same thread count (Node runs it on one) and to onnxruntime-web
+  // ratios to tfjs-wasm at the same thread count and to onnxruntime-web
   for (const r of convRows) {
     const peer = (b) => convRows.find((p) => p.build === b && p.name === r.name && p.threads === r.threads);
     const tf = peer('tfjs-wasm'), ort = peer('onnxruntime-web');
@@ -322,7 +322,7 @@ if (!json && poolRows.length) {
 }
 if (!json && indexRows.length) {
   console.log('\nGathering, x [4096, 1024] float32, 4096 indices on dim 1 -> [4096, 4096]: median ms; weft rows: ' +
-    '(tfjs-wasm ms / weft ms, onnxruntime-web ms / weft ms; tfjs at 1 thread)');
+    '(tfjs-wasm ms / weft ms, onnxruntime-web ms / weft ms, at the same thread count)');
   const f = (v) => (v === null || v === undefined ? '-' : `${v.toFixed(2)}x`);
   for (const r of indexRows) {
     const vs = r.build.startsWith('wasm-') ? `  (${f(r['vs tfjs-wasm'])}, ${f(r['vs onnxruntime-web'])})` : '';
@@ -474,7 +474,7 @@ function reduceReport(rows) {
 
 // Sorting (issue 13, bench/sort_bench.mjs; --no-sort skips it): topk k=5 / k=100 and a full
 // sort of [512, 1000] float32 along the last dim, weft wasm-simd-threads at 1 and 2 threads
-// beside tfjs-wasm (one thread in Node); the target is topk5 ahead of tfjs-wasm.
+// beside tfjs-wasm at 1 and 2 threads; the target is topk5 ahead of tfjs-wasm.
 const sortRows = [];
 if (section('sort')) {
   ensurePeers();
@@ -483,9 +483,12 @@ if (section('sort')) {
   if (has('--no-peers')) log('bench: sort tfjs-wasm skipped (--no-peers)');
   else if (!existsSync(`${root}/bench/peers/node_modules/@tensorflow/tfjs-backend-wasm`)) {
     log('bench: sort tfjs-wasm skipped (bench/peers/node_modules/@tensorflow/tfjs-backend-wasm is missing)');
-  } else sortRows.push(...libraryRows('bench/sort_bench.mjs', 'sort', 'tfjs-wasm', 1));
+  } else {
+    sortRows.push(...libraryRows('bench/sort_bench.mjs', 'sort', 'tfjs-wasm', 1),
+      ...libraryRows('bench/sort_bench.mjs', 'sort', 'tfjs-wasm', 2));
+  }
   for (const r of sortRows) {
-    const tf = sortRows.find((p) => p.build === 'tfjs-wasm' && p.name === r.name);
+    const tf = sortRows.find((p) => p.build === 'tfjs-wasm' && p.name === r.name && p.threads === r.threads);
     r['vs tfjs-wasm'] = tf && r.build !== 'tfjs-wasm' ? +(tf.ms / r.ms).toFixed(3) : null;
     if (json) console.log(JSON.stringify(r));
   }
@@ -537,7 +540,7 @@ function clockRows(script, label, libs) {
 // ---- training steps (issue 15, bench/train_bench.mjs; --only train) ----
 // One SGD step of the MLP and of the digits CNN: weft wasm-simd (1 thread) and
 // wasm-simd-threads (1 and 2), tfjs-wasm, tfjs-cpu (its conv2d has a gradient
-// there), jax-js and jax-js under jit (one thread each in Node),
+// there), jax-js and jax-js under jit (one thread each in Node; tfjs-wasm at 1 and 2),
 // each library in its own process; --clock cpu times by process CPU time.
 
 function trainBench() {
@@ -547,23 +550,24 @@ function trainBench() {
   }
   if (!has('--no-peers')) ensurePeers();
   const libs = [['weft-simd', null, [1]], ['weft-simd-threads', null, [1, 2]],
-    ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]], ['tfjs-cpu', '@tensorflow/tfjs-backend-cpu', [1]],
+    ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1, 2]], ['tfjs-cpu', '@tensorflow/tfjs-backend-cpu', [1]],
     ['jax-js', '@jax-js/jax', [1]], ['jax-js-jit', '@jax-js/jax', [1]]];
   return clockRows('bench/train_bench.mjs', 'train', libs);
 }
 
-// weft's step time over each peer's (< 1: weft ahead; the peers run one
-// thread in Node, so weft's 2-thread rows face their 1-thread times), and
+// weft's step and forward times over each peer's (< 1: weft ahead; tfjs-wasm at
+// the same thread count, the peers without threads at their 1-thread times), and
 // weft's backward / forward: (forward + backward - forward) / forward.
 function trainReport(rows) {
   const find = (n, b, t) => rows.find((r) => r.name === n && r.build === b && r.threads === t);
   const peers = ['tfjs-wasm', 'tfjs-cpu', 'jax-js', 'jax-js-jit'];
   for (const r of rows) {
-    if (!r.build.startsWith('wasm-') || !r.name.endsWith('_step')) continue;
+    if (!r.build.startsWith('wasm-') || !/_(step|forward)$/.test(r.name)) continue;
     for (const p of peers) {
       const q = find(r.name, p, r.threads) ?? find(r.name, p, 1);
       r[`/ ${p}`] = q ? +(r.ms / q.ms).toFixed(3) : null;
     }
+    if (!r.name.endsWith('_step')) continue;
     const model = r.name.slice(0, -5);
     const f = find(`${model}_forward`, r.build, r.threads), fb = find(`${model}_forward_backward`, r.build, r.threads);
     if (f && fb) {
@@ -577,7 +581,8 @@ function trainReport(rows) {
   }
   const fx = (v) => (v === null || v === undefined ? '     -' : `${v.toFixed(2)}x`.padStart(6));
   console.log(`\nTraining step (forward, crossEntropy, backward, SGD), batch 64, median ${opt('--clock', 'wall')} ms; ` +
-    'weft / peer: weft\'s time over the peer\'s (< 1: weft ahead; peers run 1 thread in Node); bwd/fwd target <= 2' +
+    'weft / peer: weft\'s time over the peer\'s at the same thread count (< 1: weft ahead; a peer without ' +
+    'threads at its 1-thread time); bwd/fwd target <= 2' +
     (opt('--clock', 'wall') === 'cpu' ? '\n(cpu: the process\'s CPU time over all its threads, so 2-thread rows add the worker\'s ' +
       'spin-waits; compare them by wall time on an idle machine)' : ''));
   console.log(`${'model'.padEnd(6)}${'build'.padEnd(20)}threads ${'ms/step'.padStart(9)}  / tfjs  / tfjs-cpu  / jax-js  / jax-jit  ` +
@@ -589,6 +594,11 @@ function trainReport(rows) {
       `${w ? fx(r['/ jax-js']) : '     -'}   ${(w ? fx(r['/ jax-js-jit']) : '     -').padStart(7)}   ` +
       `${r.forward_ms === undefined ? '       -' : r.forward_ms.toFixed(2).padStart(8)}  ` +
       `${r['backward/forward'] === undefined ? '      -' : r['backward/forward'].toFixed(2).padStart(7)}  ${r.loss0} -> ${r.loss5}`);
+  }
+  console.log('forward alone (the loss read back): median ms, weft / tfjs-wasm at the same thread count (target <= 1)');
+  for (const r of rows.filter((x) => x.name.endsWith('_forward'))) {
+    const vs = r.build.startsWith('wasm-') ? `  ${fx(r['/ tfjs-wasm'])}` : '';
+    console.log(`${r.name.slice(0, -8).padEnd(6)}${r.build.padEnd(20)}${String(r.threads).padEnd(8)}${r.ms.toFixed(3).padStart(9)}${vs}`);
   }
 }
 
@@ -602,7 +612,7 @@ function catBench() {
     execFileSync('bash', ['scripts/build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   }
   if (!has('--no-peers')) ensurePeers();
-  const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1]]];
+  const libs = [['weft-simd-threads', null, [1, 2]], ['weft-simd', null, [1]], ['tfjs-wasm', '@tensorflow/tfjs-backend-wasm', [1, 2]]];
   return clockRows('bench/cat_bench.mjs', 'cat', libs);
 }
 

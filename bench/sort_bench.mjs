@@ -6,7 +6,7 @@
 // Warm-up, an idle wait, then the median of --reps runs; one JSON line per
 // workload: name, build, threads, ms.
 import { createRequire } from 'node:module';
-import { benchArgs, benchMain } from './peer_util.mjs';
+import { benchArgs, benchMain, tfjsInit } from './peer_util.mjs';
 
 const a = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
@@ -32,12 +32,7 @@ async function weft(variant) {
 }
 
 async function tfjsWasm() {
-  const tf = peerRequire('@tensorflow/tfjs-core');
-  const backend = peerRequire('@tensorflow/tfjs-backend-wasm');
-  backend.setThreadsCount(a.threads);
-  await tf.setBackend('wasm');
-  await tf.ready();
-  a.threads = backend.getThreadsCount();
+  const tf = await tfjsInit(peerRequire, a);
   const x = tf.tensor2d(data, [R, C]);
   const run = (k) => () => {
     const { values, indices } = tf.topk(x, k, true);

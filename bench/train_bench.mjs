@@ -8,7 +8,8 @@
 //   maxPool2d 2 -> flatten -> linear 256 -> 10
 // weft: wt.linear / wt.conv2d / wt.maxPool2d, wt.crossEntropy, backward(),
 // wt.optim.SGD (zeroGrad with setToNone); weft also times the forward alone
-// and forward + backward (no update), for the backward / forward ratio. tfjs-wasm: tf.variableGrads +
+// and forward + backward (no update), for the backward / forward ratio (tfjs the forward too).
+// tfjs-wasm: tf.variableGrads +
 // tf.train.sgd (tfjs-core's gradients registered from its ESM build, since
 // its Node bundle registers none); NHWC conv and pool, tfjs's layout.
 // tfjs-cpu: the same on tfjs's plain-JS CPU backend, the only tfjs backend
@@ -21,7 +22,7 @@
 // library is timed doing nothing. Prints one JSON line per workload: name,
 // build, threads, ms, reps, loss0, loss5.
 import { createRequire, register } from 'node:module';
-import { benchArgs, medianTimes } from './peer_util.mjs';
+import { benchArgs, medianTimes, tfjsInit } from './peer_util.mjs';
 
 const a = benchArgs();
 const peerRequire = createRequire(new URL('./peers/package.json', import.meta.url));
@@ -112,11 +113,7 @@ async function tfjs(backend) {
   const tf = peerRequire('@tensorflow/tfjs-core');
   await registerTfjsGradients();
   if (backend === 'wasm') {
-    const wasm = peerRequire('@tensorflow/tfjs-backend-wasm');
-    wasm.setThreadsCount(a.threads);
-    await tf.setBackend('wasm');
-    await tf.ready();
-    a.threads = wasm.getThreadsCount();
+    await tfjsInit(peerRequire, a);
   } else {
     peerRequire('@tensorflow/tfjs-backend-cpu');
     await tf.setBackend('cpu');
@@ -132,21 +129,24 @@ async function tfjs(backend) {
       opt.applyGradients(grads);
       return value.dataSync()[0];
     });
-    return { name, step };
+    const fwd = () => tf.tidy(() => lossOf().dataSync()[0]); // as weft's forward row: the loss read back
+    return { name, fwd, step };
   };
   const v = (data, shape) => tf.variable(tf.tensor(data, shape));
+  const vT = (data, shape) => tf.variable(tf.tidy(() => tf.transpose(tf.tensor(data, shape))));
   const m = mlpInit;
-  // tfjs's dense weights are [in, out]: the transposes of weft's
-  const mp = [v(m.w1, [HID, IN]), v(m.b1, [HID]), v(m.w2, [OUT, HID]), v(m.b2, [OUT])];
+  // tfjs's dense weights are [in, out] (tf.layers.dense's kernel): the transposes of weft's, stored so
+  // (its matMul with transposeB runs ~10x slower in the wasm backend)
+  const mp = [vT(m.w1, [HID, IN]), v(m.b1, [HID]), vT(m.w2, [OUT, HID]), v(m.b2, [OUT])];
   const mlp = model('mlp', tf.tensor(m.x, [B, IN]), mp, (x) => {
-    const h = tf.relu(tf.add(tf.matMul(x, mp[0], false, true), mp[1]));
-    return tf.add(tf.matMul(h, mp[2], false, true), mp[3]);
+    const h = tf.relu(tf.add(tf.matMul(x, mp[0]), mp[1]));
+    return tf.add(tf.matMul(h, mp[2]), mp[3]);
   });
   const c = cnnInit;
-  const cp = [v(hwio(c.wc), [3, 3, 1, C1]), v(c.bc, [C1]), v(nhwcLinear(c.wl), [OUT, 256]), v(c.bl, [OUT])];
+  const cp = [v(hwio(c.wc), [3, 3, 1, C1]), v(c.bc, [C1]), vT(nhwcLinear(c.wl), [OUT, 256]), v(c.bl, [OUT])];
   const cnn = model('cnn', tf.tensor(c.x, [B, 8, 8, 1]), cp, (x) => {
     const h = tf.maxPool(tf.relu(tf.add(tf.conv2d(x, cp[0], 1, 'same'), cp[1])), 2, 2, 'valid');
-    return tf.add(tf.matMul(tf.reshape(h, [B, 256]), cp[2], false, true), cp[3]);
+    return tf.add(tf.matMul(tf.reshape(h, [B, 256]), cp[2]), cp[3]);
   });
   return [mlp, cnn];
 }
@@ -229,7 +229,8 @@ for (const m of models) {
   }
   checked[m.name] = t;
   work[`${m.name}_step`] = m.step;
-  if (m.fwd) Object.assign(work, { [`${m.name}_forward`]: m.fwd, [`${m.name}_forward_backward`]: m.fwdBwd });
+  if (m.fwd) work[`${m.name}_forward`] = m.fwd;
+  if (m.fwdBwd) work[`${m.name}_forward_backward`] = m.fwdBwd;
 }
 const ms = await medianTimes(work, a.reps, a.idleMs, a.clock);
 for (const [n, v] of Object.entries(ms)) {

@@ -25,6 +25,7 @@
 #include "ops/conv_fused.h"
 #include "ops/cpu/conv.h"
 #include "ops/ops.h"
+#include "ops/packed_cache.h"
 #include "weft/parallel.h"
 
 
@@ -214,9 +215,12 @@ static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor*
   weft_status s = xc && wc && y && (!b || bc) ? WEFT_OK : weft_last_status();
   if (s == WEFT_OK && !weft_explaining()) {
     for (int i = 0; i < 4; i++) g.ws[i] = wc->strides[i];
-    s = fuse ? weft__conv2d_fusion_run(fuse, a, &g, f, ct, w, wc, xc, bc, y)
-             : weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
-                            bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
+    /* the tiled GEMMs take their packed weight from the cache on w's storage (ops/packed_cache.c) */
+    static const weft__conv2d_fusion plain = {WEFT_CONV_ACT_NONE, NULL};
+    bool cached = (a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_IM2COL_GEMM_NCHW) && weft__packed_cacheable();
+    s = fuse || cached ? weft__conv2d_fusion_run(fuse ? fuse : &plain, a, &g, f, ct, w, wc, xc, bc, y)
+                       : weft__conv2d(weft__kernels(), ct, a, &g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
+                                      bc ? weft_tensor_data_ptr(bc) : NULL, weft_tensor_data_ptr(y));
   }
   weft_tensor* r = s == WEFT_OK ? (ct == t ? weft_tensor_retain(y) : weft_to_dtype(y, t, false)) : NULL;
   release_all(tmp, sizeof tmp / sizeof tmp[0]);

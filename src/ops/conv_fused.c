@@ -10,110 +10,38 @@
  * residual's. Every algorithm of src/ops/cpu/conv.c takes the epilogue
  * (ops/cpu/conv_fused.h).
  *
- * Weights are constant in inference, so their packed panels are kept
- * (XNNPACK packs once per operator): hung on the weight's storage, freed
- * with it, keyed on the view (offset, sizes, strides), the dtypes, the
- * packing and the storage's version counter, so an in-place write to the
- * weight (copy_, loadStateDict, an optimizer step) repacks on the next call.
- * The counter counts only once autograd's in-place kernels are registered
- * (the first tensor that requires grad registers them, as every nn module's
- * parameters do); before that a written weight cannot be told from the one
- * packed, so the weight is packed per call. Writes into a tensor's memory
- * behind the ops' back (a typed-array view filled from JS) are not seen.
+ * The packed weight is kept on the weight's storage (ops/packed_cache.c),
+ * as conv2d's is.
  * There is no autograd formula: with grad mode on, an input that requires
  * grad is refused ("the derivative for '_conv2d_fused' is not implemented").
  */
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
 #include "ops/conv_fused.h"
 #include "ops/ops.h"
-#include "weft/parallel.h"
+#include "ops/packed_cache.h"
 
 static const char* const act_names[] = {"none", "relu", "relu6"};
 
-/* ---- the packed-weight cache ---- */
-
-typedef struct packed_entry {
-  struct packed_entry* next;
-  /* the list's reference while it is on the list, plus one per call running
-   * with its panels: a stale entry unlinked while another thread still
-   * reads it is freed by the last of them */
-  atomic_int refs;
-  int64_t offset, sizes[4], strides[4], groups;
-  weft_dtype src, ct;
-  int packing; /* NCHW's K order and MR panels, NHWC's and NR panels, Winograd's transform */
-  unsigned version;
-  size_t bytes;
-  double data[]; /* the panels (8-byte aligned) */
-} packed_entry;
-
-/* guards every storage's list (a lookup, or one weight's packing) */
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void release_entry(packed_entry* e) {
-  if (e && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
-}
-
-/* the storage is going: drop the list's references */
-static void free_entries(void* list) {
-  for (packed_entry *e = list, *next; e; e = next) next = e->next, release_entry(e);
-}
+/* ---- the packed weight (ops/packed_cache.c) ---- */
 
 static int packing_of(weft_conv2d_algo a) {
-  if (a == WEFT_CONV_WINOGRAD_NHWC) return 2;
-  return a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC;
+  if (a == WEFT_CONV_WINOGRAD_NHWC) return WEFT_PACKED_CONV_WINOGRAD;
+  return a == WEFT_CONV_IMPLICIT_GEMM_NHWC || a == WEFT_CONV_GEMM_1X1_NHWC ? WEFT_PACKED_CONV_NHWC
+                                                                           : WEFT_PACKED_CONV_NCHW;
 }
 
-static bool same_key(const packed_entry* e, const weft_tensor* w, weft_dtype ct, weft_conv2d_algo a, int64_t groups) {
-  return e->offset == w->storage_offset && memcmp(e->sizes, w->sizes, sizeof e->sizes) == 0 &&
-         memcmp(e->strides, w->strides, sizeof e->strides) == 0 && e->groups == groups && e->src == w->dtype &&
-         e->ct == ct && e->packing == packing_of(a);
-}
+struct pack_ctx {
+  weft_dtype ct;
+  weft_conv2d_algo a;
+  const weft_conv2d_geom* g;
+  const void* w;
+};
 
-/* The entry of w's storage for this key, packed from wc (w in ct) when
- * missing or stale, with a reference for the caller (release_entry); NULL
- * with the error set on OOM. Under the lock. */
-static packed_entry* find_or_pack(const weft_tensor* w, const weft_tensor* wc, weft_dtype ct, weft_conv2d_algo a,
-                                  const weft_conv2d_geom* g, size_t bytes) {
-  weft_storage* st = w->storage;
-  unsigned version = weft_tensor_version(w);
-  packed_entry* head = atomic_load(&st->packed);
-  for (packed_entry** link = &head; *link; link = &(*link)->next) {
-    packed_entry* e = *link;
-    if (!same_key(e, w, ct, a, g->groups)) continue;
-    if (e->version == version) {
-      atomic_fetch_add(&e->refs, 1);
-      return e;
-    }
-    *link = e->next; /* stale: written since it was packed */
-    atomic_store(&st->packed, head);
-    release_entry(e);
-    break;
-  }
-  packed_entry* e = malloc(sizeof *e + bytes);
-  if (!e) return weft__error_null(WEFT_OUT_OF_MEMORY, "conv2d: out of memory (%zu bytes for the packed weight)", bytes);
-  *e = (packed_entry){head, 2, w->storage_offset, {0}, {0}, g->groups, w->dtype, ct, packing_of(a), version, bytes};
-  memcpy(e->sizes, w->sizes, sizeof e->sizes);
-  memcpy(e->strides, w->strides, sizeof e->strides);
-  if (weft__conv2d_pack(ct, a, g, weft_tensor_data_ptr(wc), e->data) != WEFT_OK) {
-    free(e);
-    return NULL;
-  }
-  atomic_store(&weft__storage_packed_free, free_entries);
-  atomic_store(&st->packed, e);
-  return e;
-}
-
-/* Whether in-place writes bump storage versions yet (see the top) */
-static bool versions_counted(void) {
-  static weft_op* _Atomic copy_op;
-  weft_op* op = atomic_load(&copy_op);
-  if (!op) atomic_store(&copy_op, op = weft_op_find("copy_"));
-  return op && weft_op_has_kernel(op, WEFT_KEY_AD_INPLACE_OR_VIEW);
+static weft_status pack_weight(void* p, void* dst) {
+  const struct pack_ctx* c = p;
+  return weft__conv2d_pack(c->ct, c->a, c->g, c->w, dst);
 }
 
 /* ---- the epilogue, for conv.c's run ---- */
@@ -158,18 +86,19 @@ weft_status weft__conv2d_fusion_run(const weft__conv2d_fusion* f, weft_conv2d_al
   weft_tensor* rt = f->residual ? weft_to_dtype(f->residual, ct, false) : NULL;
   weft_tensor* rc = rt ? weft_contiguous(rt, fmt) : NULL;
   weft_status s = !f->residual || rc ? WEFT_OK : weft_last_status();
-  size_t bytes = versions_counted() ? weft__conv2d_packed_bytes(ct, a, g) : 0;
+  size_t bytes = weft__packed_cacheable() ? weft__conv2d_packed_bytes(ct, a, g) : 0;
   if (s == WEFT_OK) {
-    pthread_mutex_lock(&cache_lock);
-    packed_entry* e = bytes ? find_or_pack(w, wc, ct, a, g, bytes) : NULL;
-    if (bytes && !e) s = weft_last_status();
-    pthread_mutex_unlock(&cache_lock); /* e is ours until release_entry */
+    weft__packed* held = NULL;
+    struct pack_ctx pc = {ct, a, g, weft_tensor_data_ptr(wc)};
+    /* NULL (no memory to keep the panels): the driver packs them per call */
+    const void* packed = bytes ? weft__packed_get(w, (weft__packed_key){packing_of(a), g->groups, ct}, bytes,
+                                                  pack_weight, &pc, &held)
+                               : NULL;
     weft_conv2d_epilogue epi = {f->act, rc ? weft_tensor_data_ptr(rc) : NULL};
     if (s == WEFT_OK)
-      s = weft__conv2d_fused(weft__kernels(), ct, a, g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc),
-                             e ? e->data : NULL, bc ? weft_tensor_data_ptr(bc) : NULL, &epi,
-                             weft_tensor_data_ptr(y));
-    release_entry(e);
+      s = weft__conv2d_fused(weft__kernels(), ct, a, g, weft_tensor_data_ptr(xc), weft_tensor_data_ptr(wc), packed,
+                             bc ? weft_tensor_data_ptr(bc) : NULL, &epi, weft_tensor_data_ptr(y));
+    weft__packed_release(held);
   }
   weft_tensor_release(rt);
   weft_tensor_release(rc);

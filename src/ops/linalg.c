@@ -18,6 +18,7 @@
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemv.h"
 #include "ops/ops.h"
+#include "ops/packed_cache.h"
 
 
 static weft_tensor* view3(const weft_tensor* t, int64_t b, int64_t m, int64_t n, int64_t bs, int64_t rs,
@@ -203,6 +204,38 @@ static weft_status check_mm_shapes(const char* op, const weft_tensor* a, const w
   return WEFT_OK;
 }
 
+struct pack_b_ctx {
+  weft_dtype t;
+  int64_t k, n;
+  weft_gemm_operand b;
+};
+
+static weft_status pack_b(void* p, void* dst) {
+  const struct pack_b_ctx* c = p;
+  return weft__gemm_pack_b(c->t, c->k, c->n, c->b, dst);
+}
+
+/* linear's weight b (weft__packed_is_weight) into a row-major r the GEMM
+ * would tile: its panels from the cache on b's storage (ops/packed_cache.c).
+ * False: not that case, nothing written; else *s. */
+static bool mm_packed_weight(weft_tensor* r, const weft_tensor* a, const weft_tensor* b, double alpha, bool acc,
+                             weft_status* s) {
+  int64_t m = r->sizes[0], n = r->sizes[1], k = a->sizes[1];
+  if (m <= WEFT_GEMV_MAX_ROWS || n <= WEFT_GEMV_MAX_ROWS || k <= 0 || r->strides[1] != 1 || r->strides[0] < n ||
+      !weft__packed_is_weight(b) || !weft__packed_cacheable())
+    return false;
+  struct pack_b_ctx pc = {r->dtype, k, n, {weft_tensor_data_ptr(b), b->strides[0], b->strides[1]}};
+  weft__packed* held = NULL;
+  const void* bp = weft__packed_get(b, (weft__packed_key){WEFT_PACKED_GEMM_B, 0, r->dtype},
+                                    weft__gemm_packed_b_bytes(r->dtype, k, n), pack_b, &pc, &held);
+  if (!bp) return false; /* no memory to keep the panels: the driver packs them per call */
+  weft_gemm_operand ga = {weft_tensor_data_ptr(a), a->strides[0], a->strides[1]};
+  *s = weft__gemm_packed(weft__kernels(), r->dtype, m, n, k, alpha, ga, bp, acc, weft_tensor_data_ptr(r),
+                         r->strides[0]);
+  weft__packed_release(held);
+  return true;
+}
+
 /* c (m x n) (=|+=) alpha * a (m x k) @ b (k x n), all 2-D */
 static weft_tensor* mm_run(const char* kname, weft_tensor* r, const weft_tensor* a, const weft_tensor* b,
                            weft_scalar alpha, bool acc) {
@@ -212,9 +245,11 @@ static weft_tensor* mm_run(const char* kname, weft_tensor* r, const weft_tensor*
       unit) { /* straight to the driver, without three 3-D views: a decode step's small products feel them */
     weft_gemm_operand ga = {weft_tensor_data_ptr(a), a->strides[0], a->strides[1]};
     weft_gemm_operand gb = {weft_tensor_data_ptr(b), b->strides[0], b->strides[1]};
-    if (weft__gemm(weft__kernels(), t, r->sizes[0], r->sizes[1], a->sizes[1], weft_scalar_to_double(alpha), ga, gb,
-                   acc, weft_tensor_data_ptr(r), r->strides[0], r->strides[1]) == WEFT_OK)
-      return r;
+    weft_status s;
+    if (!mm_packed_weight(r, a, b, weft_scalar_to_double(alpha), acc, &s))
+      s = weft__gemm(weft__kernels(), t, r->sizes[0], r->sizes[1], a->sizes[1], weft_scalar_to_double(alpha), ga, gb,
+                     acc, weft_tensor_data_ptr(r), r->strides[0], r->strides[1]);
+    if (s == WEFT_OK) return r;
     weft_tensor_release(r);
     return NULL;
   }
@@ -509,6 +544,8 @@ static weft_tensor* matmul_out_kernel(const weft_tensor* a, const weft_tensor* b
 static weft_tensor* linear_kernel(const weft_tensor* input, const weft_tensor* weight, const weft_tensor* bias) {
   weft_tensor* wt = weft_t(weight);
   if (!wt) return NULL;
+  /* the products below read their B (wt) packed from the cache on the weight's storage */
+  weft__packed_weight_set(weight);
   weft_tensor* r;
   const weft_scalar one = weft_scalar_int(1);
   if (input->ndim == 2 && bias) {
@@ -530,6 +567,7 @@ static weft_tensor* linear_kernel(const weft_tensor* input, const weft_tensor* w
       r = NULL;
     }
   }
+  weft__packed_weight_set(NULL);
   weft_tensor_release(wt);
   return r;
 }

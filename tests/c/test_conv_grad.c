@@ -109,14 +109,19 @@ static double objective(const gc_conv* k, weft_tensor* const* in, const weft_ten
 }
 
 /* d objective / d *p by central differences (step 1e-6) */
-static double central_difference(const gc_conv* k, weft_tensor* const* in, const weft_tensor* w, double* p) {
+/* p: an element of x, written as PyTorch's gradcheck does, in place (the
+ * version bumped: a weight's packed panels are cached until it changes) */
+static double central_difference(const gc_conv* k, weft_tensor* const* in, const weft_tensor* w, weft_tensor* x,
+                                 double* p) {
   const double x0 = *p, h = 1e-6;
   double f[2];
   for (int side = 0; side < 2; side++) {
     *p = side ? x0 - h : x0 + h;
+    weft_tensor_bump_version(x);
     f[side] = objective(k, in, w);
   }
   *p = x0;
+  weft_tensor_bump_version(x);
   return (f[0] - f[1]) / (2 * h);
 }
 
@@ -147,10 +152,10 @@ static weft_status grads(const gc_conv* k, weft_tensor* const* in, int n, weft_t
 }
 
 /* the first element of x whose analytic gradient (in g) is off the numeric one, or -1 */
-static int64_t first_mismatch(const gc_conv* k, weft_tensor* const* in, const weft_tensor* w, const weft_tensor* x,
+static int64_t first_mismatch(const gc_conv* k, weft_tensor* const* in, const weft_tensor* w, weft_tensor* x,
                               const weft_tensor* g, double* ana, double* num) {
   for (int64_t j = 0; j < weft_tensor_numel(x); j++) {
-    *num = central_difference(k, in, w, elem(x, j));
+    *num = central_difference(k, in, w, x, elem(x, j));
     *ana = *elem(g, j);
     if (fabs(*num - *ana) > 1e-5 * (1 + fabs(*num))) return j;
   }

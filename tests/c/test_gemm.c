@@ -8,7 +8,8 @@
  *     every M / N remainder of the tile and K across the KC block, at 1-4
  *     threads, with row-major, transposed, sliced and broadcast (stride 0)
  *     operands, and row-major, column-major and padded outputs;
- *   - batched products, small (parallel over the batch) and large. */
+ *   - batched products, small (parallel over the batch) and large;
+ *   - the same cases with B packed ahead (weft__gemm_pack_b), and past NC. */
 #include <stdlib.h>
 
 #include "kernel_test_util.h"
@@ -97,6 +98,20 @@ static int64_t rs_of(int layout, int64_t rows, int64_t cols, int64_t* cs, int64_
   }
 }
 
+/* run_case's product from B packed ahead (weft__gemm_pack_b, weft__gemm_packed) where that takes it */
+static bool use_packed;
+
+static weft_status product(weft_dtype dt, const gcase* g, double alpha, weft_gemm_operand a, weft_gemm_operand b,
+                           bool accumulate, void* c, int64_t crs, int64_t ccs) {
+  if (!use_packed || ccs != 1 || g->m < 1 || g->n < 1 || g->k < 1)
+    return weft__gemm(weft__kernels(), dt, g->m, g->n, g->k, alpha, a, b, accumulate, c, crs, ccs);
+  void* bp = malloc(weft__gemm_packed_b_bytes(dt, g->k, g->n));
+  weft_status s = weft__gemm_pack_b(dt, g->k, g->n, b, bp);
+  if (s == WEFT_OK) s = weft__gemm_packed(weft__kernels(), dt, g->m, g->n, g->k, alpha, a, bp, accumulate, c, crs);
+  free(bp);
+  return s;
+}
+
 static int run_case(weft_dtype dt, const gcase* g, bool accumulate, double alpha) {
   size_t es = dt == WEFT_FLOAT64 ? 8 : 4;
   int64_t acs, bcs, ccs, aspan, bspan, cspan;
@@ -124,7 +139,7 @@ static int run_case(weft_dtype dt, const gcase* g, bool accumulate, double alpha
   }
 #define EL(P, i) (es == 8 ? ((const double*)(P))[i] : (double)((const float*)(P))[i])
   weft_gemm_operand a = {A, ars, acs}, b = {B, brs, bcs};
-  weft_status s = weft__gemm(weft__kernels(), dt, g->m, g->n, g->k, alpha, a, b, accumulate, C, crs, ccs);
+  weft_status s = product(dt, g, alpha, a, b, accumulate, C, crs, ccs);
   int bad = s != WEFT_OK;
   double tol = (es == 8 ? 1e-13 : 2e-6) * (double)(g->k + 1);
   for (int64_t i = 0; i < g->m && !bad; i++)
@@ -197,6 +212,20 @@ static void test_blocks(weft_dtype dt) {
   weft_set_num_threads(1);
 }
 
+/* B packed ahead: every remainder and block case, and past NC columns */
+static void test_packed(weft_dtype dt) {
+  use_packed = true;
+  test_remainders(dt);
+  test_blocks(dt);
+  const gcase wide = {9, 4100, 300, 0, 0, 2};
+  for (int threads = 1; threads <= 2; threads++) {
+    weft_set_num_threads(threads);
+    CHECK(run_case(dt, &wide, true, 1.0) == 0);
+  }
+  weft_set_num_threads(1);
+  use_packed = false;
+}
+
 /* Threads and the scalar table give the same bits as one SIMD thread. */
 static void test_threads_same_bits(void) {
   int64_t m = 150, n = 170, k = 600;
@@ -257,5 +286,7 @@ int main(void) {
   test_blocks(WEFT_FLOAT64);
   test_threads_same_bits();
   test_batched();
+  test_packed(WEFT_FLOAT32);
+  test_packed(WEFT_FLOAT64);
   TEST_REPORT();
 }

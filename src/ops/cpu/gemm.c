@@ -16,7 +16,15 @@
  * the B micro-panel (KC x NR) stays in L1 while the A block (MC x KC) is
  * reused from L2. Tiles are numbered row block first, so a thread's
  * consecutive tiles share its A block. A product of a few rows (or columns)
- * goes to the matrix-vector driver (gemv.c) instead. */
+ * goes to the matrix-vector driver (gemv.c) instead.
+ *
+ * When B packed whole fits FULL_B_MAX (or comes packed: a weight kept by
+ * ops/packed_cache.c), the loop nest is turned inside out as XNNPACK's
+ * pthreadpool does it (parallelize_2d_tile_2d over the output): B is
+ * packed once, then one parallel_for over the output tiles, each running
+ * every K block itself (its A rows packed per block into the chunk's
+ * scratch). One fork/join instead of two per K block: on 2 threads the
+ * waits at each join were what the second thread lost. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +43,7 @@
 #define MB 4096        /* rows of A packed at once */
 #define PACK_GRAIN 16384 /* values per packing chunk at least */
 #define PARALLEL_MIN_MACS (1 << 18) /* multiply-adds of the smallest product worth splitting */
+#define FULL_B_MAX (16 << 20) /* bytes of B packed whole (gemm_full) at most */
 
 void weft__gemm_tile(weft_dtype dtype, int* mr, int* nr, int* kc) {
   *mr = dtype == WEFT_FLOAT64 ? F64_MR : F32_MR;
@@ -157,6 +166,89 @@ static void zero_c(char* c, int64_t m, int64_t n, ptrdiff_t rs, size_t es) {
   for (int64_t i = 0; i < m; i++) memset(c + (size_t)(i * rs) * es, 0, (size_t)n * es);
 }
 
+/* ---- B packed whole, and tiles that run all of K (XNNPACK's 2-D tiling) ---- */
+
+/* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
+static int64_t k_block(int64_t k) {
+  int64_t nkb = (k + KC - 1) / KC;
+  return (k + nkb - 1) / nkb;
+}
+
+static int64_t round_up(int64_t v, int r) { return (v + r - 1) / r * r; }
+
+/* All of B (k x n) as weft__gemm_pack_b lays it out: K block pc's panels at
+ * pc x npad values, panel q of it at q x kc x NR; parallel over panels. */
+struct pack_b_all {
+  weft_range_fn packer;
+  weft_gemm_operand b;
+  int64_t n, k, kcb, npad;
+  int nr;
+  size_t es;
+  char* dst;
+};
+
+static weft_status run_pack_b_all(void* p, int64_t begin, int64_t end) {
+  const struct pack_b_all* c = p;
+  for (int64_t pc = 0; pc < c->k; pc += c->kcb) {
+    int64_t kc = c->k - pc < c->kcb ? c->k - pc : c->kcb;
+    struct pack_ctx pb = {(const char*)c->b.p + (ptrdiff_t)c->es * pc * c->b.rs, c->b.cs, c->b.rs, c->n, kc, c->nr,
+                          c->dst + (size_t)(pc * c->npad) * c->es};
+    c->packer(&pb, begin, end);
+  }
+  return WEFT_OK;
+}
+
+static weft_status pack_b_whole(weft_dtype dtype, int64_t k, int64_t n, weft_gemm_operand b, void* dst, bool serial) {
+  int mr, nr, kcmax;
+  weft__gemm_tile(dtype, &mr, &nr, &kcmax);
+  struct pack_b_all c = {dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, b, n, k, k_block(k), round_up(n, nr), nr,
+                         dtype == WEFT_FLOAT64 ? 8 : 4, dst};
+  int64_t grain = serial ? INT64_MAX : PACK_GRAIN / (k * nr > 0 ? k * nr : 1);
+  return weft_parallel_for(0, c.npad / nr, grain < 1 ? 1 : grain, run_pack_b_all, &c);
+}
+
+/* Output tiles (MC rows x NS columns) over all of C, each running every K
+ * block: its A rows packed per block into the chunk's scratch, B's panels
+ * from the whole packed B. One fork/join for the product. */
+struct full_ctx {
+  struct tile_ctx t; /* one tile at a time: m, nc, apack, bpack, c, accumulate set per (tile, K block) */
+  weft_range_fn packer;
+  weft_gemm_operand a;
+  int64_t m, n, k, kcb, npad, ntn;
+  const char* bpacked;
+  char* c;
+  bool accumulate;
+};
+
+static weft_status run_full_tiles(void* p, int64_t begin, int64_t end) {
+  const struct full_ctx* f = p;
+  struct tile_ctx t = f->t;
+  char* apack = malloc((size_t)(round_up(t.mc, t.mr) * f->kcb) * t.es);
+  if (!apack) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (packing)");
+  for (int64_t tile = begin; tile < end; tile++) {
+    int64_t i0 = tile / f->ntn * t.mc, j0 = tile % f->ntn * t.ns;
+    t.m = f->m - i0 < t.mc ? f->m - i0 : t.mc;
+    t.nc = f->n - j0 < t.ns ? f->n - j0 : t.ns;
+    t.c = f->c + (size_t)(i0 * t.c_rs + j0) * t.es;
+    for (int64_t pc = 0; pc < f->k; pc += f->kcb) {
+      t.kc = f->k - pc < f->kcb ? f->k - pc : f->kcb;
+      struct pack_ctx pa = {(const char*)f->a.p + (ptrdiff_t)t.es * (i0 * f->a.rs + pc * f->a.cs), f->a.rs, f->a.cs,
+                            t.m, t.kc, t.mr, apack};
+      f->packer(&pa, 0, (t.m + t.mr - 1) / t.mr);
+      t.apack = apack;
+      t.bpack = f->bpacked + (size_t)(pc * f->npad + j0 * t.kc) * t.es;
+      t.accumulate = f->accumulate || pc > 0;
+      run_tiles(&t, 0, 1); /* one tile: mc = m rows, ns = nc columns */
+    }
+  }
+  free(apack);
+  return WEFT_OK;
+}
+
+static weft_status gemm_blocks(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                               double alpha, weft_gemm_operand a, weft_gemm_operand b, const char* bpacked,
+                               bool accumulate, void* c, ptrdiff_t c_rs);
+
 weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k, double alpha,
                        weft_gemm_operand a, weft_gemm_operand b, bool accumulate, void* c, ptrdiff_t c_rs,
                        ptrdiff_t c_cs) {
@@ -178,47 +270,93 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
     if (!accumulate) zero_c(c, m, n, c_rs, es);
     return WEFT_OK;
   }
+  return gemm_blocks(kt, dtype, m, n, k, alpha, a, b, NULL, accumulate, c, c_rs);
+}
+
+/* Tiles over all of C, ~4 per thread: MC rows, columns cut to make the
+ * count, NS between 4 NR and 512 */
+static int64_t tile_cols(int64_t m, int64_t n, int64_t mc, int nr, int threads) {
+  int64_t ntm = (m + mc - 1) / mc, want = 4 * (int64_t)threads, ntn_want = (want + ntm - 1) / ntm;
+  int64_t ns = round_up((n + ntn_want - 1) / ntn_want, nr);
+  return ns < 4 * nr ? 4 * nr : ns > 512 ? 512 : ns;
+}
+
+/* The product as output tiles that each run all of K (one fork/join; B
+ * packed whole first unless bpacked): a product whose whole packed B is
+ * small enough, or comes packed. */
+static weft_status gemm_full(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k, double alpha,
+                             weft_gemm_operand a, weft_gemm_operand b, const char* bpacked, bool accumulate, void* c,
+                             ptrdiff_t c_rs, bool serial, int threads) {
+  const size_t es = dtype == WEFT_FLOAT64 ? 8 : 4;
   int mr, nr, kcmax;
   weft__gemm_tile(dtype, &mr, &nr, &kcmax);
+  char* own = NULL;
+  if (!bpacked) {
+    own = malloc(weft__gemm_packed_b_bytes(dtype, k, n));
+    if (!own) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)",
+                                 weft__gemm_packed_b_bytes(dtype, k, n));
+    weft_status s = pack_b_whole(dtype, k, n, b, own, serial);
+    if (s != WEFT_OK) {
+      free(own);
+      return s;
+    }
+  }
+  int64_t mc = (int64_t)MC_PANELS * mr, ns = tile_cols(m, n, mc, nr, threads);
+  struct full_ctx f = {{kt, dtype == WEFT_FLOAT64, mr, nr, 0, 0, 0, mc, ns, 1, NULL, NULL, NULL, c_rs, es, alpha, 0},
+                       dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, a, m, n, k, k_block(k), round_up(n, nr),
+                       (n + ns - 1) / ns, bpacked ? bpacked : own, c, accumulate};
+  int64_t ntiles = (m + mc - 1) / mc * f.ntn;
+  int64_t per_tile = (mc < m ? mc : m) * (ns < n ? ns : n) * k, grain = 65536 / (per_tile > 0 ? per_tile : 1);
+  weft_status s = weft_parallel_for(0, ntiles, serial ? INT64_MAX : grain < 1 ? 1 : grain, run_full_tiles, &f);
+  free(own);
+  return s;
+}
+
+/* The loop nest (see the top), C row-major; B's panels from bpacked
+ * (weft__gemm_pack_b's layout) when not NULL, else packed here. */
+static weft_status gemm_blocks(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                               double alpha, weft_gemm_operand a, weft_gemm_operand b, const char* bpacked,
+                               bool accumulate, void* c, ptrdiff_t c_rs) {
+  const size_t es = dtype == WEFT_FLOAT64 ? 8 : 4;
+  int mr, nr, kcmax;
+  weft__gemm_tile(dtype, &mr, &nr, &kcmax);
+  /* a small product stays on the calling thread: its fork/joins cost more than the worker's share of
+   * the work, e.g. a training step's [64, 10] x [10, 256] */
+  bool serial = (double)m * (double)n * (double)k < PARALLEL_MIN_MACS;
+  int threads = serial || weft_in_parallel_region() ? 1 : weft_get_num_threads();
+  if (bpacked || (m <= MB && weft__gemm_packed_b_bytes(dtype, k, n) <= FULL_B_MAX))
+    return gemm_full(kt, dtype, m, n, k, alpha, a, b, bpacked, accumulate, c, c_rs, serial, threads);
   weft_range_fn packer = dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32;
-  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kb = k < kcmax ? k : kcmax; /* kc <= kb */
-  size_t abytes = (size_t)((mb + mr - 1) / mr * mr * kb) * es, bbytes = (size_t)((nb + nr - 1) / nr * nr * kb) * es;
+  int64_t mb = m < MB ? m : MB, nb = n < NC ? n : NC, kcb = k_block(k);
+  size_t abytes = (size_t)(round_up(mb, mr) * kcb) * es, bbytes = bpacked ? 0 : (size_t)(round_up(nb, nr) * kcb) * es;
   char* apack = malloc(abytes);
-  char* bpack = malloc(bbytes);
-  if (!apack || !bpack) {
+  char* bpack = bbytes ? malloc(bbytes) : NULL;
+  if (!apack || (bbytes && !bpack)) {
     free(apack);
     free(bpack);
     return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)", abytes + bbytes);
   }
-  /* a small product stays on the calling thread: its fork/joins (a worker woken per K block, twice) cost
-   * more than the worker's share of the work, e.g. a training step's [64, 10] x [10, 256] */
-  bool serial = (double)m * (double)n * (double)k < PARALLEL_MIN_MACS;
-  int threads = serial || weft_in_parallel_region() ? 1 : weft_get_num_threads();
   weft_status s = WEFT_OK;
-  /* K in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16) */
-  int64_t nkb = (k + kcmax - 1) / kcmax, kcb = (k + nkb - 1) / nkb;
+  int64_t npad = round_up(n, nr);
   for (int64_t ic0 = 0; ic0 < m && s == WEFT_OK; ic0 += MB) {
     int64_t mrows = m - ic0 < MB ? m - ic0 : MB;
     for (int64_t pc = 0; pc < k && s == WEFT_OK; pc += kcb) {
       int64_t kc = k - pc < kcb ? k - pc : kcb;
       for (int64_t jc = 0; jc < n && s == WEFT_OK; jc += NC) {
         int64_t ncols = n - jc < NC ? n - jc : NC;
-        /* A[ic0 block, pc] once per pc (with the first B block), B[pc, jc] */
+        /* A[ic0 block, pc] once per pc (with the first B block), B[pc, jc] unless packed before */
         struct pack_ctx pa = {(const char*)a.p + (ptrdiff_t)es * (ic0 * a.rs + pc * a.cs), a.rs, a.cs, mrows, kc,
                               mr, jc == 0 ? apack : NULL};
-        struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs, ncols, kc,
-                              nr, bpack};
+        struct pack_ctx pb = {(const char*)b.p + (ptrdiff_t)es * (pc * b.rs + jc * b.cs), b.cs, b.rs,
+                              bpacked ? 0 : ncols, kc, nr, bpack};
         s = pack(packer, pa, pb, serial);
         if (s != WEFT_OK) break;
-        /* tiles: MC rows; columns cut so there are ~4 tiles per thread */
-        int64_t mc = (int64_t)MC_PANELS * mr, ntm = (mrows + mc - 1) / mc;
-        int64_t want = 4 * (int64_t)threads, ntn_want = (want + ntm - 1) / ntm;
-        int64_t ns = (ncols + ntn_want - 1) / ntn_want;
-        ns = (ns + nr - 1) / nr * nr;
-        if (ns < 4 * nr) ns = 4 * nr;
-        if (ns > 512) ns = 512;
+        int64_t mc = (int64_t)MC_PANELS * mr, ntm = (mrows + mc - 1) / mc, ns = tile_cols(mrows, ncols, mc, nr, threads);
         int64_t ntn = (ncols + ns - 1) / ns;
-        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bpack,
+        /* the packed B's block (pc, jc): the K blocks before it hold pc x npad values, its panels
+         * left of jc jc x kc */
+        const char* bp = bpacked ? bpacked + (size_t)(pc * npad + jc * kc) * es : bpack;
+        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bp,
                              (char*)c + (size_t)(ic0 * c_rs + jc) * es, c_rs, es, alpha,
                              accumulate || pc > 0};
         /* a tile of at least ~64K multiply-adds per chunk */
@@ -231,6 +369,25 @@ weft_status weft__gemm(const weft_kernels* kt, weft_dtype dtype, int64_t m, int6
   free(apack);
   free(bpack);
   return s;
+}
+
+size_t weft__gemm_packed_b_bytes(weft_dtype dtype, int64_t k, int64_t n) {
+  int mr, nr, kc;
+  weft__gemm_tile(dtype, &mr, &nr, &kc);
+  return (size_t)(k * round_up(n, nr)) * (dtype == WEFT_FLOAT64 ? 8 : 4);
+}
+
+weft_status weft__gemm_pack_b(weft_dtype dtype, int64_t k, int64_t n, weft_gemm_operand b, void* dst) {
+  return pack_b_whole(dtype, k, n, b, dst, false);
+}
+
+weft_status weft__gemm_packed(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                              double alpha, weft_gemm_operand a, const void* bpacked, bool accumulate, void* c,
+                              ptrdiff_t c_rs) {
+  if (m <= 0 || n <= 0 || k <= 0 || (dtype != WEFT_FLOAT32 && dtype != WEFT_FLOAT64))
+    return weft__error(WEFT_INTERNAL, "gemm: a packed B needs a float product with m, n, k > 0");
+  weft_gemm_operand none = {NULL, 0, 0};
+  return gemm_blocks(kt, dtype, m, n, k, alpha, a, none, bpacked, accumulate, c, c_rs);
 }
 
 struct batch_ctx {

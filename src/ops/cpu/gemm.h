@@ -34,6 +34,18 @@ weft_status weft__gemm_batched(const weft_kernels* kt, weft_dtype dtype, int64_t
                                ptrdiff_t b_bs, bool accumulate, void* c, ptrdiff_t c_rs, ptrdiff_t c_cs,
                                ptrdiff_t c_bs);
 
+/* B (k x n, any strides) packed once for weft__gemm_packed: every K block's
+ * NR-column panels, in the order the loop nest reads them (a weight packed
+ * once and kept, XNNPACK's packing per operator). */
+size_t weft__gemm_packed_b_bytes(weft_dtype dtype, int64_t k, int64_t n);
+weft_status weft__gemm_pack_b(weft_dtype dtype, int64_t k, int64_t n, weft_gemm_operand b, void* dst);
+/* weft__gemm with B from weft__gemm_pack_b, C row-major (c_rs, 1); m, n,
+ * k > 0, FLOAT32 or FLOAT64 (products the matrix-vector driver would take
+ * run here too). */
+weft_status weft__gemm_packed(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k,
+                              double alpha, weft_gemm_operand a, const void* bpacked, bool accumulate, void* c,
+                              ptrdiff_t c_rs);
+
 /* The tile and block sizes of dtype's path (tests walk every remainder). */
 void weft__gemm_tile(weft_dtype dtype, int* mr, int* nr, int* kc);
 
