@@ -2,7 +2,7 @@
 // operators are wt.linalg.<camelName> (js/ops.js, namespaced()); their
 // generated declarations are LinalgFunctions (js/optable.d.ts). The norms
 // also take their orders and dims in the options object, as JS code writes them.
-import type { LinalgFunctions, Operand } from './ops.js';
+import type { LinalgFunctions, Operand, Returns } from './ops.js';
 import type { DTypeName, Shape, Tensor } from './weft.js';
 
 export interface VectorNormOptions {
@@ -16,7 +16,7 @@ export interface VectorNormOptions {
 }
 
 export interface MatrixNormOptions {
-  /** 'fro' (default), 1, -1, Infinity, -Infinity ('nuc', 2 and -2 need linalg.svd: refused for now) */
+  /** 'fro' (default), 'nuc' (the sum of the singular values), 1, -1, Infinity, -Infinity, 2 / -2 (the largest / smallest singular value) */
   ord?: 'fro' | 'nuc' | number;
   /** the two dims of the matrices, default [-2, -1] */
   dim?: Shape;
@@ -24,7 +24,14 @@ export interface MatrixNormOptions {
   dtype?: DTypeName | null;
 }
 
-export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm'> & {
+/** torch.linalg.svd's result, A = U diag(S) Vh, k = min(m, n): U (..., m, m) with fullMatrices (the
+ * default), else (..., m, k); S (..., k), descending; Vh (..., n, n), else (..., k, n). Also [U, S, Vh]. */
+export type SvdResult = Returns<'U' | 'S' | 'Vh'>;
+
+export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'svd'> & {
+  /** torch.linalg.svd: the singular value decomposition (signs of the singular vectors are free) */
+  svd(A: Operand, options?: { fullMatrices?: boolean }): SvdResult;
+  svd(A: Operand, fullMatrices?: boolean): SvdResult;
   /** torch.linalg.vector_norm */
   vectorNorm(x: Operand, options?: VectorNormOptions): Tensor;
   vectorNorm(x: Operand, ord?: number, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;

@@ -572,6 +572,8 @@ export interface OpFunctions {
   addcdiv(self: Operand, tensor1: Operand, tensor2: Operand, options?: { value?: Scalar; out?: Tensor }): Tensor;
   /** cross */
   cross(self: Operand, other: Operand, dim?: number | null): Tensor;
+  /** _linalg_svd */
+  _linalgSvd(A: Operand, fullMatrices?: boolean, computeUv?: boolean): Returns<'U' | 'S' | 'Vh'>;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1149,6 +1151,10 @@ export interface LinalgFunctions {
   matrixNorm(self: Operand, ord?: string, dim?: Shape, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;
   /** linalg_cross */
   cross(self: Operand, other: Operand, options?: { dim?: number }): Tensor;
+  /** linalg_svd */
+  svd(A: Operand, fullMatrices?: boolean): Returns<'U' | 'S' | 'Vh'>;
+  /** linalg_svdvals */
+  svdvals(A: Operand): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -1233,5 +1239,6 @@ type Name =
   | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out' | 'isclose' | 'nan_to_num' | 'nan_to_num_'
   | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit' | 'logit_' | 'logit.out' | 'lerp'
   | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul'
-  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross';
+  | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out' | 'linalg_cross' | 'cross' | '_linalg_svd'
+  | 'linalg_svd' | 'linalg_svdvals';
 export type OpName = Name | `aten::${Name}`;

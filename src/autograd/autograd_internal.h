@@ -95,6 +95,9 @@ struct weft_node {
   /* a forward with statistics (save_result 2): its third output */
   weft_tensor* result2;
   uint32_t result2_version;
+  /* save_result 3 (_linalg_svd's U, S, Vh): the third saved output */
+  weft_tensor* result3;
+  uint32_t result3_version;
   bool saved_something, released;
   weft_tensor* retained;         /* weak: a non-leaf output with retain_grad */
   /* Multi-output nodes (split, unbind: nout > 1): the engine keeps an input
@@ -125,7 +128,8 @@ typedef struct weft__bctx {
   weft_tensor* const* grads;
   weft_tensor* saved[16];       /* unpacked saved tensors by argument (owned) */
   weft_tensor* result;          /* unpacked saved result (owned) */
-  weft_tensor* result2;         /* save_result 2: the third output (owned) */
+  weft_tensor* result2;         /* save_result 2: the third output (owned); 3: the second */
+  weft_tensor* result3;         /* save_result 3: the third output (owned) */
   uint32_t needs;               /* arguments whose gradient is wanted */
   weft_tensor* gi[16];          /* outputs (owned) */
   weft_tensor* gl[64];          /* outputs for the elements of a Tensor[] argument (owned) */
@@ -144,7 +148,9 @@ typedef struct weft__formula {
   /* 0 none; 1 the result (of a (values, indices) op, the indices); 2 a
    * (Tensor, Tensor, Tensor) forward with statistics (native_batch_norm's
    * out, mean, invstd): the node owns output 0 and saves outputs 1 and 2
-   * as RES and RES2, plain tensors (they take no gradient) */
+   * as RES and RES2, plain tensors (they take no gradient); 3 a
+   * (Tensor, Tensor, Tensor) op all of whose outputs are differentiable
+   * (_linalg_svd): outputs 0, 1, 2 of one node, saved as RES, RES2, RES3 */
   uint8_t save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
   weft_status (*backward)(weft__bctx* c);

@@ -37,7 +37,8 @@ void weft__node_release_saved(weft_node* n) {
     if (n->args[i].tag == WEFT_IV_TENSOR) weft_ivalue_destroy(&n->args[i]);
   weft_tensor_release(n->result);
   weft_tensor_release(n->result2);
-  n->result = n->result2 = NULL;
+  weft_tensor_release(n->result3);
+  n->result = n->result2 = n->result3 = NULL;
   n->released = true;
   if (n->fn) weft__node_release_saved(n->fn);
 }
@@ -103,8 +104,8 @@ static weft_status freed_error(void) {
  * pass is recorded it is an output of this very node again, or (an
  * in-place write to a view, n inside a CopySlices) the view of the base's
  * history after the write. */
-static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
-  weft_tensor* r = weft__alias(n->result);
+static weft_tensor* unpack_output(weft_node* n, const weft_tensor* saved, int32_t nr, bool create_graph) {
+  weft_tensor* r = weft__alias(saved);
   if (!r || !create_graph || !weft_dtype_is_floating(r->dtype)) return r; /* saved indices stay plain */
   weft__meta* m = weft__meta_get(r);
   if (!m) {
@@ -116,8 +117,23 @@ static weft_tensor* unpack_result(weft_node* n, bool create_graph) {
     weft_tensor_release(r);
     return NULL;
   }
+  m->output_nr = nr;
   r->requires_grad = true;
   return r;
+}
+
+static weft_tensor* unpack_result(weft_node* n, bool create_graph) { return unpack_output(n, n->result, 0, create_graph); }
+
+/* save_result 3: the three outputs, each output nr of n again under create_graph */
+static weft_status unpack_outputs(weft_node* n, weft__bctx* c, bool create_graph) {
+  weft_tensor* saved[3] = {n->result, n->result2, n->result3};
+  uint32_t versions[3] = {n->result_version, n->result2_version, n->result3_version};
+  weft_tensor** into[3] = {&c->result, &c->result2, &c->result3};
+  for (int32_t i = 0; i < 3; i++) {
+    if (weft_tensor_version(saved[i]) != versions[i]) return version_error(n, saved[i], versions[i], i == 0);
+    if (!(*into[i] = unpack_output(n, saved[i], i, create_graph))) return weft_last_status();
+  }
+  return WEFT_OK;
 }
 
 /* save_result 2: the statistics outputs, plain (they are not differentiated) */
@@ -138,6 +154,7 @@ weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
     c->saved[i] = weft_tensor_retain(t);
   }
   if (n->f->save_result == 2) return unpack_stats(n, c);
+  if (n->f->save_result == 3) return unpack_outputs(n, c, create_graph);
   if (n->f->save_result) {
     if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
     if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
@@ -310,6 +327,24 @@ static weft_status attach_stats(weft_node* n, weft_tensor* out, const weft_tenso
   return set_output(n, out, 0);
 }
 
+/* save_result 3 (_linalg_svd): the three returns are outputs 0, 1, 2 of n,
+ * and saved (a multi-output node, as split's) */
+static weft_status attach_three(weft_node* n, weft_stack* st) {
+  weft_tensor* r[3] = {weft_stack_peek(st, 2)->u.t, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t};
+  if (!(n->retained_outs = calloc(3, sizeof *n->retained_outs)))
+    return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
+  n->nout = 3;
+  if (!(n->result = weft__alias(r[0])) || !(n->result2 = weft__alias(r[1])) || !(n->result3 = weft__alias(r[2])))
+    return weft_last_status();
+  n->result_version = weft_tensor_version(r[0]);
+  n->result2_version = weft_tensor_version(r[1]);
+  n->result3_version = weft_tensor_version(r[2]);
+  n->saved_something = true;
+  weft_status s = WEFT_OK;
+  for (int32_t i = 0; i < 3 && !s; i++) s = set_output(n, r[i], i);
+  return s;
+}
+
 /* A Tensor[] return (split, unbind): every piece is an output of the one
  * node n, told apart by its output_nr, as PyTorch's multi-output nodes are. */
 static weft_status attach_outputs(weft_node* n, const weft_ivalue* r) {
@@ -369,7 +404,11 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
   int nret = weft_op_schema(op)->nreturns;
   const weft_ivalue* top = weft_stack_peek(st, nret == 2 ? 1 : 0);
   weft_tensor* r = NULL;
-  if (nret == 3 && f->save_result == 2) { /* (out, mean, invstd): the node owns out */
+  if (nret == 3 && f->save_result == 3) {
+    s = attach_three(n, st);
+    weft_node_release(n); /* the outputs hold it */
+    return s;
+  } else if (nret == 3 && f->save_result == 2) { /* (out, mean, invstd): the node owns out */
     r = weft_stack_peek(st, 2)->u.t;
     s = attach_stats(n, r, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t);
     weft_node_release(n);
