@@ -16,7 +16,7 @@ export interface VectorNormOptions {
 }
 
 export interface MatrixNormOptions {
-  /** 'fro' (default), 1, -1, Infinity, -Infinity ('nuc', 2 and -2 need linalg.svd: refused for now) */
+  /** 'fro' (default), 'nuc' (the sum of the singular values), 1, -1, Infinity, -Infinity, 2 / -2 (the largest / smallest singular value) */
   ord?: 'fro' | 'nuc' | number;
   /** the two dims of the matrices, default [-2, -1] */
   dim?: Shape;
@@ -45,7 +45,11 @@ export interface EighOptions {
 /** torch.linalg.eigh's result: also iterable, `const [L, V] = wt.linalg.eigh(A)` */
 export type EighResult = Returns<'eigenvalues' | 'eigenvectors'>;
 
-export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'qr' | 'lstsq' | 'eigh' | 'eigvalsh'> & {
+/** torch.linalg.svd's result, A = U diag(S) Vh, k = min(m, n): U (..., m, m) with fullMatrices (the
+ * default), else (..., m, k); S (..., k), descending; Vh (..., n, n), else (..., k, n). Also [U, S, Vh]. */
+export type SvdResult = Returns<'U' | 'S' | 'Vh'>;
+
+export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' | 'qr' | 'lstsq' | 'eigh' | 'eigvalsh' | 'svd'> & {
   /** torch.linalg.qr: { Q, R } (also [Q, R]), LAPACK's signs, column-major as PyTorch's */
   qr(A: Operand, options?: QrOptions): Returns<'Q' | 'R'>;
   qr(A: Operand, mode?: 'reduced' | 'complete' | 'r'): Returns<'Q' | 'R'>;
@@ -57,6 +61,9 @@ export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' 
   /** torch.linalg.eigvalsh: the eigenvalues only, ascending */
   eigvalsh(A: Operand, options?: EighOptions): Tensor;
   eigvalsh(A: Operand, UPLO?: 'L' | 'U' | 'l' | 'u'): Tensor;
+  /** torch.linalg.svd: the singular value decomposition (signs of the singular vectors are free) */
+  svd(A: Operand, options?: { fullMatrices?: boolean }): SvdResult;
+  svd(A: Operand, fullMatrices?: boolean): SvdResult;
   /** torch.linalg.vector_norm */
   vectorNorm(x: Operand, options?: VectorNormOptions): Tensor;
   vectorNorm(x: Operand, ord?: number, dim?: number | Shape | null, keepdim?: boolean, options?: { dtype?: DTypeName | null }): Tensor;

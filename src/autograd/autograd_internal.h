@@ -95,6 +95,9 @@ struct weft_node {
   /* a forward with statistics (save_result 2): its third output */
   weft_tensor* result2;
   uint32_t result2_version;
+  /* save_result 4 of three returns (_linalg_svd's U, S, Vh): the third saved output */
+  weft_tensor* result3;
+  uint32_t result3_version;
   bool saved_something, released;
   weft_tensor* retained;         /* weak: a non-leaf output with retain_grad */
   /* Multi-output nodes (split, unbind: nout > 1): the engine keeps an input
@@ -125,7 +128,8 @@ typedef struct weft__bctx {
   weft_tensor* const* grads;
   weft_tensor* saved[16];       /* unpacked saved tensors by argument (owned) */
   weft_tensor* result;          /* unpacked saved result (owned) */
-  weft_tensor* result2;         /* save_result 2: the third output; 3: the second (owned) */
+  weft_tensor* result2;         /* save_result 2: the third output; 4: the second (owned) */
+  weft_tensor* result3;         /* save_result 4: the third output (owned) */
   uint32_t needs;               /* arguments whose gradient is wanted */
   weft_tensor* gi[16];          /* outputs (owned) */
   weft_tensor* gl[64];          /* outputs for the elements of a Tensor[] argument (owned) */
@@ -146,9 +150,10 @@ typedef struct weft__formula {
    * out, mean, invstd): the node owns output 0 and saves outputs 1 and 2
    * as RES and RES2, plain tensors (they take no gradient); 3 a (Tensor,
    * Tensor) op whose second output is the differentiable one (slogdet's
-   * logabsdet): the node owns it and saves the first as RES; 4 a (Tensor,
-   * Tensor) op with both outputs differentiable (linalg_qr, _linalg_eigh): they are node
-   * outputs 0 and 1, saved as RES and RES2, their gradients c->grads[0..1] */
+   * logabsdet): the node owns it and saves the first as RES; 4 an op of two
+   * or three returns all differentiable (linalg_qr, _linalg_eigh,
+   * _linalg_svd): outputs 0, 1[, 2] of one node, saved as RES, RES2[, RES3],
+   * their gradients c->grads[0..] */
   uint8_t save_result;
   uint32_t diff_mask;  /* arguments with a gradient formula */
   weft_status (*backward)(weft__bctx* c);

@@ -222,6 +222,7 @@ weft_status weft__apply_formula(weft_node* n, weft_tensor* const* grads, bool cr
   for (int i = 0; i < 16; i++) weft_tensor_release(c.saved[i]);
   weft_tensor_release(c.result);
   weft_tensor_release(c.result2);
+  weft_tensor_release(c.result3);
   for (int32_t e = 0; e < n->nnext; e++) {
     int a = n->edge_arg[e], k = n->edge_elem ? n->edge_elem[e] : -1;
     weft_tensor** slot = k >= 0 ? &c.gl[k] : &c.gi[a]; /* an element of a Tensor[] or a Tensor */

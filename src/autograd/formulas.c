@@ -43,6 +43,7 @@ static weft_scalar arg_scalar(const weft_ivalue* v) {
 #define S(i) ((T)c->saved[i])
 #define RES ((T)c->result)
 #define RES2 ((T)c->result2)
+#define RES3 ((T)c->result3)
 #define grad (c->grad)
 #define A(i) (1u << (i))
 
@@ -1010,6 +1011,7 @@ static T group_norm_grads(weft__bctx* c, int which) {
 #include "autograd/formulas_attention.h"
 #include "autograd/formulas_linalg.h"
 #include "autograd/formulas_eigh.h"
+#include "autograd/formulas_svd.h"
 #include "autograd/formulas_dataops.h"
 #include "autograd/formulas_cdist.h"
 

@@ -37,7 +37,8 @@ void weft__node_release_saved(weft_node* n) {
     if (n->args[i].tag == WEFT_IV_TENSOR) weft_ivalue_destroy(&n->args[i]);
   weft_tensor_release(n->result);
   weft_tensor_release(n->result2);
-  n->result = n->result2 = NULL;
+  weft_tensor_release(n->result3);
+  n->result = n->result2 = n->result3 = NULL;
   n->released = true;
   if (n->fn) weft__node_release_saved(n->fn);
 }
@@ -123,14 +124,17 @@ static weft_tensor* unpack_output(weft_node* n, const weft_tensor* saved, int32_
 
 static weft_tensor* unpack_result(weft_node* n, bool create_graph) { return unpack_output(n, n->result, 0, create_graph); }
 
-/* save_result 4: both outputs of a (Tensor, Tensor) node, each as the
- * output it is (linalg_qr's Q and R) */
-static weft_status unpack_pair(weft_node* n, weft__bctx* c, bool create_graph) {
-  if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
-  if (weft_tensor_version(n->result2) != n->result2_version)
-    return version_error(n, n->result2, n->result2_version, true);
-  if (!(c->result = unpack_output(n, n->result, 0, create_graph))) return weft_last_status();
-  if (!(c->result2 = unpack_output(n, n->result2, 1, create_graph))) return weft_last_status();
+/* save_result 4: every output (two or three: linalg_qr's Q and R,
+ * _linalg_eigh's values and vectors, _linalg_svd's U, S, Vh), each as the
+ * output nr it is of n again under create_graph */
+static weft_status unpack_outputs(weft_node* n, weft__bctx* c, bool create_graph) {
+  weft_tensor* saved[3] = {n->result, n->result2, n->result3};
+  uint32_t versions[3] = {n->result_version, n->result2_version, n->result3_version};
+  weft_tensor** into[3] = {&c->result, &c->result2, &c->result3};
+  for (int32_t i = 0; i < n->nout; i++) {
+    if (weft_tensor_version(saved[i]) != versions[i]) return version_error(n, saved[i], versions[i], i == 0);
+    if (!(*into[i] = unpack_output(n, saved[i], i, create_graph))) return weft_last_status();
+  }
   return WEFT_OK;
 }
 
@@ -152,7 +156,7 @@ weft_status weft__unpack_saved(weft_node* n, weft__bctx* c, bool create_graph) {
     c->saved[i] = weft_tensor_retain(t);
   }
   if (n->f->save_result == 2) return unpack_stats(n, c);
-  if (n->f->save_result == 4) return unpack_pair(n, c, create_graph);
+  if (n->f->save_result == 4) return unpack_outputs(n, c, create_graph);
   if (n->f->save_result) {
     if (weft_tensor_version(n->result) != n->result_version) return version_error(n, n->result, n->result_version, true);
     if (!(c->result = unpack_result(n, create_graph))) return weft_last_status();
@@ -325,19 +329,25 @@ static weft_status attach_stats(weft_node* n, weft_tensor* out, const weft_tenso
   return set_output(n, out, 0);
 }
 
-/* A (Tensor, Tensor) op whose two outputs are both differentiable
- * (linalg_qr's Q and R, _linalg_eigh's eigenvalues and eigenvectors; save_result 4): outputs 0 and 1 of n, both saved
- * (as PyTorch's SavedVariable of an output). */
-static weft_status attach_pair(weft_node* n, weft_tensor* r0, weft_tensor* r1) {
-  if (!(n->retained_outs = calloc(2, sizeof *n->retained_outs)))
+/* save_result 4: the two or three returns (bottom of the stack first) are
+ * outputs 0, 1[, 2] of n, and saved (as PyTorch's SavedVariable of an
+ * output; a multi-output node, as split's) */
+static weft_status attach_all(weft_node* n, weft_stack* st, int nret) {
+  weft_tensor* r[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < nret; i++) r[i] = weft_stack_peek(st, nret - 1 - i)->u.t;
+  if (!(n->retained_outs = calloc((size_t)nret, sizeof *n->retained_outs)))
     return weft__error(WEFT_OUT_OF_MEMORY, "out of memory: autograd node");
-  n->nout = 2;
-  if (!(n->result = weft__alias(r0)) || !(n->result2 = weft__alias(r1))) return weft_last_status();
-  n->result_version = weft_tensor_version(r0);
-  n->result2_version = weft_tensor_version(r1);
+  n->nout = nret;
+  weft_tensor** into[3] = {&n->result, &n->result2, &n->result3};
+  uint32_t* versions[3] = {&n->result_version, &n->result2_version, &n->result3_version};
+  for (int i = 0; i < nret; i++) {
+    if (!(*into[i] = weft__alias(r[i]))) return weft_last_status();
+    *versions[i] = weft_tensor_version(r[i]);
+  }
   n->saved_something = true;
-  weft_status s = set_output(n, r0, 0);
-  return s ? s : set_output(n, r1, 1);
+  weft_status s = WEFT_OK;
+  for (int32_t i = 0; i < nret && !s; i++) s = set_output(n, r[i], i);
+  return s;
 }
 
 /* A Tensor[] return (split, unbind): every piece is an output of the one
@@ -402,8 +412,8 @@ static weft_status autograd_kernel(const weft_op* op, weft_keyset ks, weft_stack
   bool second = nret == 2 && f->save_result == 3;
   const weft_ivalue* top = weft_stack_peek(st, nret == 2 && !second ? 1 : nret == 4 ? 3 : 0);
   weft_tensor* r = NULL;
-  if (nret == 2 && f->save_result == 4) {
-    s = attach_pair(n, weft_stack_peek(st, 1)->u.t, weft_stack_peek(st, 0)->u.t);
+  if ((nret == 2 || nret == 3) && f->save_result == 4) {
+    s = attach_all(n, st, nret);
     weft_node_release(n); /* the outputs hold it */
     return s;
   }

@@ -3,9 +3,9 @@
  * 1.13's checks and messages. vector_norm is norm over the dims (all of
  * them for dim None or []), its input converted to dtype= first;
  * matrix_norm's 1 / -1 / inf / -inf are the max / min over one dim of the
- * 1-norms over the other, 'fro' is the 2-norm over both. Orders 2, -2 and
- * 'nuc' need singular values, which weft does not compute yet: they are
- * refused as not implemented. */
+ * 1-norms over the other, 'fro' is the 2-norm over both; 2, -2 and 'nuc'
+ * are the max, min and sum of linalg.svdvals (src/ops/linalg_svd.c), so
+ * their gradients are svdvals' (U diag(g) Vh). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,9 +87,41 @@ static weft_status matrix_checks(T a, const int64_t* dim, int64_t ndim, int64_t*
   return check_floating("linalg.matrix_norm", a);
 }
 
-static weft_tensor* no_svd(const char* ord) {
-  return weft__error_null(WEFT_NOT_IMPLEMENTED, "linalg.matrix_norm: the %s norm needs singular values "
-                          "(linalg.svd), which weft does not have yet", ord);
+/* create_dim_backshift_permutation: the other dims in order, then w[0], w[1]; inv its inverse */
+static void backshift(int ndim, const int64_t* w, int64_t* perm, int64_t* inv) {
+  int k = 0;
+  for (int i = 0; i < ndim; i++)
+    if (i != w[0] && i != w[1]) perm[k++] = i;
+  perm[k] = w[0], perm[k + 1] = w[1];
+  for (int i = 0; i < ndim; i++) inv[perm[i]] = i;
+}
+
+/* 1.13's orders 2, -2 and 'nuc' (kind 2, -2, 0): the singular values of A
+ * (converted to dtype) with the matrix dims moved last, then their max, min
+ * or sum; keepdim puts the two dims back as 1s */
+static weft_tensor* svd_norm(T a, const int64_t* w, int kind, bool keepdim, weft_dtype dtype) {
+  if (a->dtype == WEFT_FLOAT16 || a->dtype == WEFT_BFLOAT16)
+    return weft__error_null(WEFT_TYPE_ERROR, "linalg.matrix_norm: Low precision dtypes not supported. Got %s",
+                            weft_dtype_name(a->dtype));
+  if (check_norm_dtype("linalg.matrix_norm", a->dtype, dtype) != WEFT_OK) return NULL;
+  /* amax / amin over no singular value: 1.13's message names the dim as passed (-1) */
+  if (kind && (a->sizes[w[0]] == 0 || a->sizes[w[1]] == 0))
+    return weft__error_null(WEFT_INDEX_ERROR, "%s(): Expected reduction dim -1 to have non-zero size.",
+                            kind > 0 ? "amax" : "amin");
+  int64_t perm[WEFT_MAX_DIMS], inv[WEFT_MAX_DIMS], last = -1;
+  backshift(a->ndim, w, perm, inv);
+  weft_tensor* ad = (int)dtype >= 0 ? weft_to_dtype(a, dtype, false) : weft_tensor_retain((weft_tensor*)a);
+  weft_tensor* p = ad ? weft_permute(ad, perm, a->ndim) : NULL;
+  weft_tensor* sv = p ? weft_linalg_svdvals(p) : NULL;
+  weft_tensor* r = !sv ? NULL
+                   : kind == 0 ? weft_sum_dim(sv, &last, 1, keepdim, (weft_dtype)-1)
+                   : kind > 0  ? weft_amax(sv, &last, 1, keepdim)
+                               : weft_amin(sv, &last, 1, keepdim);
+  weft_tensor* u = r && keepdim ? weft_unsqueeze(r, -1) : NULL;
+  weft_tensor* out = u ? weft_permute(u, inv, a->ndim) : keepdim ? NULL : weft_tensor_retain(r);
+  weft_tensor* list[] = {ad, p, sv, r, u};
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) weft_tensor_release(list[i]);
+  return out;
 }
 
 static weft_tensor* matrix_norm_kernel(T a, weft_scalar ord, const int64_t* dim, int64_t ndim, bool keepdim,
@@ -101,8 +133,8 @@ static weft_tensor* matrix_norm_kernel(T a, weft_scalar ord, const int64_t* dim,
   format_ord(os, sizeof os, o);
   if (ab != 1 && ab != 2 && ab != INFINITY)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "linalg.matrix_norm: Order %s not supported.", os);
+  if (ab == 2) return svd_norm(a, w, o > 0 ? 2 : -2, keepdim, dtype);
   if (check_norm_dtype("linalg.matrix_norm", a->dtype, dtype) != WEFT_OK) return NULL;
-  if (ab == 2) return no_svd(os);
   /* 1: max over columns of the column sums; inf: over rows of the row sums */
   if (ab == INFINITY) {
     int64_t t = w[0];
@@ -122,8 +154,8 @@ static weft_tensor* matrix_norm_str_kernel(T a, const char* ord, const int64_t* 
   bool fro = strcmp(ord, "fro") == 0;
   if (!fro && strcmp(ord, "nuc") != 0)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "linalg.matrix_norm: Order %s not supported.", ord);
+  if (!fro) return svd_norm(a, w, 0, keepdim, dtype);
   if (check_norm_dtype("linalg.matrix_norm", a->dtype, dtype) != WEFT_OK) return NULL;
-  if (!fro) return no_svd("nuc");
   return weft_linalg_vector_norm(a, weft_scalar_double(2.0), dim, 2, keepdim, dtype);
 }
 
