@@ -582,6 +582,8 @@ export interface OpFunctions {
   _cdistBackward(grad: Operand, x1: Operand, x2: Operand, p: number, cdist: Operand): Tensor;
   /** _euclidean_dist */
   _euclideanDist(x1: Operand, x2: Operand): Tensor;
+  /** _linalg_svd */
+  _linalgSvd(A: Operand, fullMatrices?: boolean, computeUv?: boolean): Returns<'U' | 'S' | 'Vh'>;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1167,6 +1169,10 @@ export interface LinalgFunctions {
   qr(A: Operand, mode?: string): Returns<'Q' | 'R'>;
   /** linalg_lstsq */
   lstsq(self: Operand, b: Operand, rcond?: number | null, options?: { driver?: string }): Returns<'solution' | 'residuals' | 'rank' | 'singularValues'>;
+  /** linalg_svd */
+  svd(A: Operand, fullMatrices?: boolean): Returns<'U' | 'S' | 'Vh'>;
+  /** linalg_svdvals */
+  svdvals(A: Operand): Tensor;
 }
 
 /** The operator names wt.ops.call / schema / table and wt.explain take. */
@@ -1252,5 +1258,6 @@ type Name =
   | 'isclose' | 'nan_to_num' | 'nan_to_num_' | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit'
   | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor'
   | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out'
-  | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr' | 'linalg_lstsq';
+  | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr' | 'linalg_lstsq'
+  | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals';
 export type OpName = Name | `aten::${Name}`;

@@ -11,7 +11,7 @@ export type { InterpolateMode, InterpolateOptions, PadMode, PadOptions } from '.
 import type { NormFunctions } from './norm.js';
 import type { EmbeddingFunctions } from './embedding.js';
 import type { LinalgNamespace } from './linalg.js';
-export type { EighOptions, EighResult, LinalgNamespace, LstsqOptions, MatrixNormOptions, QrOptions, VectorNormOptions } from './linalg.js';
+export type { EighOptions, EighResult, LinalgNamespace, LstsqOptions, MatrixNormOptions, QrOptions, SvdResult, VectorNormOptions } from './linalg.js';
 export type { EmbeddingOptions, EmbeddingFunctions } from './embedding.js';
 import type { DistanceFunctions } from './distance.js';
 export type { DistanceFunctions } from './distance.js';
@@ -331,7 +331,7 @@ export interface WeftCore extends OpsApi {
   readonly optim: OptimNamespace;
   /** torch.nn: Module, containers, layers, init, functional (js/nn/), utils (js/nn_utils.js, js/fusion.js). */
   readonly nn: NnNamespace & { readonly utils: NnUtils & FusionUtils };
-export type { EighOptions, EighResult, LinalgNamespace, LstsqOptions, MatrixNormOptions, QrOptions, VectorNormOptions } from './linalg.js';
+  /** torch.linalg: solve, inv, det, slogdet, cholesky, qr, lstsq, eigh, eigvalsh, svd, svdvals, vectorNorm, matrixNorm (js/linalg.d.ts). */
   readonly linalg: LinalgNamespace;
   readonly backend: Backend;
   /** "<version>+<git hash>" of the loaded .wasm (equal to the JS files' id). */

@@ -227,7 +227,11 @@ static weft_tensor* constant_pad_nd_kernel(const weft_tensor* x, const int64_t* 
   for (int64_t i = 0; i < nd; i++) sizes[i] = x->sizes[i];
   for (int64_t i = diff; i < nd; i++) {
     int64_t k = 2 * (nd - i - 1);
-    sizes[i] = x->sizes[i] + p[k] + p[k + 1];
+    if (weft__add_overflow(x->sizes[i], p[k], &sizes[i]) || weft__add_overflow(sizes[i], p[k + 1], &sizes[i])) {
+      weft_tensor_release(c);
+      return fail(WEFT_OVERFLOW, op, "the input size %lld padded by %lld and %lld overflows int64 (dimension %lld)",
+                  LL(x->sizes[i]), LL(p[k]), LL(p[k + 1]), LL(i)), NULL;
+    }
     if (sizes[i] <= 0) {
       weft_tensor_release(c);
       return fail(WEFT_INVALID_ARGUMENT, op,

@@ -251,6 +251,18 @@ static weft_tensor* tile_kernel(const weft_tensor* self, const int64_t* dims, in
 /* ---- repeat_interleave ---- */
 
 /* The int64 repeats of a 1-D int32/int64 tensor, checked (caller frees). */
+/* The sum of n repeats into *total; false (an error set) when it overflows int64. */
+static bool sum_repeats(const int64_t* v, int64_t n, int64_t* total) {
+  int64_t sum = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (weft__add_overflow(sum, v[i], &sum)) {
+      weft__error(WEFT_OVERFLOW, "repeat_interleave: the repeats sum to more than int64 holds");
+      return false;
+    }
+  *total = sum;
+  return true;
+}
+
 static int64_t* read_repeats(const weft_tensor* r, int64_t* total) {
   if (r->dtype != WEFT_INT32 && r->dtype != WEFT_INT64)
     return weft__error_null(WEFT_TYPE_ERROR, "repeat_interleave: \"repeat_interleave_cpu\" not implemented for '%s'",
@@ -261,19 +273,20 @@ static int64_t* read_repeats(const weft_tensor* r, int64_t* total) {
   int64_t* v = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   if (!v) return weft__error_null(WEFT_OUT_OF_MEMORY, "repeat_interleave: out of memory");
   const char* p = weft_tensor_data_ptr(r);
-  int64_t sum = 0;
   bool negative = false;
   for (int64_t i = 0; i < n; i++) {
     const char* e = p + i * r->strides[0] * (int64_t)weft_dtype_size(r->dtype);
     v[i] = weft__load(e, r->dtype).i;
     negative |= v[i] < 0;
-    sum += v[i];
   }
   if (negative) {
     free(v);
     return weft__error_null(WEFT_INVALID_ARGUMENT, "repeat_interleave: repeats can not be negative");
   }
-  *total = sum;
+  if (!sum_repeats(v, n, total)) {
+    free(v);
+    return NULL;
+  }
   return v;
 }
 
@@ -342,8 +355,10 @@ static weft_tensor* interleave(const weft_tensor* self, const int64_t* reps1, in
   }
   int64_t* reps = malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
   int64_t total = 0;
-  for (int64_t i = 0; reps && i < len; i++) total += reps[i] = reps1[n == 1 ? 0 : i];
-  int64_t* idx = reps && check_output_size(output_size, total) == WEFT_OK ? interleave_index(reps, len, total) : NULL;
+  for (int64_t i = 0; reps && i < len; i++) reps[i] = reps1[n == 1 ? 0 : i];
+  int64_t* idx = reps && sum_repeats(reps, len, &total) && check_output_size(output_size, total) == WEFT_OK
+                     ? interleave_index(reps, len, total)
+                     : NULL;
   if (!reps) weft__error(WEFT_OUT_OF_MEMORY, "repeat_interleave: out of memory");
   weft_tensor* out = NULL;
   if (idx) {
