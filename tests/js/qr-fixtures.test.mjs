@@ -38,7 +38,7 @@ function checkOutputs(outs, c) {
     const r = outs[k];
     if (r.dtype !== w.dtype) bad.push(`out ${k}: dtype ${r.dtype}, want ${w.dtype}`);
     else if (JSON.stringify(r.shape) !== JSON.stringify(w.size)) bad.push(`out ${k}: shape ${r.shape}, want ${w.size}`);
-    else if (r.numel > 1 && JSON.stringify(r.stride()) !== JSON.stringify(w.stride)) {
+    else if (r.numel() > 1 && JSON.stringify(r.stride()) !== JSON.stringify(w.stride)) {
       bad.push(`out ${k}: stride ${r.stride()}, want ${w.stride}`);
     } else bad.push(...compare(`out ${k}`, r, w, c.tol));
   });
