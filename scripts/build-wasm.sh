@@ -27,7 +27,7 @@ for variant in simd-threads simd scalar; do
   [ "$variant" = scalar ] && simd=OFF
   weft_quiet emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DWEFT_WASM_THREADS="$threads" \
     -DWEFT_WASM_SIMD="$simd" -DWEFT_BUILD_ID="$WEFT_BUILD_ID"
-  weft_quiet cmake --build "$dir" -j2
+  weft_quiet cmake --build "$dir" -j"${WEFT_JOBS:-2}"
   name="weft-$variant"
   if ! cmp -s "$dir/node/$name.wasm" "$dir/es6/$name.wasm"; then
     echo "build-wasm: $dir/node/$name.wasm and $dir/es6/$name.wasm differ" >&2

@@ -9,7 +9,7 @@ cd "$WEFT_ROOT"
 node src/ops/gen_elementwise.mjs
 node scripts/gen_types.mjs
 weft_quiet cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_TESTS=OFF
-weft_quiet cmake --build build/native -j2
+weft_quiet cmake --build build/native -j"${WEFT_JOBS:-2}"
 scripts/build-wasm.sh
 cp js/*.js js/*.d.ts dist/
 mkdir -p dist/nn && cp js/nn/*.js dist/nn/

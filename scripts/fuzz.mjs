@@ -46,7 +46,7 @@ function buildNative() {
   };
   run('cmake', ['-S', '.', '-B', build, '-DWEFT_FUZZ=ON', '-DWEFT_BUILD_TESTS=OFF', '-DCMAKE_BUILD_TYPE=',
     '-DCMAKE_C_FLAGS=-O1 -g']);
-  run('cmake', ['--build', build, '-j2']);
+  run('cmake', ['--build', build, `-j${process.env.WEFT_JOBS || 2}`]);
 }
 
 const env = {
