@@ -14,6 +14,21 @@
 
 static int test__passed, test__failed;
 
+/* Under ThreadSanitizer a sweep over thread counts starts at 2
+ * (TEST_FIRST_THREADS): one thread cannot race, so the 1-thread pass finds
+ * nothing there, and every other build (ASan, scalar, wasm) runs it. */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+#ifndef TEST_TSAN
+#define TEST_TSAN 0
+#endif
+#define TEST_FIRST_THREADS (TEST_TSAN ? 2 : 1)
+
 #define CHECK(cond)                                                          \
   do {                                                                       \
     if (cond) {                                                              \

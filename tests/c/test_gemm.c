@@ -199,7 +199,7 @@ static void test_blocks(weft_dtype dt) {
       {13, 300, (int64_t)kc - 1, 2, 0, 1}, {257, 9, 40, 0, 1, 2},
       {64, 256, 300, 0, 1, 0}, {130, 70, 33, 3, 2, 2}, {1, 500, 77, 0, 0, 0}, {500, 1, 77, 1, 2, 1},
   };
-  for (int threads = 1; threads <= 4; threads++) {
+  for (int threads = TEST_FIRST_THREADS; threads <= 4; threads++) {
     weft_set_num_threads(threads);
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -218,7 +218,7 @@ static void test_packed(weft_dtype dt) {
   test_remainders(dt);
   test_blocks(dt);
   const gcase wide = {9, 4100, 300, 0, 0, 2};
-  for (int threads = 1; threads <= 2; threads++) {
+  for (int threads = TEST_FIRST_THREADS; threads <= 2; threads++) {
     weft_set_num_threads(threads);
     CHECK(run_case(dt, &wide, true, 1.0) == 0);
   }

@@ -122,7 +122,7 @@ static void test_blocks_driver(void) {
     unsigned char* got = malloc(row * (size_t)rows + 1);
     for (int64_t r = 0, at = 0; r < rows; r++)
       for (int64_t i = 0; i < n; i++, at += (int64_t)bytes[i - 1]) memcpy(want + at, src[i] + r * bytes[i], bytes[i]);
-    for (int threads = 1; threads <= 3; threads += 2) {
+    for (int threads = 3; threads >= TEST_FIRST_THREADS; threads -= 2) { /* 3, then 1 */
       weft_set_num_threads(threads);
       memset(got, 0xAB, row * (size_t)rows);
       CHECK(weft__cat_blocks(got, (const void* const*)src, bytes, n, rows) == WEFT_OK);

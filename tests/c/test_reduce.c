@@ -159,7 +159,7 @@ static void test_property(void) {
   static const int64_t small[][4] = {{1, 1, 1, 1}, {3, 5, 7, 9}, {2, 15, 16, 17}, {4, 3, 1, 33}};
   static const int64_t big[][2] = {{3, 32771}, {32771, 3}, {181, 183}, {1, 65539}};
   weft_dtype types[] = {WEFT_FLOAT32, WEFT_FLOAT64, WEFT_FLOAT16, WEFT_BFLOAT16};
-  for (int threads = 1; threads <= 4; threads++) {
+  for (int threads = TEST_FIRST_THREADS; threads <= 4; threads++) {
     weft_set_num_threads(threads);
     for (int ti = 0; ti < 4; ti++)
       for (int layout = 0; layout < 3; layout++) {
@@ -178,7 +178,7 @@ static void test_property(void) {
 static void test_accuracy(void) {
   int64_t n = 16777217;
   weft_tensor* ones = weft_full(&n, 1, 1.0, WEFT_FLOAT32, WEFT_DEVICE_CPU);
-  for (int threads = 1; threads <= 4; threads++) {
+  for (int threads = TEST_FIRST_THREADS; threads <= 4; threads++) {
     weft_set_num_threads(threads);
     weft_tensor* s = weft_sum(ones, (weft_dtype)-1);
     weft_tensor* d = weft_sum(ones, WEFT_FLOAT64);
@@ -192,7 +192,7 @@ static void test_accuracy(void) {
   n = 10000000;
   weft_tensor* u = weft_rand(&n, 1, WEFT_FLOAT32, WEFT_DEVICE_CPU);
   weft_tensor* ref = weft_sum(u, WEFT_FLOAT64);
-  for (int threads = 1; threads <= 4; threads++) {
+  for (int threads = TEST_FIRST_THREADS; threads <= 4; threads++) {
     weft_set_num_threads(threads);
     weft_tensor* s = weft_sum(u, (weft_dtype)-1);
     double want = weft_tensor_get_double(ref, 0);

@@ -96,7 +96,7 @@ static void check_scan(const weft_tensor* x, int64_t dim, bool prod) {
 
 static void test_scan_threads(void) {
   static const int64_t shapes[][3] = {{3, 5, 7}, {2, 33, 17}, {1, 1031, 9}, {65, 3, 300}};
-  for (int threads = 1; threads <= 4; threads++) {
+  for (int threads = TEST_FIRST_THREADS; threads <= 4; threads++) {
     weft_set_num_threads(threads);
     for (int s = 0; s < 4; s++) {
       weft_tensor* x = weft_rand(shapes[s], 3, WEFT_FLOAT32, WEFT_DEVICE_CPU);
