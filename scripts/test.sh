@@ -36,6 +36,10 @@ else
   WEFT_JOBS="${WEFT_JOBS:-2}"
 fi
 export WEFT_JOBS
+# the generated files first (build.sh makes them again, then a no-op): the
+# C stages compile src/ beside the build
+node src/ops/gen_elementwise.mjs
+node scripts/gen_types.mjs
 # one build id for dist/ and the wasm ASan build (scripts/build-wasm.sh)
 if [ -z "${WEFT_BUILD_ID:-}" ]; then
   WEFT_BUILD_ID="$(node -p 'require("./package.json").version')+$(git rev-parse --short HEAD 2>/dev/null || echo nogit)"
