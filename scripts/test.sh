@@ -182,7 +182,7 @@ lane() {
 lane_pids=()
 set -m
 for ((i = 0; i < lanes; i++)); do
-  lane &
+  lane < /dev/null &
   lane_pids+=($!)
 done
 set +m
