@@ -3,35 +3,44 @@
  * float16 / bfloat16 pattern, tests/c/test_half_sweep.c a dense sweep of
  * float32 patterns on every backend and through copy_ on threads). Wasm has
  * no conversion instruction, so both float16 directions are bit arithmetic,
- * with a float step only where the FPU's rounding is the one wanted and no
- * NaN can reach it (wasm leaves the bits of a NaN a float op returns open).
- * 8 elements a turn, the tail through a zero-padded buffer so nothing is
+ * with float steps where the FPU's rounding is the one wanted and the
+ * result does not depend on a NaN's bits (wasm leaves the bits of a NaN a
+ * float op returns open). 8 elements a turn, the tail through a zero-padded buffer so nothing is
  * read or written past the range. */
 #include "kernels/kernels.h"
 #include "kernels/vec/vec.h"
 
-/* 4 floats -> 4 float16 bit patterns in the low half of each i32 lane.
- * Normal results: round to nearest even at bit 13 of |x| by integer adds
- * (a carry walks into the exponent, up to Inf), rebased by 112 exponents.
- * |x| is first clamped at 65536 by pmin, which keeps a NaN: its lane ends
- * far above 0x7E00 and the last min makes it exactly 0x7E00, as 65536 and
- * up end at 0x7C00. Subnormal results: |x| clamped at 2^-14, + 0.5,
- * rounds at 2^-24 (the float16 subnormal unit) and leaves the count in the
- * low bits. For |x| >= 2^-14 that count is at most 0x400, at or below the
- * normal path's value; for smaller |x| the normal path is below it (the
- * arithmetic shift makes it negative or smaller), so a max picks the right
- * one without a select. A NaN's subnormal lane is whatever the FPU gives,
- * but its normal lane is already above 0x7E00, so max and min end at 0x7E00. */
-static inline wv128 f32_to_f16_lanes(wv128 x) {
-  const wv128 half = wv_i32x4_splat(0x3F000000); /* 0.5f */
-  wv128 ax = wv_v128_and(x, wv_i32x4_splat(0x7FFFFFFF));
-  wv128 a = wv_f32x4_pmin(ax, wv_f32x4_splat(65536.0f));
-  wv128 odd = wv_u32x4_shr(wv_i32x4_shl(a, 18), 31); /* bit 13: ties go to even */
-  wv128 normal = wv_i32x4_shr(wv_i32x4_add(wv_i32x4_add(a, odd), wv_i32x4_splat(0xFFF - 0x38000000)), 13);
-  wv128 tiny = wv_f32x4_pmin(ax, wv_f32x4_splat(0x1.0p-14f));
-  wv128 subnormal = wv_i32x4_sub(wv_f32x4_add(tiny, half), half);
-  wv128 h = wv_i32x4_min(wv_i32x4_max(normal, subnormal), wv_i32x4_splat(0x7E00));
-  return wv_v128_or(h, wv_i32x4_shl(wv_u32x4_shr(x, 31), 15));
+/* 4 floats |x| -> 4 float16 magnitudes in the i32 lanes; a NaN lane ends
+ * far above 0x7E00 (the caller clamps). The FPU does the rounding: c = |x|
+ * clamped at 65536 by pmin (which keeps a NaN) plus 2^13 times c's power of
+ * two (at least 2^-14's: the subnormal unit) has float16's unit as its last
+ * bit, so the add rounds to nearest even at float16's precision, and
+ * subtracting it back is exact. Times 2^-112 moves the exponent into
+ * float16's range (float16 subnormals become float32 subnormals, exactly),
+ * and the float16 bits are then the float32's shifted down by 13: 65536
+ * (and what rounds to it) gives 0x7C00. A NaN's bits after the float ops
+ * are not fixed by wasm, but any NaN, either sign, shifts to 0x3FC00 or
+ * more, which the caller's unsigned clamp turns into 0x7E00. */
+static inline wv128 f16_magnitude_lanes(wv128 ax) {
+  wv128 c = wv_f32x4_pmin(ax, wv_f32x4_splat(65536.0f));
+  wv128 pow2 = wv_i32x4_max(wv_v128_and(c, wv_i32x4_splat(0x7F800000)), wv_i32x4_splat(0x38800000));
+  wv128 bias = wv_i32x4_add(pow2, wv_i32x4_splat(13 << 23));
+  wv128 r = wv_f32x4_sub(wv_f32x4_add(c, bias), bias);
+  return wv_u32x4_shr(wv_f32x4_mul(r, wv_f32x4_splat(0x1.0p-112f)), 13);
+}
+
+/* 8 floats at x -> 8 float16 at y. The magnitudes narrow with unsigned
+ * saturation and are clamped at 0x7E00 in 16-bit lanes (NaN -> 0x7E00,
+ * PyTorch's); the signs come from the signed saturating narrow of the
+ * floats' bits, whose bit 15 is the float's sign for every pattern. */
+static inline void f32_f16_8(const char* x, char* y) {
+  const wv128 abs_mask = wv_i32x4_splat(0x7FFFFFFF);
+  wv128 lo = wv_v128_load(x), hi = wv_v128_load(x + 16);
+  wv128 h = wv_u16x8_narrow_sat_i32x4(f16_magnitude_lanes(wv_v128_and(lo, abs_mask)),
+                                      f16_magnitude_lanes(wv_v128_and(hi, abs_mask)));
+  h = wv_u16x8_min(h, wv_i16x8_splat(0x7E00));
+  wv128 sign = wv_v128_and(wv_i16x8_narrow_i32x4(lo, hi), wv_i16x8_splat((int16_t)0x8000));
+  wv_v128_store(y, wv_v128_or(h, sign));
 }
 
 /* 8 float16 patterns -> 8 floats (two vectors, lanes in order). The float32
@@ -64,16 +73,25 @@ static inline wv128 f32_to_bf16_lanes(wv128 x) {
   return wv_v128_bitselect(wv_i32x4_splat(0x7FC0), r, wv_f32x4_ne(x, x));
 }
 
-/* 8 floats at x -> 8 halves at y */
-#define NARROWING_CAST(name, lanes)                                           \
-  static inline void name##_8(const char* x, char* y) {                       \
-    wv128 lo = lanes(wv_v128_load(x)), hi = lanes(wv_v128_load(x + 16));      \
-    wv_v128_store(y, wv_u16x8_narrow_bits_i32x4(lo, hi));                     \
-  }                                                                           \
+static inline void f32_bf16_8(const char* x, char* y) {
+  wv128 lo = f32_to_bf16_lanes(wv_v128_load(x)), hi = f32_to_bf16_lanes(wv_v128_load(x + 16));
+  wv_v128_store(y, wv_u16x8_narrow_bits_i32x4(lo, hi));
+}
+
+/* n floats at x -> n halves at y, 8 a turn (name##_8), two turns a loop
+ * (one loop test and bounds check for 16 elements in wasm) */
+#define NARROWING_CAST(name)                                                  \
   void WEFT_UKERNEL(name##_cvt, u8)(size_t n, const void* xv, void* yv) {     \
     const char* x = xv;                                                       \
     char* y = yv;                                                             \
-    for (; n >= 8; n -= 8, x += 32, y += 16) name##_8(x, y);                  \
+    for (; n >= 16; n -= 16, x += 64, y += 32) {                              \
+      name##_8(x, y);                                                         \
+      name##_8(x + 32, y + 16);                                               \
+    }                                                                         \
+    if (n >= 8) {                                                             \
+      name##_8(x, y);                                                         \
+      n -= 8, x += 32, y += 16;                                               \
+    }                                                                         \
     if (n) {                                                                  \
       char in[32] = {0}, out[16];                                             \
       memcpy(in, x, n * 4);                                                   \
@@ -81,8 +99,8 @@ static inline wv128 f32_to_bf16_lanes(wv128 x) {
       memcpy(y, out, n * 2);                                                  \
     }                                                                         \
   }
-NARROWING_CAST(f32_f16, f32_to_f16_lanes)
-NARROWING_CAST(f32_bf16, f32_to_bf16_lanes)
+NARROWING_CAST(f32_f16)
+NARROWING_CAST(f32_bf16)
 
 static inline void f16_f32_8(const char* x, char* y) {
   wv128 lo, hi;

@@ -88,6 +88,13 @@ static inline wv128 wv_i16x8_narrow_low16_i32x4(wv128 a, wv128 b) {
  * instruction); elsewhere the truncating narrow above. */
 #ifndef WV_HAVE_U16X8_NARROW
 static inline wv128 wv_u16x8_narrow_bits_i32x4(wv128 a, wv128 b) { return wv_i16x8_narrow_low16_i32x4(a, b); }
+/* wasm's u16x8.narrow_i32x4: each i32 lane clamped to 0..0xFFFF */
+static inline wv128 wv_u16x8_narrow_sat_i32x4(wv128 a, wv128 b) {
+  const wv128 zero = wv_v128_zero(), top = wv_i32x4_splat(0xFFFF);
+  a = wv_i32x4_min(wv_i32x4_max(a, zero), top);
+  b = wv_i32x4_min(wv_i32x4_max(b, zero), top);
+  return wv_i16x8_narrow_low16_i32x4(a, b);
+}
 #endif
 
 /* f32 lane masks (all ones / zero) of 16 lanes to 16 bytes of 0/1. */

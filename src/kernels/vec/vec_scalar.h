@@ -108,6 +108,7 @@ static inline wv128 wv_i32x4_min(wv128 a, wv128 b) { WV__MAP(int, 4, r.i32[i] = 
 static inline wv128 wv_i32x4_max(wv128 a, wv128 b) { WV__MAP(int, 4, r.i32[i] = a.i32[i] > b.i32[i] ? a.i32[i] : b.i32[i]); }
 static inline wv128 wv_i16x8_add(wv128 a, wv128 b) { WV__MAP(int, 8, r.u16[i] = (uint16_t)(a.u16[i] + b.u16[i])); }
 static inline wv128 wv_i16x8_gt(wv128 a, wv128 b) { WV__MAP(int, 8, r.i16[i] = (int16_t)-(a.i16[i] > b.i16[i])); }
+static inline wv128 wv_u16x8_min(wv128 a, wv128 b) { WV__MAP(int, 8, r.u16[i] = a.u16[i] < b.u16[i] ? a.u16[i] : b.u16[i]); }
 static inline wv128 wv_i16x8_shl(wv128 a, int n) { WV__MAP(int, 8, r.u16[i] = (uint16_t)(a.u16[i] << n)); }
 static inline wv128 wv_u16x8_shr(wv128 a, int n) { WV__MAP(int, 8, r.u16[i] = (uint16_t)(a.u16[i] >> n)); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { WV__MAP(int, 16, r.i8[i] = (int8_t)-(a.i8[i] == b.i8[i])); }

@@ -116,6 +116,8 @@ static inline wv128 wv_i32x4_min(wv128 a, wv128 b) { return wv_v128_bitselect(b,
 static inline wv128 wv_i32x4_max(wv128 a, wv128 b) { return wv_v128_bitselect(a, b, _mm_cmpgt_epi32(a, b)); }
 static inline wv128 wv_i16x8_add(wv128 a, wv128 b) { return _mm_add_epi16(a, b); }
 static inline wv128 wv_i16x8_gt(wv128 a, wv128 b) { return _mm_cmpgt_epi16(a, b); }
+/* SSE2 has no pminuw: a minus what a exceeds b by (saturating) */
+static inline wv128 wv_u16x8_min(wv128 a, wv128 b) { return _mm_sub_epi16(a, _mm_subs_epu16(a, b)); }
 static inline wv128 wv_i16x8_shl(wv128 a, int n) { return _mm_sll_epi16(a, _mm_cvtsi32_si128(n)); }
 static inline wv128 wv_u16x8_shr(wv128 a, int n) { return _mm_srl_epi16(a, _mm_cvtsi32_si128(n)); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { return _mm_cmpeq_epi8(a, b); }

@@ -61,6 +61,7 @@ static inline wv128 wv_i32x4_min(wv128 a, wv128 b) { return wasm_i32x4_min(a, b)
 static inline wv128 wv_i32x4_max(wv128 a, wv128 b) { return wasm_i32x4_max(a, b); }
 static inline wv128 wv_i16x8_add(wv128 a, wv128 b) { return wasm_i16x8_add(a, b); }
 static inline wv128 wv_i16x8_gt(wv128 a, wv128 b) { return wasm_i16x8_gt(a, b); }
+static inline wv128 wv_u16x8_min(wv128 a, wv128 b) { return wasm_u16x8_min(a, b); }
 static inline wv128 wv_i16x8_shl(wv128 a, int n) { return wasm_i16x8_shl(a, n); }
 static inline wv128 wv_u16x8_shr(wv128 a, int n) { return wasm_u16x8_shr(a, n); }
 static inline wv128 wv_i8x16_eq(wv128 a, wv128 b) { return wasm_i8x16_eq(a, b); }
@@ -77,6 +78,7 @@ static inline wv128 wv_u32x4_lt(wv128 a, wv128 b) { return wasm_u32x4_lt(a, b); 
 static inline wv128 wv_u32x4_max(wv128 a, wv128 b) { return wasm_u32x4_max(a, b); }
 #define WV_HAVE_U16X8_NARROW 1
 static inline wv128 wv_u16x8_narrow_bits_i32x4(wv128 a, wv128 b) { return wasm_u16x8_narrow_i32x4(a, b); }
+static inline wv128 wv_u16x8_narrow_sat_i32x4(wv128 a, wv128 b) { return wasm_u16x8_narrow_i32x4(a, b); }
 
 /* Interleaves: the shuffles of a register transpose. */
 static inline wv128 wv_i32x4_interleave_lo(wv128 a, wv128 b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
