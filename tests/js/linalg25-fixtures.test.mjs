@@ -50,9 +50,16 @@ function checkGrads(wt, c, args, made) {
 }
 
 // det_grad / slogdet_grad: d sum(cot * out) / dA (slogdet: its logabsdet),
-// with createGraph as the case says, and the second order d sum(cot2 * grad) / dA
+// with createGraph as the case says (columnMajor: A's matrices column-major,
+// which decides the matrix 1.13 factors), and the second order d sum(cot2 * grad) / dA
 function replayGrad(wt, c, made) {
-  const a = makeTensor(wt, c.args[0], made).detach().requiresGrad_();
+  let given = makeTensor(wt, c.args[0], made);
+  if (c.options.columnMajor) {
+    const t = given.transpose(-2, -1), tc = t.contiguous();
+    given = tc.transpose(-2, -1);
+    made.push(t, tc, given);
+  }
+  const a = given.detach().requiresGrad_();
   const cot = makeTensor(wt, c.cot[0], made);
   made.push(a);
   const bad = [];
