@@ -30,10 +30,10 @@ export interface QrOptions {
 }
 
 export interface LstsqOptions {
-  /** singular-value cut of 'gelsy' (relative to the largest); default eps(dtype) * max(m, n) */
+  /** the rank cut relative to the largest singular value ('gelsy', 'gelsd', 'gelss'); default eps(dtype) * max(m, n) */
   rcond?: number | null;
-  /** 'gelsy' (default: QR with column pivoting, any rank) or 'gels' (QR, full rank); 'gelsd' and 'gelss'
-   * need linalg.svd, which weft does not have yet: refused */
+  /** 'gelsy' (default: QR with column pivoting, any rank), 'gels' (QR, full rank), 'gelsd' / 'gelss'
+   * (through the SVD: also the singular values) */
   driver?: 'gels' | 'gelsy' | 'gelsd' | 'gelss';
 }
 
@@ -53,7 +53,8 @@ export type LinalgNamespace = Omit<LinalgFunctions, 'vectorNorm' | 'matrixNorm' 
   /** torch.linalg.qr: { Q, R } (also [Q, R]), LAPACK's signs, column-major as PyTorch's */
   qr(A: Operand, options?: QrOptions): Returns<'Q' | 'R'>;
   qr(A: Operand, mode?: 'reduced' | 'complete' | 'r'): Returns<'Q' | 'R'>;
-  /** torch.linalg.lstsq: min ||A X - B||; residuals only for 'gels' with m > n, rank only for 'gelsy' */
+  /** torch.linalg.lstsq: min ||A X - B||; residuals for m > n ('gels'; 'gelsd' / 'gelss' at full rank), rank
+   * for all but 'gels', singularValues for 'gelsd' / 'gelss' */
   lstsq(A: Operand, B: Operand, options?: LstsqOptions): Returns<'solution' | 'residuals' | 'rank' | 'singularValues'>;
   /** torch.linalg.eigh: eigenvalues ascending, eigenvectors as the columns of V (signs free) */
   eigh(A: Operand, options?: EighOptions): EighResult;

@@ -1148,6 +1148,8 @@ export interface LinalgFunctions {
   solve(A: Operand, B: Operand, options?: { left?: boolean }): Tensor;
   /** linalg_inv */
   inv(A: Operand): Tensor;
+  /** linalg_inv_ex */
+  invEx(A: Operand, options?: { checkErrors?: boolean }): Returns<'inverse' | 'info'>;
   /** linalg_det */
   det(A: Operand): Tensor;
   /** linalg_slogdet */
@@ -1251,13 +1253,13 @@ type Name =
   | '_upsample_nearest_exact2d' | 'upsample_bilinear2d' | 'upsample_bicubic2d' | 'upsample_nearest1d_backward' | '_upsample_nearest_exact1d_backward' | 'upsample_linear1d_backward' | 'upsample_nearest2d_backward' | '_upsample_nearest_exact2d_backward'
   | 'upsample_bilinear2d_backward' | 'upsample_bicubic2d_backward' | 'dropout' | 'dropout_' | 'feature_dropout' | 'feature_dropout_' | 'embedding' | 'embedding_dense_backward'
   | 'embedding_renorm_' | 'rms_norm' | '_fused_rms_norm' | '_rms_norm_backward' | 'index_copy' | 'index_copy_' | 'index_copy.out' | 'scaled_dot_product_attention'
-  | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det' | 'linalg_slogdet' | 'linalg_cholesky'
-  | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | '_linalg_eigh' | 'linalg_eigh' | 'linalg_eigvalsh' | 'bincount' | 'histc'
-  | 'one_hot' | 'index_add' | 'index_add_' | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar'
-  | 'index_fill_.int_Tensor' | 'isnan' | 'isinf' | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out'
-  | 'isclose' | 'nan_to_num' | 'nan_to_num_' | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit'
-  | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor'
-  | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out'
-  | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr' | 'linalg_lstsq'
-  | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals';
+  | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_inv_ex' | 'linalg_det' | 'linalg_slogdet'
+  | 'linalg_cholesky' | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | '_linalg_eigh' | 'linalg_eigh' | 'linalg_eigvalsh' | 'bincount'
+  | 'histc' | 'one_hot' | 'index_add' | 'index_add_' | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_'
+  | 'index_fill_.int_Scalar' | 'index_fill_.int_Tensor' | 'isnan' | 'isinf' | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf'
+  | 'isneginf.out' | 'isclose' | 'nan_to_num' | 'nan_to_num_' | 'nan_to_num.out' | 'square' | 'square_' | 'square.out'
+  | 'logit' | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar'
+  | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_'
+  | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr'
+  | 'linalg_lstsq' | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals';
 export type OpName = Name | `aten::${Name}`;

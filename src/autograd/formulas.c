@@ -3,6 +3,7 @@
  * below are the dispatcher ops (so create_graph records the backward pass),
  * wrapped so that a failed step propagates NULL (the error stays in
  * weft_last_error) and every intermediate is released after the formula. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

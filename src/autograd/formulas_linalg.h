@@ -39,40 +39,103 @@ static bool has_zero(T t) {
   return r;
 }
 
-/* the matrices of A, the singular ones (det 0) replaced by I */
-static T nonsingular(weft__bctx* c, T a, T det) {
-  T eye = keep(c, weft_eye(SIZES(0)[NDIM(0) - 1], a->dtype, a->device));
-  T sing = keep(c, weft_eq_scalar(det, weft_scalar_int(0)));
-  sing = unsq(c, unsq(c, sing, -1), -1);
-  return sing && eye ? keep(c, weft_where(sing, eye, a)) : NULL;
+/* the inverse of each matrix of a, solved with its LU whatever the pivots
+ * (1.13's linalg_inv_ex: a singular matrix gives infinities and NaNs) */
+static T inv_unchecked(weft__bctx* c, T a) {
+  weft_tensor* outs[2] = {NULL, NULL}; /* (the name t is taken by the transpose wrapper here) */
+  if (a) {
+    weft_tensor2 r = weft_linalg_inv_ex(a, false);
+    memcpy(outs, &r, sizeof outs);
+  }
+  weft_tensor_release(outs[1]);
+  return outs[0] ? keep(c, outs[0]) : NULL;
 }
 
-/* linalg_det (1.13's linalg_det_backward): gA = g det A^-T. Without
- * createGraph 1.13 solves with the LU, a zero pivot nudged to eps: as the
- * right-hand side g det is 0 there, a singular matrix's gradient is 0.
- * With createGraph 1.13 takes singular matrices through an SVD, which weft
- * has not: refused rather than differing. */
-static T linalg_det_backward(weft__bctx* c, T g) {
-  bool singular = has_zero(RES);
-  if (singular && weft_grad_enabled())
-    return weft__error_null(WEFT_NOT_IMPLEMENTED, "linalg.det: the gradient with createGraph at a singular matrix "
-                                                  "needs linalg.svd, which weft does not have yet");
-  T a = singular ? nonsingular(c, S(0), RES) : S(0);
+/* linalg_inv_ex: as linalg_inv, with X = A^-1 recomputed (the node saves A) */
+static T linalg_inv_ex_backward(weft__bctx* c, T g) {
+  T xt = mT(c, inv_unchecked(c, S(0)));
+  return neg(c, matmul2(c, xt, matmul2(c, g, xt)));
+}
+
+/* the matrices of A, those where mask is true replaced by I */
+static T masked_to_eye(weft__bctx* c, T a, T mask) {
+  T eye = keep(c, weft_eye(a->sizes[a->ndim - 1], a->dtype, a->device));
+  T m = unsq(c, unsq(c, mask, -1), -1);
+  return m && eye ? keep(c, weft_where(m, eye, a)) : NULL;
+}
+
+/* 0: mask has no true entry, 1: some, 2: all (a Meta mask: none) */
+static int mask_state(T mask) {
+  if (!mask || mask->device == WEFT_DEVICE_META) return 0;
+  weft_tensor* any = weft_any(mask);
+  weft_tensor* all = any ? weft_all(mask) : NULL;
+  int r = !all ? 0 : !*(const bool*)weft_tensor_data_ptr(any) ? 0 : *(const bool*)weft_tensor_data_ptr(all) ? 2 : 1;
+  weft_tensor_release(any);
+  weft_tensor_release(all);
+  return r;
+}
+
+/* 1.13's singular branch of linalg_det_backward: the adjugate through the
+ * SVD, U diag(alpha prod_{j != i} S_j) Vh with alpha = det(U) det(Vh) g
+ * (prod_safe_zeros_backward), differentiable where S's values are distinct */
+static T det_adjugate(weft__bctx* c, T a, T g) {
+  if (!a) return NULL;
+  weft_tensor3 r = weft_linalg_svd(a, true);
+  weft_tensor* usv[3];
+  memcpy(usv, &r, sizeof usv);
+  T u = keep(c, usv[0]), s = keep(c, usv[1]), vh = keep(c, usv[2]);
+  if (!u || !s || !vh) return NULL;
+  T alpha = mul(c, mul(c, keep(c, weft_linalg_det(u)), keep(c, weft_linalg_det(vh))), g);
+  T d = mul(c, unsq(c, alpha, -1), prod_of_others(c, s, s->ndim - 1));
+  return matmul2(c, mul(c, u, unsq(c, d, -2)), vh);
+}
+
+/* g det A^-T, the matrices where mask is true (singular) taken as I */
+static T det_cofactors(weft__bctx* c, T g, T mask) {
+  T a = mask ? masked_to_eye(c, S(0), mask) : S(0);
   T gd = unsq(c, unsq(c, mul(c, g, RES), -1), -1);
   T inv = a ? keep(c, weft_linalg_inv(a)) : NULL;
   return mul(c, gd, mT(c, inv));
 }
 
+/* linalg_det (1.13's linalg_det_backward): gA = g det A^-T. Without
+ * createGraph 1.13 solves with the LU, a zero pivot nudged to eps: as the
+ * right-hand side g det is 0 there, a singular matrix's gradient is 0.
+ * With createGraph it takes the matrices with |det| < 100 eps through the
+ * SVD (det_adjugate: the cofactors, differentiable again) and the others
+ * through a solve; in a batch of both, each branch sees the other's
+ * matrices as I, and where() keeps its own (its gradient never reaches
+ * the replaced ones). */
+static T linalg_det_backward(weft__bctx* c, T g) {
+  if (!weft_grad_enabled()) {
+    T zero = has_zero(RES) ? keep(c, weft_eq_scalar(RES, weft_scalar_int(0))) : NULL;
+    return det_cofactors(c, g, zero);
+  }
+  double eps = S(0)->dtype == WEFT_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+  T mag = keep(c, weft_abs(RES));
+  T tiny = mag ? keep(c, weft_lt_scalar(mag, weft_scalar_double(100 * eps))) : NULL;
+  if (!tiny) return NULL;
+  int state = mask_state(tiny);
+  if (state == 0) return det_cofactors(c, g, NULL);
+  if (state == 2) return det_adjugate(c, S(0), g);
+  T not_tiny = call1(c, weft_logical_not, tiny);
+  T m = unsq(c, unsq(c, tiny, -1), -1);
+  T sing = det_adjugate(c, masked_to_eye(c, S(0), not_tiny), g);
+  T rest = det_cofactors(c, g, tiny);
+  return sing && rest && m ? keep(c, weft_where(m, sing, rest)) : NULL;
+}
+
 /* linalg_slogdet (1.13's slogdet_backward, real A): the node owns
- * logabsdet, RES is the sign; g_logabsdet A^-T. At a singular matrix
- * 1.13's LU solve divides by the zero pivot (infinities whose signs depend
- * on LAPACK's elimination order): refused with its reason. */
+ * logabsdet, RES is the sign; g_logabsdet A^-T. Without createGraph 1.13
+ * solves A^T X = g I with the forward's LU and no check: a singular A
+ * gives the infinities and NaNs of its zero pivot (inv_unchecked of A^T
+ * factors the same matrix and solves the same system). With createGraph it
+ * calls linalg.solve(A^T, g I), which refuses a singular A. */
 static T linalg_slogdet_backward(weft__bctx* c, T g) {
-  if (has_zero(RES))
-    return weft__error_null(WEFT_INVALID_ARGUMENT, "linalg.slogdet: the gradient of logabsdet is infinite at a "
-                                                   "singular matrix (its sign is 0)");
-  T inv = keep(c, weft_linalg_inv(S(0)));
-  return mul(c, unsq(c, unsq(c, g, -1), -1), mT(c, inv));
+  T gd = unsq(c, unsq(c, g, -1), -1);
+  if (!weft_grad_enabled()) return mul(c, gd, inv_unchecked(c, mT(c, S(0))));
+  T eye = keep(c, weft_eye(SIZES(0)[NDIM(0) - 1], S(0)->dtype, S(0)->device));
+  return solve2(c, mT(c, S(0)), mul(c, gd, eye), true);
 }
 
 /* linalg_cholesky(A, upper), RES = L (or U): 1.13's cholesky_backward,
@@ -140,9 +203,11 @@ static T linalg_qr_backward(weft__bctx* c) {
   return m >= n ? qr_backward_tall(c, q, r, ga) : qr_backward_wide(c, q, r, ga, m, n);
 }
 
-/* ---- linalg_lstsq(A, B): 1.13's linalg_lstsq_backward, through
- * pinv(A) (here the minimum-norm least-squares solution of A X = I, the
- * pseudo-inverse up to gelsy's rank cut) and pinv_backward ---- */
+/* ---- linalg_lstsq(A, B): 1.13's linalg_lstsq_backward (whatever the
+ * driver), through pinv(A) and pinv_backward. pinv(A) is the minimum-norm
+ * least-squares solution of A X = I by 'gelsd', whose SVD cut (singular
+ * values at or below eps * max(m, n) * s_max dropped) is 1.13's
+ * linalg_pinv's default ---- */
 static T pinv_of(weft__bctx* c, T a) {
   int64_t m = a->sizes[a->ndim - 2];
   int64_t sizes[WEFT_MAX_DIMS]; /* I with a's number of dims: a 2-D B under a batched A would be a vector */
@@ -150,7 +215,7 @@ static T pinv_of(weft__bctx* c, T a) {
   T eye = keep(c, weft_eye(m, a->dtype, a->device));
   eye = eye ? keep(c, weft_reshape(eye, sizes, a->ndim)) : NULL;
   if (!eye) return NULL;
-  weft_tensor4 r = weft_linalg_lstsq(a, eye, NAN, "gelsy");
+  weft_tensor4 r = weft_linalg_lstsq(a, eye, NAN, "gelsd");
   weft_tensor* outs[4]; /* (the name t is taken by the transpose wrapper here) */
   memcpy(outs, &r, sizeof outs);
   for (int i = 1; i < 4; i++) weft_tensor_release(outs[i]);

@@ -122,39 +122,88 @@ static weft_tensor* lu_of(T a, int64_t** piv, int64_t* bad, int64_t* info) {
   return NULL;
 }
 
-/* ---- inv ---- */
-static weft_tensor* inv_kernel(T a) {
-  if (check_square("linalg.inv", a) != WEFT_OK) return NULL;
-  weft_tensor* r = weft_empty(a->sizes, a->ndim, a->dtype, a->device, WEFT_CONTIGUOUS_FORMAT);
-  if (!r || is_meta(a) || a->numel == 0) return column_major(r);
+/* ---- inv, inv_ex ---- */
+/* x (n x n, row-major) = I */
+static void set_identity(weft_dtype t, int64_t n, char* x) {
+  memset(x, 0, (size_t)(n * n) * weft_dtype_size(t));
+  for (int64_t i = 0; i < n; i++) {
+    if (t == WEFT_FLOAT64)
+      ((double*)x)[i * n + i] = 1;
+    else
+      ((float*)x)[i * n + i] = 1;
+  }
+}
+
+/* getrf's info of matrix b of lu: 1 + the index of U's first exactly-zero diagonal entry, or 0 */
+static int64_t diag_info(weft_tensor* lu, int64_t b) {
+  int64_t n = rows(lu);
+  const char* m = matrix_at(lu, b);
+  for (int64_t i = 0; i < n; i++) {
+    double d = lu->dtype == WEFT_FLOAT64 ? ((const double*)m)[i * n + i] : ((const float*)m)[i * n + i];
+    if (d == 0) return i + 1;
+  }
+  return 0;
+}
+
+/* the getrf info of every matrix, as inv_ex's int32 info */
+static void put_infos(weft_tensor* info, const int64_t* infos) {
+  for (int64_t b = 0; b < info->numel; b++) ((int32_t*)weft_tensor_data_ptr(info))[b] = (int32_t)infos[b];
+}
+
+/* r = A^-1 for every matrix, solved with the LU whatever its pivots (a
+ * zero pivot gives 1.13's infinities and NaNs); infos (batch) the getrf
+ * infos; a singular matrix is refused by op when check */
+static weft_status invert_all(T a, weft_tensor* r, int64_t* infos, const char* op, bool check) {
   int64_t *piv = NULL, bad, info, n = rows(a);
   weft_tensor* f = factored(a);
   weft_tensor* lu = f ? lu_of(f, &piv, &bad, &info) : NULL;
   weft_tensor_release(f);
   weft_status s = lu ? WEFT_OK : weft_last_status();
-  if (s == WEFT_OK && bad >= 0) {
+  if (s == WEFT_OK && bad >= 0 && check) {
     char pre[48];
     batch_prefix(pre, sizeof pre, a, bad);
-    s = weft__error(WEFT_INVALID_ARGUMENT, "linalg.inv: %sThe diagonal element %lld is zero, the inversion could "
-                    "not be completed because the input matrix is singular.", pre, (long long)info);
+    s = weft__error(WEFT_INVALID_ARGUMENT, "%s: %sThe diagonal element %lld is zero, the inversion could not be "
+                    "completed because the input matrix is singular.", op, pre, (long long)info);
   }
-  size_t es = weft_dtype_size(a->dtype);
   for (int64_t b = 0; s == WEFT_OK && b < batch_count(a); b++) {
     char* x = matrix_at(r, b);
-    memset(x, 0, (size_t)(n * n) * es);
-    for (int64_t i = 0; i < n; i++) {
-      if (a->dtype == WEFT_FLOAT64)
-        ((double*)x)[i * n + i] = 1;
-      else
-        ((float*)x)[i * n + i] = 1;
-    }
+    set_identity(a->dtype, n, x);
     lu_solve(a->dtype, factors_transpose(a), n, n, matrix_at(lu, b), piv + b * n, x);
+    if (infos) infos[b] = diag_info(lu, b);
   }
   free(piv);
   weft_tensor_release(lu);
-  if (s == WEFT_OK) return column_major(r);
+  return s;
+}
+
+static weft_tensor* inv_kernel(T a) {
+  if (check_square("linalg.inv", a) != WEFT_OK) return NULL;
+  weft_tensor* r = weft_empty(a->sizes, a->ndim, a->dtype, a->device, WEFT_CONTIGUOUS_FORMAT);
+  if (!r || is_meta(a) || a->numel == 0) return column_major(r);
+  if (invert_all(a, r, NULL, "linalg.inv", true) == WEFT_OK) return column_major(r);
   weft_tensor_release(r);
   return NULL;
+}
+
+/* 1.13's linalg_inv_ex: the inverse and getrf's info per matrix (int32);
+ * a singular matrix gives its infinities and NaNs unless check_errors */
+static weft_tensor2 inv_ex_kernel(T a, bool check_errors) {
+  weft_tensor2 out = {{NULL, NULL}};
+  if (check_square("linalg.inv", a) != WEFT_OK) return out; /* 1.13 checks as linalg.inv */
+  out.t[0] = weft_empty(a->sizes, a->ndim, a->dtype, a->device, WEFT_CONTIGUOUS_FORMAT);
+  out.t[1] = out.t[0] ? weft_empty(a->sizes, a->ndim - 2, WEFT_INT32, a->device, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  int64_t* infos = out.t[1] ? malloc(sizeof(int64_t) * (size_t)(out.t[1]->numel + 1)) : NULL;
+  weft_status s = infos ? WEFT_OK : out.t[1] ? weft__error(WEFT_OUT_OF_MEMORY, "linalg: out of memory") : weft_last_status();
+  if (s == WEFT_OK && !is_meta(a)) {
+    memset(infos, 0, sizeof(int64_t) * (size_t)(out.t[1]->numel + 1));
+    if (a->numel) s = invert_all(a, out.t[0], infos, "linalg.inv_ex", check_errors);
+    if (s == WEFT_OK) put_infos(out.t[1], infos);
+  }
+  free(infos);
+  if (s == WEFT_OK && (out.t[0] = column_major(out.t[0]))) return out;
+  weft_tensor_release(out.t[0]);
+  weft_tensor_release(out.t[1]);
+  return (weft_tensor2){{NULL, NULL}};
 }
 
 /* ---- det, slogdet: the product of U's diagonal and the pivots' sign ---- */
@@ -363,6 +412,8 @@ weft_status weft__linalg_decomp_register(void) {
   WEFT_KERNEL(linalg_solve, META, solve_kernel);
   WEFT_KERNEL(linalg_inv, CPU, inv_kernel);
   WEFT_KERNEL(linalg_inv, META, inv_kernel);
+  WEFT_KERNEL(linalg_inv_ex, CPU, inv_ex_kernel);
+  WEFT_KERNEL(linalg_inv_ex, META, inv_ex_kernel);
   WEFT_KERNEL(linalg_det, CPU, det_kernel);
   WEFT_KERNEL(linalg_det, META, det_kernel);
   WEFT_KERNEL(linalg_slogdet, CPU, slogdet_kernel);

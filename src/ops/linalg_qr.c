@@ -12,6 +12,7 @@
 
 #include "core/internal.h"
 #include "ops/cpu/qr.h"
+#include "ops/cpu/svd.h"
 #include "ops/ops.h"
 
 typedef const weft_tensor* T;
@@ -121,9 +122,11 @@ static weft_tensor2 qr_kernel(T a, const char* mode) {
 
 /* ---- lstsq ---- */
 
+enum { GELS, GELSY, GELSD, GELSS };
+
 typedef struct {
   bool vec;              /* b is a vector (or a batch of them): 1.13's dim_diff 1 */
-  bool gels;             /* else gelsy */
+  int driver;            /* GELS .. GELSS */
   int nbatch;            /* the broadcast batch dims */
   int64_t batch[WEFT_MAX_DIMS];
   int64_t m, n, nrhs, mx;
@@ -163,14 +166,13 @@ static weft_status lstsq_checks(T a, T b, const char* driver, lstsq_shape* sh) {
   int64_t brows = sh->vec ? b->sizes[b->ndim - 1] : b->sizes[b->ndim - 2];
   if (rows(a) != brows)
     return lstsq_error(sh->vec ? "input.size(-2) should match other.size(-1)" : "input.size(-2) should match other.size(-2)");
-  bool known = !strcmp(driver, "gels") || !strcmp(driver, "gelsy") || !strcmp(driver, "gelsd") || !strcmp(driver, "gelss");
-  if (!known) return lstsq_error("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  static const char* const names[] = {"gels", "gelsy", "gelsd", "gelss"};
+  sh->driver = -1;
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(driver, names[i])) sh->driver = i;
+  if (sh->driver < 0) return lstsq_error("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   if (a->dtype != WEFT_FLOAT32 && a->dtype != WEFT_FLOAT64)
     return weft__error(WEFT_TYPE_ERROR, "This function doesn't handle types other than float and double");
-  if (strcmp(driver, "gels") && strcmp(driver, "gelsy"))
-    return weft__error(WEFT_NOT_IMPLEMENTED, "torch.linalg.lstsq: driver '%s' needs a singular value decomposition, "
-                       "which weft does not have yet: use driver 'gelsy' (the default) or 'gels'", driver);
-  sh->gels = !strcmp(driver, "gels");
   sh->m = rows(a), sh->n = cols(a), sh->nrhs = sh->vec ? 1 : b->sizes[b->ndim - 1];
   sh->mx = sh->m > sh->n ? sh->m : sh->n;
   int64_t bs[WEFT_MAX_DIMS + 1];
@@ -212,28 +214,65 @@ static char* block(weft_tensor* t, int64_t b, int64_t elems) {
 
 static void put_rank(weft_tensor* rank, int64_t b, int64_t r) { ((int64_t*)weft_tensor_data_ptr(rank))[b] = r; }
 
+/* the cut of the SVD drivers, rcond read as LAPACK reads it: dgelsd (its
+ * dlalsd) takes eps for an rcond <= 0 or >= 1, dgelss eps for a negative
+ * one, and never keeps a singular value at or below the safe minimum */
+static void svd_cut(const lstsq_shape* sh, weft_dtype t, double rcond, double* rcut, double* floor) {
+  double eps = t == WEFT_FLOAT64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2; /* dlamch('E') */
+  if (sh->driver == GELSD) {
+    *rcut = rcond <= 0 || rcond >= 1 ? eps : rcond, *floor = 0;
+  } else {
+    *rcut = rcond < 0 ? eps : rcond, *floor = t == WEFT_FLOAT64 ? DBL_MIN : FLT_MIN;
+  }
+}
+
+/* matrix b: *info 0, LAPACK's gels code (> 0), or -1 for a non-finite A
+ * under an SVD driver; *r its rank (not gels) */
+static weft_status solve_one(const lstsq_shape* sh, weft_tensor* a, weft_tensor* x, weft_tensor* sv, int64_t b,
+                             double rcond, int64_t* r, int64_t* info) {
+  char *ab = block(a, b, sh->m * sh->n), *xb = block(x, b, sh->mx * sh->nrhs);
+  weft_dtype t = a->dtype;
+  if (sh->driver == GELS) return weft__lstsq_gels(t, sh->m, sh->n, sh->nrhs, ab, xb, sh->mx, info);
+  if (sh->driver == GELSY) return weft__lstsq_gelsy(t, sh->m, sh->n, sh->nrhs, ab, xb, sh->mx, rcond, r);
+  if (weft__svd_classify(t, sh->m * sh->n, ab)) {
+    *info = -1;
+    return WEFT_OK;
+  }
+  double rcut, floor;
+  svd_cut(sh, t, rcond, &rcut, &floor);
+  int64_t k = sh->m < sh->n ? sh->m : sh->n;
+  return weft__lstsq_svd(t, sh->m, sh->n, sh->nrhs, ab, xb, sh->mx, rcut, floor, block(sv, b, k), r);
+}
+
+static weft_status solve_failed(const lstsq_shape* sh, int64_t b, int64_t info) {
+  char pre[48] = "";
+  if (sh->nbatch) snprintf(pre, sizeof pre, "(Batch element %lld): ", (long long)b);
+  if (info < 0) /* 1.13's LAPACK fails on these in ways of its own (a NaN: gelsd's info; an inf: an assert) */
+    return weft__error(WEFT_INVALID_ARGUMENT, "torch.linalg.lstsq: %sThe least squares solution could not be "
+                       "computed because the input matrix contains non-finite values.", pre);
+  return weft__error(WEFT_INVALID_ARGUMENT, "torch.linalg.lstsq: %sThe least squares solution could not be "
+                     "computed because the input matrix does not have full rank (error code: %lld).", pre,
+                     (long long)info);
+}
+
 /* solve every matrix: a (batch, n, m) buffers holding A column-major, x
- * (batch, nrhs, mx) holding B column-major; rank per batch element (gelsy) */
-static weft_status solve_all(const lstsq_shape* sh, weft_tensor* a, weft_tensor* x, weft_tensor* rank, double rcond) {
+ * (batch, nrhs, mx) holding B column-major; rank per batch element (not
+ * gels), singular values per batch element (gelsd, gelss) */
+static weft_status solve_all(const lstsq_shape* sh, weft_tensor* a, weft_tensor* x, weft_tensor* rank, weft_tensor* sv,
+                             double rcond) {
   int64_t nb = 1;
   for (int i = 0; i < sh->nbatch; i++) nb *= sh->batch[i];
-  if (sh->m == 0 || sh->n == 0) { /* 1.13: the zero solution, rank 0, residuals 0 */
-    weft_status s = x->numel ? weft_fill_(x, 0) : WEFT_OK;
+  if (sh->m == 0 || sh->n == 0) {
+    /* 1.13: the zero solution, rank 0; gels zeroes B (residuals 0), the SVD
+     * drivers leave it (residuals |B|^2 when m > n) */
+    weft_status s = x->numel && sh->driver <= GELSY ? weft_fill_(x, 0) : WEFT_OK;
     return s == WEFT_OK && rank && rank->numel ? weft_fill_(rank, 0) : s;
   }
   for (int64_t b = 0; b < nb; b++) {
-    char *ab = block(a, b, sh->m * sh->n), *xb = block(x, b, sh->mx * sh->nrhs);
     int64_t info = 0, r = 0;
-    weft_status s = sh->gels ? weft__lstsq_gels(a->dtype, sh->m, sh->n, sh->nrhs, ab, xb, sh->mx, &info)
-                             : weft__lstsq_gelsy(a->dtype, sh->m, sh->n, sh->nrhs, ab, xb, sh->mx, rcond, &r);
+    weft_status s = solve_one(sh, a, x, sv, b, rcond, &r, &info);
     if (s != WEFT_OK) return s;
-    if (info) {
-      char pre[48] = "";
-      if (sh->nbatch) snprintf(pre, sizeof pre, "(Batch element %lld): ", (long long)b);
-      return weft__error(WEFT_INVALID_ARGUMENT, "torch.linalg.lstsq: %sThe least squares solution could not be "
-                         "computed because the input matrix does not have full rank (error code: %lld).", pre,
-                         (long long)info);
-    }
+    if (info) return solve_failed(sh, b, info);
     if (rank) put_rank(rank, b, r);
   }
   return WEFT_OK;
@@ -264,11 +303,21 @@ static weft_tensor* empty_vector(T a, weft_dtype dt) {
   return weft_empty(&zero, 1, dt, a->device, WEFT_CONTIGUOUS_FORMAT);
 }
 
-static weft_tensor4 lstsq_outputs(const lstsq_shape* sh, T a, weft_tensor* x, weft_tensor* rank) {
+/* 1.13's rule: residuals when m > n, for gels always, for gelsd / gelss
+ * when every matrix has rank n (gelsy never) */
+static bool has_residuals(const lstsq_shape* sh, T a, weft_tensor* rank) {
+  if (sh->m <= sh->n || sh->driver == GELSY) return false;
+  if (sh->driver == GELS || is_meta(a)) return true; /* Meta has no ranks: the full-rank shape */
+  const int64_t* r = weft_tensor_data_ptr(rank);
+  for (int64_t i = 0; i < rank->numel; i++)
+    if (r[i] != sh->n) return false;
+  return true;
+}
+
+static weft_tensor4 lstsq_outputs(const lstsq_shape* sh, T a, weft_tensor* x, weft_tensor* rank, weft_tensor* sv) {
   weft_tensor4 out = {{solution_of(sh, x), NULL, rank ? weft_tensor_retain(rank) : empty_vector(a, WEFT_INT64),
-                       empty_vector(a, a->dtype)}};
-  bool with_res = sh->gels && sh->m > sh->n;
-  out.t[1] = with_res ? residuals_of(sh, x) : empty_vector(a, a->dtype);
+                       sv ? weft_tensor_retain(sv) : empty_vector(a, a->dtype)}};
+  out.t[1] = has_residuals(sh, a, rank) ? residuals_of(sh, x) : empty_vector(a, a->dtype);
   for (int i = 0; i < 4; i++)
     if (!out.t[i]) {
       weft_tensor4_release(out);
@@ -287,11 +336,15 @@ static weft_tensor4 lstsq_kernel(T a, T b, double rcond, const char* driver) {
   weft_tensor* ac = x ? column_major_copy(&sh, a, sh.m, sh.n, sh.m) : NULL;
   int64_t rs[WEFT_MAX_DIMS];
   int rnd = shape_of(&sh, 0, 0, rs, 0);
-  weft_tensor* rank = ac && !sh.gels ? weft_empty(rs, rnd, WEFT_INT64, a->device, WEFT_CONTIGUOUS_FORMAT) : NULL;
-  weft_status s = ac && (sh.gels || rank) ? WEFT_OK : weft_last_status();
-  if (s == WEFT_OK && !is_meta(a)) s = solve_all(&sh, ac, x, rank, rcond);
-  weft_tensor4 out = s == WEFT_OK ? lstsq_outputs(&sh, a, x, rank) : (weft_tensor4){{NULL, NULL, NULL, NULL}};
+  rs[rnd] = sh.m < sh.n ? sh.m : sh.n;
+  weft_tensor* rank = ac && sh.driver != GELS ? weft_empty(rs, rnd, WEFT_INT64, a->device, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  bool svd = sh.driver >= GELSD;
+  weft_tensor* sv = rank && svd ? weft_empty(rs, rnd + 1, a->dtype, a->device, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  weft_status s = ac && (sh.driver == GELS || rank) && (!svd || sv) ? WEFT_OK : weft_last_status();
+  if (s == WEFT_OK && !is_meta(a)) s = solve_all(&sh, ac, x, rank, sv, rcond);
+  weft_tensor4 out = s == WEFT_OK ? lstsq_outputs(&sh, a, x, rank, sv) : (weft_tensor4){{NULL, NULL, NULL, NULL}};
   weft_tensor_release(b2), weft_tensor_release(x), weft_tensor_release(ac), weft_tensor_release(rank);
+  weft_tensor_release(sv);
   return out;
 }
 

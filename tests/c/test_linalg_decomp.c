@@ -189,6 +189,56 @@ static void test_gradients(void) {
   }
 }
 
+/* the values of t (float64, any layout) against want, row-major */
+static bool values_are(weft_tensor* t, const double* want, int64_t n) {
+  weft_tensor* c = t ? weft_contiguous(t, WEFT_CONTIGUOUS_FORMAT) : NULL;
+  bool ok = c != NULL;
+  for (int64_t i = 0; ok && i < n; i++) {
+    double v = ((double*)weft_tensor_data_ptr(c))[i];
+    ok = isinf(want[i]) ? v == want[i] : fabs(v - want[i]) < 1e-12;
+  }
+  weft_tensor_release(c);
+  return ok;
+}
+
+/* 1.13's gradients at singular matrices: det's with createGraph (the
+ * cofactors through the SVD, and their own gradient), slogdet's without
+ * (the zero pivot's infinities) and with (linalg.solve's refusal), inv_ex */
+static void test_singular_gradients(void) {
+  const int64_t s2[2] = {2, 2}, s3[3] = {2, 2, 2};
+  const double sv[4] = {1, 2, 2, 4}, mixed[8] = {1, 2, 2, 4, 4, 1, 2, 3}, wv[4] = {0, 1, 2, 3};
+  weft_tensor* a = from(sv, s2, 2, WEFT_FLOAT64);
+  weft_tensor* w = from(wv, s2, 2, WEFT_FLOAT64);
+  weft_set_requires_grad(a, true);
+  weft_tensor *d = weft_linalg_det(a), *g = NULL, *h = NULL;
+  CHECK(weft_autograd_grad(&d, NULL, 1, &a, 1, true, true, false, &g) == WEFT_OK);
+  CHECK(values_are(g, (const double[]){4, -2, -2, 1}, 4));
+  weft_tensor* gw = weft_mul(g, w);
+  weft_tensor* l = weft_sum(gw, (weft_dtype)-1);
+  CHECK(weft_autograd_grad(&l, NULL, 1, &a, 1, false, false, false, &h) == WEFT_OK);
+  CHECK(values_are(h, (const double[]){3, -2, -1, 0}, 4)); /* 1.13's, to rounding */
+  weft_tensor2 sl = weft_linalg_slogdet(a);
+  weft_tensor* gs = NULL;
+  CHECK(weft_autograd_grad(&sl.t[1], NULL, 1, &a, 1, true, false, false, &gs) == WEFT_OK);
+  CHECK(values_are(gs, (const double[]){-INFINITY, INFINITY, INFINITY, -INFINITY}, 4));
+  weft_tensor* gs2 = NULL;
+  CHECK(weft_autograd_grad(&sl.t[1], NULL, 1, &a, 1, false, true, false, &gs2) != WEFT_OK);
+  CHECK_ERROR_HAS("torch.linalg.solve: The solver failed because the input matrix is singular.");
+  /* a batch of a singular and a regular matrix: each its branch */
+  weft_tensor* b = from(mixed, s3, 3, WEFT_FLOAT64);
+  weft_set_requires_grad(b, true);
+  weft_tensor *db = weft_linalg_det(b), *sb = weft_sum(db, (weft_dtype)-1), *gb = NULL;
+  CHECK(weft_autograd_grad(&sb, NULL, 1, &b, 1, false, true, false, &gb) == WEFT_OK);
+  CHECK(values_are(gb, (const double[]){4, -2, -2, 1, 3, -2, -1, 4}, 8));
+  weft_tensor2 ie = weft_linalg_inv_ex(b, false);
+  CHECK(ie.t[1] && ((int32_t*)weft_tensor_data_ptr(ie.t[1]))[0] == 2 && ((int32_t*)weft_tensor_data_ptr(ie.t[1]))[1] == 0);
+  weft_tensor2 bad = weft_linalg_inv_ex(b, true);
+  CHECK(!bad.t[0]);
+  CHECK_ERROR_HAS("linalg.inv_ex: (Batch element 0): The diagonal element 2 is zero, the inversion could not be");
+  weft_tensor* list[] = {a, w, d, g, h, gw, l, sl.t[0], sl.t[1], gs, b, db, sb, gb, ie.t[0], ie.t[1]};
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) weft_tensor_release(list[i]);
+}
+
 /* ---- allocation failures: clean OutOfMemory, nothing left ---- */
 static weft_tensor* fault_run(weft_tensor* a, weft_tensor* b) {
   weft_tensor* y = weft_linalg_solve(a, b, true);
@@ -224,6 +274,7 @@ int main(void) {
   test_drivers();
   test_ops();
   test_gradients();
+  test_singular_gradients();
   test_allocation_failures();
   CHECK_NO_LEAKS();
   TEST_REPORT();

@@ -14,6 +14,7 @@
 
 #include "core/internal.h"
 #include "ops/cpu/qr.h"
+#include "ops/cpu/svd.h"
 #include "ops/ops.h"
 #include "test.h"
 #include "weft/alloc.h"
@@ -136,6 +137,25 @@ static void test_lstsq(void) {
   CHECK(normal_residual(5, 4, a, x, 5, b) < 1e-12);
   /* null space of A: (1, 1, -1, 0) and (1, -2, 0, -1) */
   CHECK(fabs(x[0] + x[1] - x[2]) < 1e-12 && fabs(x[0] - 2 * x[1] - x[3]) < 1e-12);
+  /* the SVD driver: the same rank and minimum-norm solution; two zero
+   * singular values; row 4 of its B the residual's norm */
+  double y[5], sv[4];
+  memcpy(y, b, sizeof y);
+  CHECK(weft__lstsq_svd(WEFT_FLOAT64, 5, 4, 1, a, y, 5, 1e-10, 0, sv, &rank) == WEFT_OK);
+  CHECK_EQ_I64(rank, 2);
+  for (int i = 0; i < 4; i++) CHECK(fabs(x[i] - y[i]) < 1e-12);
+  CHECK(sv[0] >= sv[1] && sv[1] > 1e-3 && sv[2] < 1e-14 && sv[3] < 1e-14);
+  double r2 = 0;
+  for (int i = 0; i < 5; i++) {
+    double ri = b[i];
+    for (int j = 0; j < 4; j++) ri -= a[i + 5 * j] * y[j];
+    r2 += ri * ri;
+  }
+  CHECK(fabs(y[4] * y[4] - r2) < 1e-12);
+  /* a cut above every singular value: rank 0, the zero solution */
+  memcpy(y, b, sizeof y);
+  CHECK(weft__lstsq_svd(WEFT_FLOAT64, 5, 4, 1, a, y, 5, 2, 0, sv, &rank) == WEFT_OK);
+  CHECK(rank == 0 && y[0] == 0 && y[3] == 0);
   /* a zero matrix: rank 0 and the zero solution */
   double z[6] = {0}, zb[3] = {1, 2, 3};
   CHECK(weft__lstsq_gelsy(WEFT_FLOAT64, 3, 2, 1, z, zb, 3, 1e-10, &rank) ==
@@ -282,8 +302,19 @@ static void test_lstsq_op(void) {
   CHECK_SIZES(y.t[1], 0);
   CHECK_SIZES(y.t[2], 2);
   CHECK(((int64_t*)weft_tensor_data_ptr(y.t[2]))[0] == 3);
-  CHECK(!weft_linalg_lstsq(a, b, NAN, "gelsd").t[0]);
-  CHECK_ERROR_HAS("driver 'gelsd' needs a singular value decomposition");
+  /* gelsd: the same solution and residuals (full rank), rank and singular values filled */
+  weft_tensor4 sd = weft_linalg_lstsq(a, b, NAN, "gelsd");
+  CHECK_SIZES(sd.t[2], 2);
+  CHECK_SIZES(sd.t[3], 2, 3);
+  CHECK(((int64_t*)weft_tensor_data_ptr(sd.t[2]))[1] == 3);
+  for (int i = 0; i < 2; i++) {
+    weft_tensor* e = weft_sub(sd.t[i], r.t[i], weft_scalar_int(1));
+    weft_tensor* ea = e ? weft_abs(e) : NULL;
+    weft_tensor* em = ea ? weft_amax(ea, NULL, 0, false) : NULL;
+    CHECK(em && *(double*)weft_tensor_data_ptr(em) < 1e-12);
+    weft_tensor_release(e), weft_tensor_release(ea), weft_tensor_release(em);
+  }
+  weft_tensor4_release(sd);
   CHECK(!weft_linalg_lstsq(a, b, NAN, "svd").t[0]);
   CHECK_ERROR_HAS("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
   /* Meta: the same shapes, no data */
@@ -292,6 +323,10 @@ static void test_lstsq_op(void) {
   weft_tensor4 mr = weft_linalg_lstsq(ma, mb, NAN, "gelsy");
   CHECK_SIZES(mr.t[0], 2, 3, 2);
   CHECK_SIZES(mr.t[2], 2);
+  weft_tensor4 ms = weft_linalg_lstsq(ma, mb, NAN, "gelss");
+  CHECK_SIZES(ms.t[1], 2, 2);
+  CHECK_SIZES(ms.t[3], 2, 3);
+  weft_tensor4_release(ms);
   weft_tensor2 mq = weft_linalg_qr(ma, "complete");
   CHECK_SIZES(mq.t[0], 2, 5, 5);
   CHECK_SIZES(mq.t[1], 2, 5, 3);

@@ -10,39 +10,11 @@
 // name, and the JS spellings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadFixture } from './fixtures-lib.mjs';
+import { checkLayout, compareValues as compare, fixtureNumber as num, fixtureTensor as makeTensor, loadFixture, valuesOf as flat }
+  from './fixtures-lib.mjs';
 import { init, WeftError, counts, replayAtThreads, VARIANTS } from './helpers.mjs';
 
 const { cases, double } = loadFixture('eigh.json');
-const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
-
-function makeTensor(wt, s, made) {
-  const data = s.values.map((v) => (s.dtype.startsWith('int') ? BigInt(v) : num(v)));
-  const base = wt.tensor(data, { dtype: s.dtype });
-  const t = base.reshape(s.size);
-  made.push(base, t);
-  return t;
-}
-
-const flat = (t) => [t.toArray()].flat(Infinity);
-const maxAbs = (xs) => Math.max(0, ...xs.map(Math.abs));
-
-// got's values against want's, within tol of want's largest magnitude (at least 1 when `unit`)
-function compare(what, got, want, tol, unit = true) {
-  const w = want.map(num);
-  const scale = Math.max(unit ? 1 : 0, maxAbs(w.filter(Number.isFinite)));
-  const i = w.findIndex((x, j) => (Number.isFinite(x) ? !(Math.abs(got[j] - x) <= tol * scale) : got[j] !== x));
-  return i >= 0 ? [`${what}[${i}] ${got[i]}, want ${w[i]}`] : [];
-}
-
-function checkMeta(k, r, w) {
-  if (r.dtype !== w.dtype) return [`out ${k}: dtype ${r.dtype}, want ${w.dtype}`];
-  if (JSON.stringify(r.shape) !== JSON.stringify(w.size)) return [`out ${k}: shape ${r.shape}, want ${w.size}`];
-  if (r.numel() > 1 && JSON.stringify(r.stride()) !== JSON.stringify(w.stride)) {
-    return [`out ${k}: stride ${r.stride()}, want ${w.stride}`];
-  }
-  return [];
-}
 
 // the symmetric matrix eigh solves: the UPLO triangle mirrored, in float64
 function symmetric(a, uplo) {
@@ -123,7 +95,7 @@ function replay(wt, c) {
   if (r && c.expect.error !== undefined) bad.push(`expected "${c.expect.error}", got a result`);
   const outs = r ? (c.fn === 'eigh' ? [...r] : [r]) : [];
   if (r && c.expect.error === undefined) {
-    c.expect.forEach((w, k) => bad.push(...checkMeta(k, outs[k], w)));
+    c.expect.forEach((w, k) => bad.push(...checkLayout(`out ${k}`, outs[k], w)));
     if (!bad.length) {
       bad.push(...compare('eigenvalues', flat(outs[0]), c.expect[0].values, c.tol, false));
       if (c.fn === 'eigh') {

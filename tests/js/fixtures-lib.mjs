@@ -188,3 +188,41 @@ export function registerChains(test, wtPromise, file) {
   }
   return fx.chains.length;
 }
+
+// ---- the torch.linalg fixtures (eigh, svd, linalg25, qr; written by
+// tests/fixtures/fixture_util.py): a tensor is {dtype, size, values[,
+// stride]}, its values row-major, non-finite ones as 'nan', 'inf', '-inf' ----
+
+export const fixtureNumber = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
+
+// the tensor of a spec; it and its base are pushed to made (the caller disposes them)
+export function fixtureTensor(wt, s, made) {
+  const data = s.values.map((v) => (s.dtype.startsWith('int') ? BigInt(v) : fixtureNumber(v)));
+  const base = wt.tensor(data, { dtype: s.dtype });
+  const t = base.reshape(s.size);
+  made.push(base, t);
+  return t;
+}
+
+// every value of t (any layout), row-major
+export const valuesOf = (t) => [t.toArray()].flat(Infinity).map(Number);
+
+// got (numbers) against a spec's stored values: finite ones within tol of
+// the largest finite |want| (of at least 1 when unit), the others exactly
+// (NaN as NaN); [] or the first mismatch
+export function compareValues(what, got, wantValues, tol, unit = true) {
+  const w = wantValues.map(fixtureNumber);
+  const scale = Math.max(unit ? 1 : 0, ...w.filter(Number.isFinite).map(Math.abs));
+  const i = w.findIndex((x, j) => (Number.isFinite(x) ? !(Math.abs(got[j] - x) <= tol * scale) : !Object.is(got[j], x)));
+  return i >= 0 ? [`${what}[${i}] ${got[i]}, want ${w[i]}`] : [];
+}
+
+// t's dtype, shape and (when it has more than one element) strides against a spec; [] or the first difference
+export function checkLayout(what, t, spec) {
+  if (t.dtype !== spec.dtype) return [`${what}: dtype ${t.dtype}, want ${spec.dtype}`];
+  if (JSON.stringify(t.shape) !== JSON.stringify(spec.size)) return [`${what}: shape ${t.shape}, want ${spec.size}`];
+  if (t.numel() > 1 && JSON.stringify(t.stride()) !== JSON.stringify(spec.stride)) {
+    return [`${what}: stride ${t.stride()}, want ${spec.stride}`];
+  }
+  return [];
+}

@@ -1,61 +1,44 @@
 // torch.linalg (issue 25): every case of tests/fixtures/linalg25.json
 // (PyTorch 1.13, made by tests/fixtures/gen_linalg25_fixtures.py) through
-// wt.linalg.solve / inv / det / slogdet / cholesky on each wasm variant at 1
-// and 2 threads: dtype, shape, strides and values (within the case's
-// tolerance, relative to the output's largest value), gradients of
-// sum(cot * out), and errors as WeftErrors with PyTorch's message; nothing
-// leaks. Then reconstruction checks on the blocked paths in float32 and
+// wt.linalg.solve / inv / invEx / det / slogdet / cholesky on each wasm
+// variant at 1 and 2 threads: dtype, shape, strides and values (within the
+// case's tolerance, relative to the output's largest value; infinities and
+// NaNs exactly), gradients of sum(cot * out), those at singular matrices
+// (det's with createGraph and its second order, slogdet's infinities and
+// its createGraph refusal), and errors as WeftErrors with PyTorch's
+// message; nothing leaks. Then reconstruction checks on the blocked paths in float32 and
 // float64 (A solve(A, B) = B, L L^T = A, A inv(A) = I, det = sign exp(logabsdet)).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadFixture } from './fixtures-lib.mjs';
+import { checkLayout, compareValues, fixtureNumber as num, fixtureTensor, loadFixture, valuesOf } from './fixtures-lib.mjs';
 import { init, WeftError, counts, replayAtThreads, VARIANTS } from './helpers.mjs';
 
 const { cases } = loadFixture('linalg25.json');
-const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
-const DIFF = { solve: [0, 1], inv: [0], det: [0], cholesky: [0], vector_norm: [0], matrix_norm: [0] };
-const FN = { vector_norm: 'vectorNorm', matrix_norm: 'matrixNorm' };
+const DIFF = { solve: [0, 1], inv: [0], det: [0], cholesky: [0], vector_norm: [0], matrix_norm: [0], inv_ex: [0] };
+const FN = { vector_norm: 'vectorNorm', matrix_norm: 'matrixNorm', inv_ex: 'invEx' };
+const MULTI = new Set(['slogdet', 'inv_ex']); // results that are (also) arrays
+// the differentiable output of a result: inv_ex's inverse (its info is int32)
+const first = (c, r) => (c.fn === 'inv_ex' ? r.inverse : r);
 const fnOf = (wt, c) => wt.linalg[FN[c.fn] ?? c.fn];
 // the fixture's options in JS: infinite orders as numbers
 const optionsOf = (c) => Object.fromEntries(Object.entries(c.options).map(([k, v]) => [k, k === 'ord' ? num(v) : v]));
 
-function makeTensor(wt, s, made) {
-  const data = s.values.map((v) => (s.dtype.startsWith('int') ? BigInt(v) : num(v)));
-  const base = wt.tensor(data, { dtype: s.dtype });
-  const t = base.reshape(s.size);
-  made.push(base, t);
-  return t;
-}
-
-const flat = (t) => [t.toArray()].flat(Infinity);
-
-// the values of got against want, within tol of want's largest magnitude
-function compare(what, got, want, tol) {
-  const w = want.values.map(num);
-  const scale = Math.max(1, ...w.filter(Number.isFinite).map(Math.abs));
-  const g = flat(got);
-  const i = w.findIndex((x, j) => (Number.isFinite(x) ? !(Math.abs(g[j] - x) <= tol * scale) : g[j] !== x));
-  return i >= 0 ? [`${what}[${i}] ${g[i]}, want ${want.values[i]}`] : [];
-}
+const makeTensor = fixtureTensor;
+// got (a tensor) against want (a spec), within tol of want's largest magnitude
+const compare = (what, got, want, tol) => compareValues(what, valuesOf(got), want.values, tol);
 
 function checkOutputs(outs, c) {
-  const bad = [];
-  c.expect.forEach((w, k) => {
-    const r = outs[k];
-    if (r.dtype !== w.dtype) bad.push(`out ${k}: dtype ${r.dtype}, want ${w.dtype}`);
-    else if (JSON.stringify(r.shape) !== JSON.stringify(w.size)) bad.push(`out ${k}: shape ${r.shape}, want ${w.size}`);
-    else if (r.numel() > 1 && JSON.stringify(r.stride()) !== JSON.stringify(w.stride)) {
-      bad.push(`out ${k}: stride ${r.stride()}, want ${w.stride}`);
-    } else bad.push(...compare(`out ${k}`, r, w, c.tol));
+  return c.expect.flatMap((w, k) => {
+    const layout = checkLayout(`out ${k}`, outs[k], w);
+    return layout.length ? layout : compare(`out ${k}`, outs[k], w, c.tol);
   });
-  return bad;
 }
 
 function checkGrads(wt, c, args, made) {
   const xs = args.map((a, i) => (DIFF[c.fn].includes(i) ? a.detach().requiresGrad_() : a));
   made.push(...xs.filter((x, i) => x !== args[i]));
   const cot = makeTensor(wt, c.cot[0], made);
-  wt.tidy(() => fnOf(wt, c)(...xs, optionsOf(c)).mul(cot).sum().backward());
+  wt.tidy(() => first(c, fnOf(wt, c)(...xs, optionsOf(c))).mul(cot).sum().backward());
   const bad = [];
   DIFF[c.fn].forEach((i, k) => {
     const g = xs[i].grad;
@@ -66,8 +49,51 @@ function checkGrads(wt, c, args, made) {
   return bad;
 }
 
+// det_grad / slogdet_grad: d sum(cot * out) / dA (slogdet: its logabsdet),
+// with createGraph as the case says (columnMajor: A's matrices column-major,
+// which decides the matrix 1.13 factors), and the second order d sum(cot2 * grad) / dA
+function replayGrad(wt, c, made) {
+  let given = makeTensor(wt, c.args[0], made);
+  if (c.options.columnMajor) {
+    const t = given.transpose(-2, -1), tc = t.contiguous();
+    given = tc.transpose(-2, -1);
+    made.push(t, tc, given);
+  }
+  const a = given.detach().requiresGrad_();
+  const cot = makeTensor(wt, c.cot[0], made);
+  made.push(a);
+  const bad = [];
+  let g;
+  try {
+    const outs = c.fn === 'det_grad' ? [wt.linalg.det(a)] : [...wt.linalg.slogdet(a)].reverse();
+    const prod = outs[0].mul(cot), loss = prod.sum();
+    made.push(...outs, prod, loss);
+    [g] = wt.autograd.grad(loss, [a], { createGraph: c.options.createGraph });
+  } catch (e) {
+    if (c.grad_error === undefined) return [`backward threw ${e.name}: ${e.message}`];
+    if (!(e instanceof WeftError) || !e.message.includes(c.grad_error)) return [`backward: ${e.message}`];
+    return [];
+  }
+  made.push(g);
+  if (c.grad_error !== undefined) return [`backward: expected "${c.grad_error}"`];
+  bad.push(...compare('grad', g, c.grads[0], c.tol * 10));
+  if (c.grads2) {
+    const cot2 = makeTensor(wt, c.cot2[0], made);
+    const prod = g.mul(cot2), loss = prod.sum();
+    const [h] = wt.autograd.grad(loss, [a]);
+    made.push(prod, loss, h);
+    bad.push(...compare('grad of grad', h, c.grads2[0], c.tol * 10));
+  }
+  return bad;
+}
+
 function replay(wt, c) {
   const made = [];
+  if (c.fn.endsWith('_grad')) {
+    const bad = replayGrad(wt, c, made);
+    for (const t of made) t.dispose();
+    return bad.map((b) => `${c.fn} ${JSON.stringify(c.options)} ${c.args[0].dtype}[${c.args[0].size}]: ${b}`);
+  }
   const args = c.args.map((s) => makeTensor(wt, s, made));
   const bad = [];
   let r;
@@ -79,7 +105,7 @@ function replay(wt, c) {
     else if (!e.message.includes(c.expect.error)) bad.push(`message "${e.message}" lacks "${c.expect.error}"`);
   }
   if (r && c.expect.error !== undefined) bad.push(`expected "${c.expect.error}", got a result`);
-  const outs = r ? (c.fn === 'slogdet' ? [...r] : [r]) : [];
+  const outs = r ? (MULTI.has(c.fn) ? [...r] : [r]) : [];
   if (r && c.expect.error === undefined) {
     bad.push(...checkOutputs(outs, c));
     if (c.grads) bad.push(...checkGrads(wt, c, args, made));

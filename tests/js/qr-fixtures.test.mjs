@@ -9,40 +9,20 @@
 // and float64, batched, tall and wide, and on an ill-conditioned input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadFixture } from './fixtures-lib.mjs';
+import { checkLayout, compareValues, fixtureTensor, loadFixture, valuesOf } from './fixtures-lib.mjs';
 import { init, WeftError, counts, replayAtThreads, VARIANTS } from './helpers.mjs';
 
 const { cases } = loadFixture('qr.json');
 
-function makeTensor(wt, s, made) {
-  const data = s.values.map((v) => (s.dtype.startsWith('int') ? BigInt(v) : v));
-  const base = wt.tensor(data, { dtype: s.dtype });
-  const t = base.reshape(s.size);
-  made.push(base, t);
-  return t;
-}
-
-const flat = (t) => [t.toArray()].flat(Infinity).map(Number);
-
-// got against want, within tol of want's largest magnitude
-function compare(what, got, want, tol) {
-  const scale = Math.max(1, ...want.values.map(Math.abs));
-  const g = flat(got);
-  const i = want.values.findIndex((x, j) => !(Math.abs(g[j] - x) <= tol * scale));
-  return i >= 0 ? [`${what}[${i}] ${g[i]}, want ${want.values[i]}`] : [];
-}
+const makeTensor = fixtureTensor;
+// got (a tensor) against want (a spec), within tol of want's largest magnitude
+const compare = (what, got, want, tol) => compareValues(what, valuesOf(got), want.values, tol);
 
 function checkOutputs(outs, c) {
-  const bad = [];
-  c.expect.forEach((w, k) => {
-    const r = outs[k];
-    if (r.dtype !== w.dtype) bad.push(`out ${k}: dtype ${r.dtype}, want ${w.dtype}`);
-    else if (JSON.stringify(r.shape) !== JSON.stringify(w.size)) bad.push(`out ${k}: shape ${r.shape}, want ${w.size}`);
-    else if (r.numel() > 1 && JSON.stringify(r.stride()) !== JSON.stringify(w.stride)) {
-      bad.push(`out ${k}: stride ${r.stride()}, want ${w.stride}`);
-    } else bad.push(...compare(`out ${k}`, r, w, c.tol));
+  return c.expect.flatMap((w, k) => {
+    const layout = checkLayout(`out ${k}`, outs[k], w);
+    return layout.length ? layout : compare(`out ${k}`, outs[k], w, c.tol);
   });
-  return bad;
 }
 
 // the outputs of c's call, as an array (qr: Q, R; lstsq: its four)

@@ -10,18 +10,13 @@
 // nothing leaks. Then gradcheck-style central differences in float64.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadFixture } from './fixtures-lib.mjs';
+import { checkLayout as layout, compareValues, fixtureNumber as num, fixtureTensor, loadFixture, valuesOf as values }
+  from './fixtures-lib.mjs';
 import { init, WeftError, counts, replayAtThreads, VARIANTS } from './helpers.mjs';
 
 const { cases } = loadFixture('svd.json');
-const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
-
-function tensorOf(wt, s) {
-  const data = s.values.map((v) => (s.dtype.startsWith('int') ? BigInt(v) : num(v)));
-  return wt.tensor(data, { dtype: s.dtype }).reshape(s.size);
-}
-
-const values = (t) => [t.toArray()].flat(Infinity);
+// a spec's tensor, inside the caller's tidy
+const tensorOf = (wt, s) => fixtureTensor(wt, s, []);
 
 // the first index where got and want (numbers) differ by more than tol * scale, or -1
 function firstMismatch(got, want, tol, scale) {
@@ -29,22 +24,7 @@ function firstMismatch(got, want, tol, scale) {
 }
 
 // values of t against a fixture spec, within tol of max(1, its largest magnitude)
-function against(what, t, spec, tol) {
-  const want = spec.values.map(num);
-  const scale = Math.max(1, ...want.filter(Number.isFinite).map(Math.abs));
-  const got = values(t);
-  const i = firstMismatch(got, want, tol, scale);
-  return i >= 0 ? [`${what}[${i}] ${got[i]}, want ${want[i]}`] : [];
-}
-
-function layout(what, t, spec) {
-  if (t.dtype !== spec.dtype) return [`${what}: dtype ${t.dtype}, want ${spec.dtype}`];
-  if (JSON.stringify(t.shape) !== JSON.stringify(spec.size)) return [`${what}: shape ${t.shape}, want ${spec.size}`];
-  if (t.numel() > 1 && JSON.stringify(t.stride()) !== JSON.stringify(spec.stride)) {
-    return [`${what}: stride ${t.stride()}, want ${spec.stride}`];
-  }
-  return [];
-}
+const against = (what, t, spec, tol) => compareValues(what, values(t), spec.values, tol);
 
 // max |x - y| over max(1e-300, max |S|): errors relative to the largest singular value
 const relErr = (x, y, top) => x.sub(y).abs().max().item() / top;

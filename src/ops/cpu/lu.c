@@ -78,6 +78,8 @@ static weft_status trailing_update_t(weft_dtype t, int64_t m, int64_t kk, const 
     }                                                                                                        \
     return WEFT_OK;                                                                                          \
   }                                                                                                          \
+  /* P^T: L y = b, U x = y; a zero of y is not divided (dtrsm's 'N' solve skips it), so a zero pivot         \
+   * gives LAPACK's infinities, and zeros where LAPACK has them, not 0 / 0 */                                \
   static void lu_solve_##SUF(int64_t n, int64_t k, const T* lu, const int64_t* piv, T* b) {                  \
     for (int64_t i = 0; i < n; i++)                                                                          \
       if (piv[i] != i)                                                                                       \
@@ -97,7 +99,8 @@ static weft_status trailing_update_t(weft_dtype t, int64_t m, int64_t kk, const 
         for (int64_t c = 0; c < k; c++) b[i * k + c] -= u * b[j * k + c];                                    \
       }                                                                                                      \
       T d = lu[i * n + i];                                                                                   \
-      for (int64_t c = 0; c < k; c++) b[i * k + c] /= d;                                                     \
+      for (int64_t c = 0; c < k; c++)                                                                        \
+        if (b[i * k + c] != 0) b[i * k + c] /= d;                                                            \
     }                                                                                                        \
   }                                                                                                          \
   /* U^T y = b, L^T z = y, then the swaps backwards: x = P z */                                               \

@@ -1,5 +1,5 @@
-/* The SVD of one matrix (see svd.h): one-sided Jacobi (Hestenes) on the R
- * factor of a Householder QR.
+/* The SVD of one matrix (see svd.h): one-sided Jacobi (Hestenes) on R^T,
+ * R the factor of a Householder QR with column pivoting.
  *
  * Why Jacobi rather than Golub-Kahan bidiagonalization + implicit QR (what
  * 1.13's LAPACK gesdd does): one-sided Jacobi orthogonalizes the columns of
@@ -9,9 +9,9 @@
  * normalized columns, orthogonal to working precision whatever their scale;
  * bidiagonalization only promises accuracy relative to the largest singular
  * value. Its cost is a few sweeps of O(n^3) each, which the QR step keeps
- * low: Jacobi runs on the n x n triangle R instead of the m x n input, and R
- * is already closer to orthogonal columns (Drmac and Veselic's
- * preconditioning). A wide input is decomposed as its transpose
+ * low: Jacobi runs on the n x n triangle instead of the m x n input, and,
+ * the QR being pivoted, on R^T, whose columns are much closer to orthogonal
+ * than R's (Drmac and Veselic's preconditioning: about half the sweeps). A wide input is decomposed as its transpose
  * (A^T = U S V^T gives A = V S U^T). Everything runs in double, float32
  * included, and the matrix is scaled by a power of two first so that no
  * dot product overflows or underflows. */
@@ -52,14 +52,36 @@ int weft__svd_classify(weft_dtype t, int64_t count, const void* a) {
 typedef struct {
   int64_t mm, nn;
   double *x, *tau, *g, *w, *sig;
-  int64_t* order;
+  int64_t *order, *perm; /* perm: X's column j is the input's column perm[j] (the QR's pivoting) */
   int exponent; /* the input is X * 2^exponent */
 } svd_work;
 
+/* Four partial sums: a single running sum is one chain of dependent adds
+ * (the compiler may not reorder it), four are independent chains it can
+ * pipeline and vectorize, and summing in four parts loses no accuracy. */
 static double dot(int64_t n, const double* a, const double* b) {
-  double s = 0;
-  for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
-  return s;
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < n; i++) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
+
+/* p.p, q.q and p.q in one pass over the two columns, two partial sums each */
+static void dot3(int64_t n, const double* p, const double* q, double* pp, double* qq, double* pq) {
+  double a0 = 0, a1 = 0, b0 = 0, b1 = 0, g0 = 0, g1 = 0;
+  int64_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    a0 += p[i] * p[i], b0 += q[i] * q[i], g0 += p[i] * q[i];
+    a1 += p[i + 1] * p[i + 1], b1 += q[i + 1] * q[i + 1], g1 += p[i + 1] * q[i + 1];
+  }
+  if (i < n) a0 += p[i] * p[i], b0 += q[i] * q[i], g0 += p[i] * q[i];
+  *pp = a0 + a1, *qq = b0 + b1, *pq = g0 + g1;
 }
 
 /* X from a (m x n row-major), scaled so that its largest magnitude is in [0.5, 1) */
@@ -82,11 +104,38 @@ static void load(svd_work* wk, weft_dtype t, int64_t m, int64_t n, const void* a
   for (int64_t i = 0; i < wk->mm * wk->nn; i++) wk->x[i] *= f;
 }
 
-/* Householder QR in place (LAPACK's geqr2): R above the diagonal, each
- * reflector H_j = I - tau_j v v^T (v_j = 1) below it */
+/* swaps columns j and p of X (M rows) and their entries of perm */
+static void swap_columns(svd_work* wk, int64_t j, int64_t p) {
+  double *a = wk->x + j * wk->mm, *b = wk->x + p * wk->mm;
+  for (int64_t i = 0; i < wk->mm; i++) {
+    double v = a[i];
+    a[i] = b[i], b[i] = v;
+  }
+  int64_t k = wk->perm[j];
+  wk->perm[j] = wk->perm[p], wk->perm[p] = k;
+}
+
+/* column pivoting (dgeqp3's choice): the column of largest norm below row j
+ * goes to j; the norms are recomputed, not downdated, so cancellation never
+ * misleads the choice */
+static void pivot(svd_work* wk, int64_t j) {
+  int64_t M = wk->mm, best = j;
+  double big = -1;
+  for (int64_t c = j; c < wk->nn; c++) {
+    double nc = dot(M - j, wk->x + c * M + j, wk->x + c * M + j);
+    if (nc > big) big = nc, best = c;
+  }
+  if (best != j) swap_columns(wk, j, best);
+}
+
+/* Householder QR with column pivoting in place (LAPACK's geqp3 without
+ * blocking): X P = Q R, R above the diagonal, each reflector
+ * H_j = I - tau_j v v^T (v_j = 1) below it */
 static void householder_qr(svd_work* wk) {
   int64_t M = wk->mm, N = wk->nn;
+  for (int64_t j = 0; j < N; j++) wk->perm[j] = j;
   for (int64_t j = 0; j < N; j++) {
+    pivot(wk, j);
     double* col = wk->x + j * M;
     double tail = dot(M - j - 1, col + j + 1, col + j + 1);
     wk->tau[j] = 0;
@@ -132,7 +181,8 @@ static void rotate(int64_t n, double* p, double* q, double c, double s) {
 static bool jacobi_pair(svd_work* wk, int64_t p, int64_t q, double tol) {
   int64_t N = wk->nn;
   double *gp = wk->g + p * N, *gq = wk->g + q * N;
-  double a = dot(N, gp, gp), b = dot(N, gq, gq), g = dot(N, gp, gq);
+  double a, b, g;
+  dot3(N, gp, gq, &a, &b, &g);
   if (a == 0 || b == 0 || fabs(g) <= tol * sqrt(a) * sqrt(b)) return false;
   /* the rotation [c s; -s c] that zeroes gp . gq: t = tan, the smaller root */
   double zeta = (b - a) / (2 * g);
@@ -143,11 +193,14 @@ static bool jacobi_pair(svd_work* wk, int64_t p, int64_t q, double tol) {
   return true;
 }
 
-/* G = R, rotated on the right until its columns are orthogonal: R W = G */
+/* G = R^T, rotated on the right until its columns are orthogonal:
+ * R^T W = G. Drmac and Veselic's preconditioning: after a pivoted QR the
+ * columns of R^T are much closer to orthogonal than R's (R's rows are
+ * graded), so the sweeps are fewer. */
 static void jacobi(svd_work* wk) {
   int64_t M = wk->mm, N = wk->nn;
   for (int64_t j = 0; j < N; j++)
-    for (int64_t i = 0; i < N; i++) wk->g[j * N + i] = i <= j ? wk->x[j * M + i] : 0;
+    for (int64_t i = 0; i < N; i++) wk->g[j * N + i] = i >= j ? wk->x[i * M + j] : 0;
   if (wk->w) {
     memset(wk->w, 0, sizeof(double) * (size_t)(N * N));
     for (int64_t i = 0; i < N; i++) wk->w[i * N + i] = 1;
@@ -198,32 +251,41 @@ static void complete_column(int64_t n, int64_t k, double* b) {
   }
 }
 
-/* Y (mm x ycols, column-major) = Q [U_R 0; 0 I]: U_R's columns are G's
- * sorted and normalized, completed where a singular value is zero; the
- * identity block gives the complete basis */
+/* R^T = U_X S W^T (U_X: G's columns normalized), so X P = Q R =
+ * (Q W) S U_X^T: X's left vectors are Q W, its right ones P U_X. */
+
+/* Y (mm x ycols, column-major) = Q [W 0; 0 I], W's columns in singular
+ * value order; the identity block gives the complete basis */
 static void left_vectors(svd_work* wk, double* y, int64_t ycols) {
   int64_t M = wk->mm, N = wk->nn;
-  double* ur = wk->g + N * N; /* scratch after G */
-  for (int64_t j = 0; j < N; j++) {
-    double sg = wk->sig[wk->order[j]];
-    const double* src = wk->g + wk->order[j] * N;
-    if (sg >= DBL_MIN) {
-      for (int64_t i = 0; i < N; i++) ur[j * N + i] = src[i] / sg;
-    } else {
-      complete_column(N, j, ur);
-    }
-  }
   memset(y, 0, sizeof(double) * (size_t)(M * ycols));
-  for (int64_t j = 0; j < N; j++) memcpy(y + j * M, ur + j * N, sizeof(double) * (size_t)N);
+  for (int64_t j = 0; j < N; j++) memcpy(y + j * M, wk->w + wk->order[j] * N, sizeof(double) * (size_t)N);
   for (int64_t j = N; j < ycols; j++) y[j * M + j] = 1;
   apply_q(wk, y, ycols);
 }
 
-/* dst[i * rs + j * cs] = column j of src (rows x cols, column-major), column perm[j] when perm is given */
-static void store(weft_dtype t, void* dst, int64_t rs, int64_t cs, const double* src, int64_t rows, int64_t cols,
-                  const int64_t* perm) {
+/* W's buffer (done with) = P U_X, U_X's columns in singular value order and
+ * normalized, completed where a singular value is zero */
+static void right_vectors(svd_work* wk) {
+  int64_t N = wk->nn;
+  double* ux = wk->g + N * N; /* scratch after G */
+  for (int64_t j = 0; j < N; j++) {
+    double sg = wk->sig[wk->order[j]];
+    const double* src = wk->g + wk->order[j] * N;
+    if (sg >= DBL_MIN) {
+      for (int64_t i = 0; i < N; i++) ux[j * N + i] = src[i] / sg;
+    } else {
+      complete_column(N, j, ux);
+    }
+  }
+  for (int64_t j = 0; j < N; j++)
+    for (int64_t i = 0; i < N; i++) wk->w[j * N + wk->perm[i]] = ux[j * N + i];
+}
+
+/* dst[i * rs + j * cs] = column j of src (rows x cols, column-major) */
+static void store(weft_dtype t, void* dst, int64_t rs, int64_t cs, const double* src, int64_t rows, int64_t cols) {
   for (int64_t j = 0; j < cols; j++) {
-    const double* col = src + (perm ? perm[j] : j) * rows;
+    const double* col = src + j * rows;
     for (int64_t i = 0; i < rows; i++) set(t, dst, i * rs + j * cs, col[i]);
   }
 }
@@ -241,9 +303,10 @@ static weft_status alloc_work(svd_work* wk, int64_t m, int64_t n, bool vectors, 
   wk->g = malloc(sizeof(double) * (size_t)(2 * N * N)); /* G, then U_R */
   wk->sig = malloc(sizeof(double) * (size_t)N);
   wk->order = malloc(sizeof(int64_t) * (size_t)N);
+  wk->perm = malloc(sizeof(int64_t) * (size_t)N);
   wk->w = vectors ? malloc(sizeof(double) * (size_t)(N * N)) : NULL;
   *y = vectors ? malloc(sizeof(double) * (size_t)(M * *ycols)) : NULL;
-  if (wk->x && wk->tau && wk->g && wk->sig && wk->order && (!vectors || (wk->w && *y))) return WEFT_OK;
+  if (wk->x && wk->tau && wk->g && wk->sig && wk->order && wk->perm && (!vectors || (wk->w && *y))) return WEFT_OK;
   return weft__error(WEFT_OUT_OF_MEMORY, "linalg.svd: out of memory (a %lld x %lld matrix)", (long long)m,
                      (long long)n);
 }
@@ -263,15 +326,16 @@ weft_status weft__svd(weft_dtype t, int64_t m, int64_t n, const void* a, void* s
   }
   if (st == WEFT_OK && vectors) {
     left_vectors(&wk, y, ycols);
-    /* tall: U = Y, V = W; wide: U = W, V = Y (V stored row by row) */
+    right_vectors(&wk);
+    /* tall: U = Y, V = P U_X (in W's buffer); wide: U = P U_X, V = Y (V stored row by row) */
     if (tall) {
-      store(t, u, 1, m, y, m, ycols, NULL);
-      store(t, vh, n, 1, wk.w, n, n, wk.order);
+      store(t, u, 1, m, y, m, ycols);
+      store(t, vh, n, 1, wk.w, n, n);
     } else {
-      store(t, u, 1, m, wk.w, m, m, wk.order);
-      store(t, vh, ycols, 1, y, n, ycols, NULL);
+      store(t, u, 1, m, wk.w, m, m);
+      store(t, vh, ycols, 1, y, n, ycols);
     }
   }
-  free(wk.x), free(wk.tau), free(wk.g), free(wk.sig), free(wk.order), free(wk.w), free(y);
+  free(wk.x), free(wk.tau), free(wk.g), free(wk.sig), free(wk.order), free(wk.perm), free(wk.w), free(y);
   return st;
 }

@@ -22,4 +22,16 @@ int weft__svd_classify(weft_dtype t, int64_t count, const void* a);
  * columns past k complete orthonormal bases. */
 weft_status weft__svd(weft_dtype t, int64_t m, int64_t n, const void* a, void* s, void* u, void* vh, bool full);
 
+/* Least squares through the SVD (src/ops/cpu/lstsq_svd.c; 1.13's drivers
+ * 'gelsd' and 'gelss'): X = V diag(1/s_i) U^T B over the singular values
+ * s_i > max(rcut * s_max, floor), the others dropped (the minimum-norm
+ * solution of the truncated problem). a is m x n column-major (lda m),
+ * finite, read only; b is max(m, n) x nrhs (leading dim ldb): X goes to its
+ * first n rows, and when m > n rows n..m get numbers whose squares sum to
+ * ||B - A X||^2 per column (row n the norm, the others zero: LAPACK leaves
+ * the residual's components there, with the same sum). s gets the min(m, n)
+ * singular values, descending, *rank the count kept. Computed in double. */
+weft_status weft__lstsq_svd(weft_dtype t, int64_t m, int64_t n, int64_t nrhs, const void* a, void* b, int64_t ldb,
+                            double rcut, double floor, void* s, int64_t* rank);
+
 #endif
