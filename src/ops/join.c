@@ -397,11 +397,11 @@ static weft_tensor_list split_kernel(const weft_tensor* self, int64_t size, int6
                        "split: split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
                        (long long)dim_size));
   /* at least one piece: a size past the dim gives the whole dim */
-  int64_t n = size == 0 ? 1 : (dim_size + size - 1) / size;
+  int64_t n = size == 0 ? 1 : dim_size / size + (dim_size % size != 0); /* ceil without overflow */
   if (n < 1) n = 1;
   int64_t* len = scratch2(n);
   if (!len) return no_list;
-  for (int64_t i = 0; i < n; i++) len[i] = i < n - 1 ? size : size - (size * n - dim_size);
+  for (int64_t i = 0; i < n; i++) len[i] = i < n - 1 ? size : dim_size - size * (n - 1);
   weft_tensor_list r = by_lengths(self, d, len, n);
   free(len);
   return r;

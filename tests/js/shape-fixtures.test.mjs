@@ -44,6 +44,9 @@ test('the generated shape API: functions, methods, options, in place, out=', asy
     // a repeat whose size overflows int64 is an error (the fuzzer's 4 * -2^63: undefined behaviour before)
     assert.throws(() => x.repeat(1, -(2n ** 63n)), (e) => e.name === 'WeftError' && /^repeat: size 3 repeated -9223372036854775808 times overflows int64$/.test(e.message));
     assert.throws(() => x.repeat(1, -1), /Trying to create tensor with negative dimension -3/);
+    // a split size near int64's max is one piece, as PyTorch's (the fuzzer's dim + size - 1 overflowed)
+    const pieces = x.split(2n ** 63n - 1n, 1);
+    assert.deepEqual(pieces.map((p) => track(p).shape), [[2, 3]]);
     assert.deepEqual(track(x.repeatInterleave(2, { dim: 0 })).shape, [4, 3]);
     assert.deepEqual(track(x.repeatInterleave(2)).shape, [12]);
     const reps = track(wt.tensor([1, 0, 2], { dtype: 'int64' }));
