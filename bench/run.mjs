@@ -50,7 +50,7 @@
 // --only <native|wasm|peers|gemm|conv> runs that group alone (and builds
 // dist/ only when it is missing): `node bench/run.mjs --only conv`.
 // Then W10 (issue 24, bench/llama_run.mjs; --only llama, --no-llama skips it): stories15M token
-// generation, weft/models' llama beside a C decoder of ours (wasm, native, OpenMP) and PyTorch eager.
+// generation, weft/models' llama beside llama2.c's run.c (bench/peers/llama2c/) and a C decoder of ours (wasm, native, OpenMP) and PyTorch eager.
 // --clock cpu times the conv rows by the process's CPU time (robust on a
 // loaded machine; at 2 threads it counts both threads' time).
 import { execFileSync, spawnSync } from 'node:child_process';
