@@ -19,6 +19,7 @@ import { installCheckpoint } from './checkpoint.js';
 import { installFusion } from './fusion.js';
 import { installTraps, intArgOverflows, trapChecks } from './traps.js';
 import { installPointwise } from './pointwise.js';
+import { installWebGPU } from './webgpu.js';
 
 export class WeftError extends Error {
   constructor(code, message) {
@@ -45,7 +46,7 @@ const PRESERVE_FORMAT = 3;
 const ENUM_TEXT = {
   dtype: "a dtype name such as 'float32'",
   memory_format: "a memory format name such as 'channels_last'",
-  device: "a device name ('cpu' or 'meta')",
+  device: "a device name ('cpu', 'meta' or 'webgpu')",
 };
 
 // Errors name JS types ("an array", "a string", null), never Python's.
@@ -545,7 +546,7 @@ export function createApi(M, info) {
 
   const names = (fn, n) => Array.from({ length: n }, (_, i) => M.UTF8ToString(fn(i)));
   const DTYPES = names(M._weft_dtype_name, 10);
-  const DEVICES = names(M._weft_device_name, 2);
+  const DEVICES = names(M._weft_device_name, 3);
   const FORMATS = names(M._weft_memory_format_name, 4);
   // index arrays, int32 targets and integer overflow (js/traps.js)
   const traps = trapChecks(WeftError, () => api);
@@ -967,6 +968,10 @@ export function createApi(M, info) {
       if (device === 'meta') {
         throw new WeftError('NotImplemented', `${op}: Cannot copy out of meta tensor; no data!`);
       }
+      if (device === 'webgpu') {
+        const async = op === 'toArray' || op === 'item' ? op : 'data';
+        throw new WeftError('NotImplemented', `${op}: a webgpu tensor is read asynchronously: use await t.${async}Async()`);
+      }
       if (numel === 0) return new (ARRAY_OF_HALF.has(dtype) && !bits ? Float32Array : ARRAY_OF[dtype])(0);
       const c = C.contiguous(h, CONTIGUOUS_FORMAT);
       if (!c) fail(op);
@@ -1344,6 +1349,8 @@ export function createApi(M, info) {
     const dtype = opts.dtype ?? inferred;
     const dt = dtypeOf('tensor', dtype);
     const dev = deviceOf('tensor', opts.device);
+    // a device's values are made on the cpu and copied over
+    if (DEVICES[dev] === 'webgpu') return moveFromCpu(tensor(data, { ...opts, device: 'cpu' }), 'webgpu');
     const t = wrap(C.empty(toIntList('tensor', 'size', shape), dt, dev, CONTIGUOUS_FORMAT), 'tensor');
     try {
       // a meta tensor keeps the shape and dtype only
@@ -1353,6 +1360,10 @@ export function createApi(M, info) {
       throw e;
     }
     return t;
+  }
+
+  function moveFromCpu(t, device) {
+    try { return t.to(device); } finally { t.dispose(); }
   }
 
   function manualSeed(seed) {
@@ -1377,7 +1388,7 @@ export function createApi(M, info) {
     M._weft_wasm_memory();
     const m = scratch();
     return { tensors: m[SLOT_OUT], storages: m[SLOT_OUT + 1],
-      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3], metaBytes: m[SLOT_OUT + 4],
+      bytesInUse: m[SLOT_OUT + 2], peakBytes: m[SLOT_OUT + 3], metaBytes: m[SLOT_OUT + 4], webgpuBytes: m[SLOT_OUT + 5],
       heapBytes: buffer().byteLength, ...mem.stats() };
   }
 
@@ -1397,7 +1408,8 @@ export function createApi(M, info) {
     variant: info.variant,
     // a fresh frozen snapshot: numThreads and threadClamp change with setNumThreads
     get backend() {
-      return Object.freeze({ ...info.backend, numThreads: M._weft_wasm_get_num_threads(), threadClamp });
+      return Object.freeze({ ...info.backend, numThreads: M._weft_wasm_get_num_threads(), threadClamp,
+        webgpu: api.webgpu.info() });
     },
     buildId: info.buildId,
     tidy: mem.tidy, keep: mem.keep,
@@ -1454,6 +1466,8 @@ export function createApi(M, info) {
   installFusion(api, { Tensor, WeftError, isOptions });
   // allclose / equal: JS booleans (js/pointwise.js)
   installPointwise(api, { Tensor, WeftError });
+  // the webgpu device: initWebGPU, wt.webgpu, to('webgpu'), the async reads (js/webgpu.js)
+  installWebGPU(api, { M, Tensor, WeftError });
   // last: missing names of wt and wt.nn.functional say the closest ones; for..of over a tensor (js/traps.js)
   installTraps(api, { Tensor, WeftError, editDistance });
   // wt.einsum(eq, ...tensors) as torch.einsum (js/einsum.js)

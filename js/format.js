@@ -165,7 +165,8 @@ export function formatTensor(info, values) {
   const suffixes = [];
   if (device !== 'cpu') suffixes.push(`device='${device}'`);
   let body;
-  if (device === 'meta') {
+  // no values: meta has none, a webgpu tensor's are read asynchronously
+  if (device === 'meta' || device === 'webgpu') {
     suffixes.push('size=' + pyTuple(shape));
     if (dtype !== 'float32') suffixes.push('dtype=torch.' + dtype);
     body = '...';

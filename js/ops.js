@@ -233,7 +233,7 @@ export function installOps(api, k) {
   const TYPE_TEXT = {
     Tensor: 'a Tensor', int: 'an integer', SymInt: 'an integer', float: 'a number', bool: 'a boolean',
     Scalar: 'a number', ScalarType: "a dtype name such as 'float32'",
-    MemoryFormat: "a memory format name such as 'channels_last'", Device: "a device name ('cpu' or 'meta')",
+    MemoryFormat: "a memory format name such as 'channels_last'", Device: "a device name ('cpu', 'meta' or 'webgpu')",
     str: 'a string',
   };
   function argText(a) {

@@ -19,6 +19,8 @@ import type { AttentionFunctions } from './attention.js';
 export type { AttentionFunctions, AttentionOptions } from './attention.js';
 import type { EinsumFunctions } from './einsum.js';
 export type { EinsumOptions, EinsumFunctions } from './einsum.js';
+import type { WebGPUFunctions, WebGPUInfo, WebGPUTensorReads } from './webgpu.js';
+export type { WebGPUFunctions, WebGPUInfo, WebGPUMemory, WebGPUNamespace, WebGPUTensorReads } from './webgpu.js';
 export type { BatchNormOptions, NormFunctions } from './norm.js';
 import type { ActivationFunctions } from './activation.js';
 export type { ActivationFunctions, DropoutOptions, InplaceOptions, Reduction } from './activation.js';
@@ -78,7 +80,7 @@ export type Item<D extends DType = DType> = D extends 'bool' ? boolean : number;
 /** Nested arrays of T, as toArray() gives them (T itself for a 0-dim tensor). */
 export type Nested<T> = T | Nested<T>[];
 export type MemoryFormat = 'contiguous_format' | 'channels_last' | 'channels_last_3d' | 'preserve_format';
-export type Device = 'cpu' | 'meta';
+export type Device = 'cpu' | 'meta' | 'webgpu';
 export type Variant = 'simd-threads' | 'simd' | 'scalar';
 export type Shape = readonly number[];
 /**
@@ -172,6 +174,8 @@ export interface Backend {
   readonly numThreads: number;
   /** Set when the last setNumThreads asked for more than maxThreads(): what was asked and used. */
   readonly threadClamp: { readonly requested: number; readonly used: number } | null;
+  /** The adapter wt.initWebGPU() found; null before (and where there is none). */
+  readonly webgpu: WebGPUInfo | null;
 }
 
 /** requiresGrad: the result is a leaf that requires grad (floating dtypes). */
@@ -204,6 +208,8 @@ export interface MemoryStats {
   peakBytes: number;
   /** Bytes that live meta (shape-only) tensors describe; no memory is behind them. */
   metaBytes: number;
+  /** Bytes of live webgpu storages (GPU memory, apart from bytesInUse; wt.webgpu.memory() has the allocator's). */
+  webgpuBytes: number;
   /** Size of the wasm memory. */
   heapBytes: number;
   /** JS Tensor objects not yet disposed or collected. */
@@ -222,7 +228,8 @@ export interface MemoryStats {
  */
 export interface Tensor<D extends DType = DType>
   extends TensorCore<D>, TensorShortcuts<D>, ReduceTensorOps, PoolTensorOps, ResizeTensorOps, ShapeTensorOps,
-  AutogradTensorOps, UniqueTensorOps, IndexingTensorOps, PointwiseTensorOps, Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts |
+  AutogradTensorOps, UniqueTensorOps, IndexingTensorOps, PointwiseTensorOps, WebGPUTensorReads<D>,
+  Omit<OpMethods, keyof TensorCore | keyof TensorShortcuts |
     keyof ReduceTensorOps | keyof PoolTensorOps | keyof ResizeTensorOps | keyof ShapeTensorOps | keyof AutogradTensorOps |
     keyof UniqueTensorOps | keyof IndexingTensorOps | keyof PointwiseTensorOps> {}
 
@@ -317,7 +324,7 @@ export interface TensorCore<D extends DType = DType> {
  */
 export interface Weft extends WeftCore, ReduceFunctions, PoolFunctions, ResizeFunctions, ConvFunctions, NormFunctions,
   ShapeFunctions, AutogradFunctions, UniqueFunctions, IndexingFunctions, CheckpointFunctions, ActivationFunctions,
-  EmbeddingFunctions, AttentionFunctions, EinsumFunctions, DistanceFunctions, PointwiseFunctions,
+  EmbeddingFunctions, AttentionFunctions, EinsumFunctions, DistanceFunctions, PointwiseFunctions, WebGPUFunctions,
   Omit<OpFunctions, keyof WeftCore | keyof ReduceFunctions | keyof PoolFunctions | keyof ResizeFunctions |
     keyof ConvFunctions | keyof NormFunctions | keyof ShapeFunctions | keyof AutogradFunctions | keyof UniqueFunctions |
     keyof IndexingFunctions | keyof CheckpointFunctions | keyof ActivationFunctions | keyof EmbeddingFunctions | keyof AttentionFunctions | keyof EinsumFunctions | keyof DistanceFunctions | keyof PointwiseFunctions> {}
@@ -460,6 +467,7 @@ export type WorkerTensor = {
 } & WorkerAutogradTensorOps;
 
 type WeftCalls = Omit<Weft, 'tidy' | 'keep' | 'backend' | 'buildId' | 'variant' | 'WeftError' | 'Tensor' | 'tensor' |
+  keyof WebGPUFunctions |
   'loadSafetensors' | 'optim' | 'nn' | keyof AutogradFunctions | keyof CheckpointFunctions>;
 
 /** The weft API running in a dedicated Worker (see initWorker). */

@@ -21,12 +21,14 @@ export const LAYERS = {
   parallel: ['base'],
   iter: ['base', 'core', 'parallel'],
   dispatch: ['base', 'core'],
+  // the JS import bridge of the WebGPU device (buffers, uploads, dispatches): below every operator
+  webgpu: ['base', 'core'],
   // the drivers (packing, blocking, threading over kernels): a tier below the
   // operators, so a driver never calls back into an op (or ops' explain), nor the dispatcher
   'ops/cpu': ['base', 'core', 'kernels', 'parallel', 'iter'],
-  ops: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops/cpu'],
-  autograd: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops/cpu', 'ops'],
-  wasm: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'ops/cpu', 'ops', 'autograd'],
+  ops: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'webgpu', 'ops/cpu'],
+  autograd: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'webgpu', 'ops/cpu', 'ops'],
+  wasm: ['base', 'core', 'kernels', 'parallel', 'iter', 'dispatch', 'webgpu', 'ops/cpu', 'ops', 'autograd'],
 };
 // A layer folder nested in another's (src/ops/cpu/ in src/ops/).
 const NESTED = Object.keys(LAYERS).filter((l) => l.includes('/'));

@@ -49,6 +49,7 @@ typedef struct weft_memory_stats {
   int64_t bytes_in_use; /* bytes of live storages with data (requested sizes) */
   int64_t peak_bytes;   /* high-water mark of bytes_in_use */
   int64_t meta_bytes;   /* bytes live meta storages describe; nothing is allocated for them */
+  int64_t webgpu_bytes; /* bytes of live webgpu storages (GPU memory, not in bytes_in_use) */
 } weft_memory_stats;
 
 weft_memory_stats weft_memory(void);

@@ -22,7 +22,7 @@ extern "C" {
 
 /* ---- dispatch keys ----
  * Backend components: one bit each, lowest priority first. X(ENUM, name). */
-#define WEFT_BACKEND_LIST(X, P) X(P, CPU, "CPU") X(P, META, "Meta")
+#define WEFT_BACKEND_LIST(X, P) X(P, CPU, "CPU") X(P, META, "Meta") X(P, WEBGPU, "WebGPU")
 
 /* Functionality keys, lowest priority first. X(ENUM, name, kind, instance
  * enum prefix, instance name prefix). PER_BACKEND functionalities get one

@@ -514,7 +514,7 @@ export function makeModule(api, k) {
     const out = {};
     for (const a of args) {
       if (typeof a === 'string' && DTYPES.includes(a)) out.dtype = a;
-      else if (typeof a === 'string' && (a === 'cpu' || a === 'meta')) out.device = a;
+      else if (typeof a === 'string' && (a === 'cpu' || a === 'meta' || a === 'webgpu')) out.device = a;
       else if (a instanceof Tensor) out.dtype = a.dtype;
       else if (isOptions(a)) {
         for (const key of Object.keys(a)) {

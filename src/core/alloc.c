@@ -119,14 +119,18 @@ const weft_allocator* weft_set_allocator(const weft_allocator* a) {
 
 const weft_allocator* weft_get_allocator(void) { return atomic_load(&current_allocator); }
 
-static atomic_llong live_tensors, live_storages, bytes_in_use, peak_bytes, meta_bytes;
+static atomic_llong live_tensors, live_storages, bytes_in_use, peak_bytes, meta_bytes, webgpu_bytes;
 
 void weft__stats_tensor(int delta) { atomic_fetch_add(&live_tensors, delta); }
 
-void weft__stats_storage(int delta, int64_t nbytes, bool meta) {
+void weft__stats_storage(int delta, int64_t nbytes, weft_device device) {
   atomic_fetch_add(&live_storages, delta);
-  if (meta) { /* shapes only: nothing was allocated */
+  if (device == WEFT_DEVICE_META) { /* shapes only: nothing was allocated */
     atomic_fetch_add(&meta_bytes, (long long)delta * nbytes);
+    return;
+  }
+  if (device == WEFT_DEVICE_WEBGPU) { /* GPU memory, apart from this heap's */
+    atomic_fetch_add(&webgpu_bytes, (long long)delta * nbytes);
     return;
   }
   long long now = atomic_fetch_add(&bytes_in_use, (long long)delta * nbytes) + (long long)delta * nbytes;
@@ -137,7 +141,8 @@ void weft__stats_storage(int delta, int64_t nbytes, bool meta) {
 
 weft_memory_stats weft_memory(void) {
   weft_memory_stats s = {atomic_load(&live_tensors), atomic_load(&live_storages),
-                         atomic_load(&bytes_in_use), atomic_load(&peak_bytes), atomic_load(&meta_bytes)};
+                         atomic_load(&bytes_in_use), atomic_load(&peak_bytes), atomic_load(&meta_bytes),
+                         atomic_load(&webgpu_bytes)};
   return s;
 }
 

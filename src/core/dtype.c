@@ -90,6 +90,7 @@ const char* weft_device_name(weft_device d) {
   switch (d) {
     case WEFT_DEVICE_CPU: return "cpu";
     case WEFT_DEVICE_META: return "meta";
+    case WEFT_DEVICE_WEBGPU: return "webgpu";
     default: return "?";
   }
 }
@@ -103,8 +104,12 @@ int weft_device_from_name(const char* name, weft_device* out) {
     *out = WEFT_DEVICE_META;
     return WEFT_OK;
   }
+  if (name && strcmp(name, "webgpu") == 0) {
+    *out = WEFT_DEVICE_WEBGPU;
+    return WEFT_OK;
+  }
   return weft__error(WEFT_INVALID_ARGUMENT,
-                     "device: Expected one of cpu, meta device type at start of device string: %s",
+                     "device: Expected one of cpu, meta, webgpu device type at start of device string: %s",
                      name ? name : "(null)");
 }
 

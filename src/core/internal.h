@@ -21,7 +21,8 @@ struct weft_storage {
   weft_device device;
   int64_t nbytes;       /* requested size */
   size_t alloc_bytes;   /* size handed to the allocator (padding included); 0 for meta */
-  void* data;           /* NULL for meta */
+  void* data;           /* NULL for meta and webgpu */
+  int32_t device_buffer; /* webgpu: the JS-side GPUBuffer handle (docs/webgpu.md); else 0 */
   const weft_allocator* allocator; /* data and this struct came from it */
   /* Autograd's version counter: bumped by every in-place write. It lives
    * here because every view of one base shares the storage, so they share
@@ -60,6 +61,15 @@ struct weft_tensor {
 /* Set by the layer that fills a storage's packed (before the first one). */
 extern void (*_Atomic weft__storage_packed_free)(void* packed);
 
+/* A device whose bytes live outside this memory (WebGPU: GPUBuffers in a
+ * JS-side table). The layer that owns the device installs its ops before the
+ * first storage; a storage keeps the handle alloc returned. NULL: refused. */
+typedef struct weft__device_storage_ops {
+  int32_t (*alloc)(int64_t nbytes); /* a handle > 0, or 0 with the error set */
+  void (*free)(int32_t handle);
+} weft__device_storage_ops;
+extern const weft__device_storage_ops* _Atomic weft__webgpu_storage_ops;
+
 /* Set once by the autograd layer; NULL while no tensor ever had meta. */
 extern void (*_Atomic weft__autograd_meta_free)(void* meta);
 
@@ -73,8 +83,9 @@ const char* weft__sizes_str(const int64_t* sizes, int64_t ndim, char* buf, size_
 
 /* ---- live statistics (src/core/alloc.c) ---- */
 void weft__stats_tensor(int delta);
-/* meta: a storage without data (counted in meta_bytes, not bytes_in_use) */
-void weft__stats_storage(int delta, int64_t nbytes, bool meta);
+/* by device: meta storages count in meta_bytes, webgpu ones in webgpu_bytes,
+ * cpu ones in bytes_in_use */
+void weft__stats_storage(int delta, int64_t nbytes, weft_device device);
 
 /* ---- tensor construction (src/core/tensor.c) ----
  * A new handle with the given metadata on storage s (retained). Does not

@@ -324,6 +324,13 @@ weft_status weft__check_dtype_device(const char* op, weft_dtype dtype, weft_devi
     return weft__error(WEFT_TYPE_ERROR, "%s: invalid dtype %d", op, (int)dtype);
   if ((unsigned)device >= WEFT_DEVICE_COUNT)
     return weft__error(WEFT_INVALID_ARGUMENT, "%s: invalid device %d", op, (int)device);
+  /* WGSL has 32-bit numbers only (f16 behind an extension): no 64-bit
+   * types, and the narrow integers would need byte-wise atomics */
+  if (device == WEFT_DEVICE_WEBGPU && dtype != WEFT_FLOAT32 && dtype != WEFT_INT32 && dtype != WEFT_BOOL)
+    return weft__error(WEFT_TYPE_ERROR,
+                       "%s: a webgpu tensor holds float32, int32 or bool; %s is not available in WGSL "
+                       "(convert it on the cpu first, e.g. x.to('%s'))",
+                       op, weft_dtype_name(dtype), weft_dtype_is_floating(dtype) ? "float32" : "int32");
   return WEFT_OK;
 }
 

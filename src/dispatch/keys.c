@@ -138,7 +138,11 @@ weft_keyset weft_alias_runtime_keyset(weft_dispatch_key k) {
 }
 
 static weft_backend_component device_backend(weft_device d) {
-  return d == WEFT_DEVICE_META ? WEFT_BACKEND_META : WEFT_BACKEND_CPU;
+  switch (d) {
+    case WEFT_DEVICE_META: return WEFT_BACKEND_META;
+    case WEFT_DEVICE_WEBGPU: return WEFT_BACKEND_WEBGPU;
+    default: return WEFT_BACKEND_CPU;
+  }
 }
 
 weft_keyset weft_device_keyset(weft_device d) {

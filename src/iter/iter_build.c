@@ -250,7 +250,11 @@ static weft_status settle_operands(weft_iter* it, const weft_iter_config* c, wef
     }
     const weft_tensor* t = op->tensor;
     if (!t) continue;
-    if (c->check_all_same_device && t->device != it->common_device) {
+    /* PyTorch's allow_cpu_scalars: a 0-dim cpu input (a wrapped number)
+     * rides along with a device's tensors as a kernel argument */
+    bool cpu_scalar = !op->is_output && t->device == WEFT_DEVICE_CPU && t->ndim == 0 &&
+                      it->common_device == WEFT_DEVICE_WEBGPU;
+    if (c->check_all_same_device && t->device != it->common_device && !cpu_scalar) {
       return weft__error(WEFT_INVALID_ARGUMENT,
                          "%s: Expected all tensors to be on the same device, but found at least two "
                          "devices, %s and %s!",

@@ -27,6 +27,7 @@
 #include "kernels/kernels.h"
 #include "ops/elementwise.h"
 #include "ops/ops.h"
+#include "ops/webgpu_ops.h"
 #include "weft/copy.h"
 #include "weft/iter.h"
 
@@ -690,6 +691,8 @@ static double round_alpha(double a, weft_dtype t) {
 
 static weft_status impl(ew_call* c) {
   const weft_iter* it = &c->it;
+  if (weft_tensor_device(weft_iter_output(it, 0)) == WEFT_DEVICE_WEBGPU) /* the same plan, the GPU's loop */
+    return weft__ew_webgpu(c->op, c->d->name, it, c->compute[1], c->compute[0], scalar_f64(c->alpha));
   atomic_int zero_division = 0;
   ew_ctx x;
   memset(&x, 0, sizeof x);
@@ -767,7 +770,9 @@ static weft_status fill(weft_tensor* self, weft_scalar v) {
   weft_status s = weft_iter_build(&cfg, &it);
   if (s != WEFT_OK) return s;
   const weft_kernels* k = ew_kernels();
-  if (k && weft_iter_is_contiguous(&it) && it.ntensors == 1 && weft_iter_numel(&it) > 0 && !it.is_meta) {
+  if (weft_tensor_device(self) == WEFT_DEVICE_WEBGPU) {
+    s = weft__ew_webgpu(EW_fill_, "fill_", &it, t, t, scalar_f64(v));
+  } else if (k && weft_iter_is_contiguous(&it) && it.ntensors == 1 && weft_iter_numel(&it) > 0 && !it.is_meta) {
     weft__fill_kernel(k, weft_dtype_size(t))((size_t)weft_iter_numel(&it), value + 8, it.ops[0].data);
   } else {
     s = weft_iter_for_each(&it, fill_loop, value, WEFT_GRAIN_SIZE);
@@ -784,6 +789,9 @@ static weft_tensor* fill_op(ew_op op, weft_tensor* self, const ew_in* in) {
       return weft__error_null(WEFT_INVALID_ARGUMENT,
                               "fill_: fill_ only supports 0-dimension value tensor but got tensor with %lld dimensions.",
                               (long long)weft_tensor_dim(t));
+    if (weft_tensor_device(t) == WEFT_DEVICE_WEBGPU)
+      return weft__error_null(WEFT_NOT_IMPLEMENTED, "fill_: a webgpu value tensor is read asynchronously: pass "
+                                                    "await v.itemAsync()");
     if (weft_tensor_device(t) != WEFT_DEVICE_META) {
       weft__value x = weft__load(weft_tensor_data_ptr(t), weft_tensor_dtype(t));
       v = x.is_float ? weft_scalar_double(x.f) : weft_scalar_int(x.i);
@@ -874,7 +882,8 @@ static weft_tensor* weft__ew(ew_op op, ew_mode mode, weft_tensor* dst, int nin, 
       c.in.wrapped[i] = in[i].wrapped;
       continue;
     }
-    c.owned[i] = wrap_scalar(in[i].s, dev);
+    /* on the cpu beside webgpu tensors: PyTorch's cpu scalar */
+    c.owned[i] = wrap_scalar(in[i].s, dev == WEFT_DEVICE_WEBGPU ? WEFT_DEVICE_CPU : dev);
     if (!c.owned[i]) {
       call_release(&c);
       return NULL;
@@ -956,7 +965,8 @@ static weft_status weft__ew_status(weft_tensor* r) {
 
 #define WEFT_OP(cname, schema, R, ...)                              \
   WEFT_KERNEL_NAMED(cname, CPU, k_##cname, "ew_" #cname "_cpu");   \
-  WEFT_KERNEL_NAMED(cname, META, k_##cname, "ew_" #cname "_meta");
+  WEFT_KERNEL_NAMED(cname, META, k_##cname, "ew_" #cname "_meta");  \
+  WEFT_KERNEL_NAMED(cname, WEBGPU, k_##cname, "ew_" #cname "_webgpu");
 /* ops.def's fill_ (fill_.Scalar, value as a double): integral values count
  * as int Scalars for PyTorch's overflow check (fill_(uint8, -1) wraps). */
 static weft_status k_fill_double(weft_tensor* self, double v) {
@@ -968,6 +978,7 @@ weft_status weft__elementwise_register(void) {
 #include "ops/elementwise.def"
   WEFT_KERNEL_NAMED(fill_, CPU, k_fill_double, "ew_fill__cpu");
   WEFT_KERNEL_NAMED(fill_, META, k_fill_double, "ew_fill__meta");
+  WEFT_KERNEL_NAMED(fill_, WEBGPU, k_fill_double, "ew_fill__webgpu");
   return WEFT_OK;
 }
 #undef WEFT_OP

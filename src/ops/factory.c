@@ -914,6 +914,9 @@ weft_status weft__factory_register(void) {
   WEFT_KERNEL(empty, META, empty_kernel);
   WEFT_KERNEL(op_empty_strided, CPU, empty_strided_kernel);
   WEFT_KERNEL(op_empty_strided, META, empty_strided_kernel);
+  WEFT_KERNEL(empty, WEBGPU, empty_kernel);
+  WEFT_KERNEL(op_empty_strided, WEBGPU, empty_strided_kernel);
+  WEFT_KERNEL(full, WEBGPU, full_kernel); /* empty + fill_, both on the device */
   WEFT_KERNEL(full, CPU, full_kernel);
   WEFT_KERNEL(full, META, full_kernel);
   WEFT_KERNEL(arange, CPU, arange_kernel);

@@ -57,6 +57,7 @@
 
 #include "weft/parallel.h"
 #include "weft/weft.h"
+#include "webgpu/webgpu.h"
 
 #define WEFT_WASM_ARG_SLOTS 4
 #define WEFT_WASM_STR_BYTES 256
@@ -125,7 +126,7 @@ EMSCRIPTEN_KEEPALIVE void weft_wasm_meta(const weft_tensor* t) {
   }
 }
 
-/* out = [tensors, storages, bytes_in_use, peak_bytes, meta_bytes] */
+/* out = [tensors, storages, bytes_in_use, peak_bytes, meta_bytes, webgpu_bytes] */
 EMSCRIPTEN_KEEPALIVE void weft_wasm_memory(void) {
   weft_memory_stats m = weft_memory();
   scratch.out[0] = (double)m.tensors;
@@ -133,6 +134,13 @@ EMSCRIPTEN_KEEPALIVE void weft_wasm_memory(void) {
   scratch.out[2] = (double)m.bytes_in_use;
   scratch.out[3] = (double)m.peak_bytes;
   scratch.out[4] = (double)m.meta_bytes;
+  scratch.out[5] = (double)m.webgpu_bytes;
+}
+
+/* The GPUBuffer handle of a webgpu tensor's storage (js/webgpu.js reads
+ * it); 0 for other devices. */
+EMSCRIPTEN_KEEPALIVE int weft_wasm_webgpu_buffer(const weft_tensor* t) {
+  return weft_tensor_device(t) == WEFT_DEVICE_WEBGPU ? weft__webgpu_buffer_of(t) : 0;
 }
 
 /* ---- threads and random numbers ---- */

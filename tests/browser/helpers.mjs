@@ -38,12 +38,14 @@ export function startServer({ isolation = true } = {}) {
   });
 }
 
-export async function launchBrowser() {
+// { webgpu: true }: WebGPU on the software adapter (SwiftShader), as no GPU is lent here.
+export async function launchBrowser({ webgpu = false } = {}) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-chromium-'));
+  const gpu = webgpu ? ['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'] : ['--disable-gpu'];
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+    args: ['--headless', '--no-sandbox', ...gpu, '--disable-background-networking',
       '--disable-component-update', '--no-first-run'],
     viewport: { width: 1280, height: 800 },
   });

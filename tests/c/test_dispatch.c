@@ -271,7 +271,7 @@ static void test_precedence(weft_op* op) {
   CHECK(weft_last_status() == WEFT_DISPATCH_ERROR);
   CHECK_ERROR_HAS("Could not run 'test::unary' with arguments from the 'Meta' backend.");
   CHECK_ERROR_HAS("'test::unary' is only available for these backends: [CPU, BackendSelect, "
-                  "ADInplaceOrView, AutogradCPU, AutogradMeta, Tracer].");
+                  "ADInplaceOrView, AutogradCPU, AutogradMeta, AutogradWebGPU, Tracer].");
 
   /* CompositeImplicitAutograd fills Meta and AutogradMeta, but not AutogradCPU (CPU has a kernel) */
   weft_registration* cia = weft_impl_tst_unary(WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD, unary_cia, "unary_cia");

@@ -4,70 +4,83 @@
 #include "test.h"
 
 static void test_key_layout(void) {
-  /* 2 backends (CPU, Meta); functionalities Dense, BackendSelect,
+  /* 3 backends (CPU, Meta, WebGPU); functionalities Dense, BackendSelect,
    * ADInplaceOrView, AutogradFunctionality, Tracer. Columns: Undefined 0,
-   * Dense x2 -> 1..2, BackendSelect 3, ADInplaceOrView 4, Autograd x2 -> 5..6, Tracer 7. */
-  CHECK_EQ_I64(WEFT_NUM_BACKENDS, 2);
-  CHECK_EQ_I64(weft_num_runtime_entries(), 8);
+   * Dense x3 -> 1..3, BackendSelect 4, ADInplaceOrView 5, Autograd x3 -> 6..8, Tracer 9. */
+  CHECK_EQ_I64(WEFT_NUM_BACKENDS, 3);
+  CHECK_EQ_I64(weft_num_runtime_entries(), 10);
   CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_CPU), 1);
   CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_META), 2);
-  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_BACKEND_SELECT), 3);
-  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AD_INPLACE_OR_VIEW), 4);
-  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AUTOGRAD_CPU), 5);
-  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AUTOGRAD_META), 6);
-  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_TRACER), 7);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_WEBGPU), 3);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_BACKEND_SELECT), 4);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AD_INPLACE_OR_VIEW), 5);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AUTOGRAD_CPU), 6);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AUTOGRAD_META), 7);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AUTOGRAD_WEBGPU), 8);
+  CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_TRACER), 9);
   CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_AUTOGRAD), -1);
   CHECK_EQ_I64(weft_dispatch_key_table_index(WEFT_KEY_DENSE), -1);
-  for (int i = 1; i < 8; i++) CHECK_EQ_I64(weft_dispatch_key_table_index(weft_table_index_key(i)), i);
+  for (int i = 1; i < 10; i++) CHECK_EQ_I64(weft_dispatch_key_table_index(weft_table_index_key(i)), i);
 
   /* offsets and masks, as initializeFunctionalityOffsetsAndMasks computes them */
-  static const struct { int offset; uint64_t mask; } want[] = {{0, 0}, {1, 3}, {3, 0}, {4, 0}, {5, 3}, {7, 0}};
+  static const struct { int offset; uint64_t mask; } want[] = {{0, 0}, {1, 7}, {4, 0}, {5, 0}, {6, 7}, {9, 0}};
   for (int f = 0; f < WEFT_NUM_FUNCTIONALITIES; f++) {
     CHECK_EQ_I64(weft__offsets_and_masks[f].offset, want[f].offset);
     CHECK_EQ_I64(weft__offsets_and_masks[f].mask, want[f].mask);
   }
 
-  /* bits: backends 0..1, functionalities from bit 2 */
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_CPU), 0x5);          /* Dense(bit 2) | CPU(bit 0) */
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_META), 0x6);         /* Dense | Meta(bit 1) */
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_BACKEND_SELECT), 0x8);
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_AD_INPLACE_OR_VIEW), 0x10);
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_AUTOGRAD_CPU), 0x21);
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_AUTOGRAD_META), 0x22);
-  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_TRACER), 0x40);
+  /* bits: backends 0..2, functionalities from bit 3 */
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_CPU), 0x9);          /* Dense(bit 3) | CPU(bit 0) */
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_META), 0xa);         /* Dense | Meta(bit 1) */
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_WEBGPU), 0xc);       /* Dense | WebGPU(bit 2) */
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_BACKEND_SELECT), 0x10);
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_AD_INPLACE_OR_VIEW), 0x20);
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_AUTOGRAD_CPU), 0x41);
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_AUTOGRAD_META), 0x42);
+  CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_TRACER), 0x80);
   CHECK_EQ_I64(weft_keyset_of(WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD), 0);
 
   weft_keyset cpu = weft_device_keyset(WEFT_DEVICE_CPU), meta = weft_device_keyset(WEFT_DEVICE_META);
-  CHECK_EQ_I64(cpu, 0x35);
-  CHECK_EQ_I64(meta, 0x36);
-  CHECK_EQ_I64(weft_keyset_table_index(cpu), 5);
-  CHECK_EQ_I64(weft_keyset_table_index(meta), 6);
-  CHECK_EQ_I64(weft_keyset_table_index(cpu | meta), 6); /* highest backend wins */
+  weft_keyset gpu = weft_device_keyset(WEFT_DEVICE_WEBGPU);
+  CHECK_EQ_I64(cpu, 0x69);
+  CHECK_EQ_I64(meta, 0x6a);
+  CHECK_EQ_I64(gpu, 0x6c);
+  CHECK_EQ_I64(weft_keyset_table_index(cpu), 6);
+  CHECK_EQ_I64(weft_keyset_table_index(meta), 7);
+  CHECK_EQ_I64(weft_keyset_table_index(cpu | meta), 7); /* highest backend wins */
+  CHECK_EQ_I64(weft_keyset_table_index(cpu | gpu), 8);  /* a cpu and a webgpu tensor: WebGPU's kernel checks devices */
   CHECK_EQ_I64(weft_keyset_table_index(0), 0);
-  CHECK_EQ_I64(weft_keyset_table_index(0x4), 1); /* Dense without a backend: first column */
-  CHECK_EQ_I64(weft_keyset_table_index(cpu | 0x40), 7);
+  CHECK_EQ_I64(weft_keyset_table_index(0x8), 1); /* Dense without a backend: first column */
+  CHECK_EQ_I64(weft_keyset_table_index(cpu | 0x80), 9);
   CHECK(weft_keyset_highest(cpu) == WEFT_KEY_AUTOGRAD_CPU);
-  CHECK(weft_keyset_highest(meta & ~(weft_keyset)0x20) == WEFT_KEY_AD_INPLACE_OR_VIEW);
-  CHECK(weft_keyset_highest(0x6) == WEFT_KEY_META);
+  CHECK(weft_keyset_highest(gpu) == WEFT_KEY_AUTOGRAD_WEBGPU);
+  CHECK(weft_keyset_highest(meta & ~(weft_keyset)0x40) == WEFT_KEY_AD_INPLACE_OR_VIEW);
+  CHECK(weft_keyset_highest(0xa) == WEFT_KEY_META);
+  CHECK(weft_keyset_highest(0xc) == WEFT_KEY_WEBGPU);
   CHECK(weft_keyset_highest(0) == WEFT_KEY_UNDEFINED);
 
   /* FULL_AFTER and after_autograd_keyset */
-  CHECK_EQ_I64(weft_keyset_full_after(WEFT_KEY_AUTOGRAD_CPU), 0x1f);
-  CHECK_EQ_I64(weft_after_autograd_keyset(), 0x1f);
-  CHECK_EQ_I64(weft_keyset_full_after(WEFT_KEY_BACKEND_SELECT), 0x7);
-  CHECK_EQ_I64(weft_keyset_table_index(cpu & weft_after_autograd_keyset()), 4);
+  CHECK_EQ_I64(weft_keyset_full_after(WEFT_KEY_AUTOGRAD_CPU), 0x3f);
+  CHECK_EQ_I64(weft_after_autograd_keyset(), 0x3f);
+  CHECK_EQ_I64(weft_keyset_full_after(WEFT_KEY_BACKEND_SELECT), 0xf);
+  CHECK_EQ_I64(weft_keyset_table_index(cpu & weft_after_autograd_keyset()), 5);
+  CHECK_EQ_I64(weft_keyset_table_index(gpu & weft_after_ad_inplace_or_view_keyset()), 3);
   CHECK_EQ_I64(weft_keyset_table_index(cpu & weft_after_ad_inplace_or_view_keyset()), 1);
   CHECK_EQ_I64(weft_keyset_table_index(meta & weft_after_ad_inplace_or_view_keyset()), 2);
 
   /* alias expansion */
-  CHECK_EQ_I64(weft_alias_runtime_keyset(WEFT_KEY_AUTOGRAD), 0x23);
-  CHECK_EQ_I64(weft_alias_runtime_keyset(WEFT_KEY_COMPOSITE_EXPLICIT_AUTOGRAD), 0x7);
-  CHECK_EQ_I64(weft_alias_runtime_keyset(WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD), 0x27);
+  CHECK_EQ_I64(weft_alias_runtime_keyset(WEFT_KEY_AUTOGRAD), 0x47);
+  CHECK_EQ_I64(weft_alias_runtime_keyset(WEFT_KEY_COMPOSITE_EXPLICIT_AUTOGRAD), 0xf);
+  CHECK_EQ_I64(weft_alias_runtime_keyset(WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD), 0x4f);
 
   char buf[128];
   weft_keyset_format(cpu, buf, sizeof buf);
   CHECK(strcmp(buf, "[CPU, ADInplaceOrView, AutogradCPU]") == 0);
   CHECK(strcmp(weft_dispatch_key_name(WEFT_KEY_AUTOGRAD_META), "AutogradMeta") == 0);
+  CHECK(strcmp(weft_dispatch_key_name(WEFT_KEY_WEBGPU), "WebGPU") == 0);
+  CHECK(strcmp(weft_dispatch_key_name(WEFT_KEY_AUTOGRAD_WEBGPU), "AutogradWebGPU") == 0);
+  weft_keyset_format(gpu, buf, sizeof buf);
+  CHECK(strcmp(buf, "[WebGPU, ADInplaceOrView, AutogradWebGPU]") == 0);
   CHECK(strcmp(weft_dispatch_key_name(WEFT_KEY_COMPOSITE_IMPLICIT_AUTOGRAD), "CompositeImplicitAutograd") == 0);
   weft_dispatch_key k;
   CHECK(weft_dispatch_key_from_name("AutogradCPU", &k) == WEFT_OK && k == WEFT_KEY_AUTOGRAD_CPU);
@@ -83,13 +96,13 @@ static void test_tls(void) {
   CHECK_EQ_I64(weft_tls_included(), bs | adv);
   CHECK_EQ_I64(weft_tls_excluded(), 0);
   weft_tls_guard g1 = weft_tls_include(weft_keyset_of(WEFT_KEY_TRACER));
-  CHECK_EQ_I64(weft_tls_included(), bs | adv | 0x40);
+  CHECK_EQ_I64(weft_tls_included(), bs | adv | 0x80);
   weft_tls_guard g2 = weft_dispatch_below_ad_inplace_or_view();
-  CHECK_EQ_I64(weft_tls_excluded(), 0x30);
+  CHECK_EQ_I64(weft_tls_excluded(), 0x60);
   weft_tls_guard g3 = weft_tls_exclude(weft_keyset_of(WEFT_KEY_TRACER));
-  CHECK_EQ_I64(weft_tls_excluded(), 0x70);
+  CHECK_EQ_I64(weft_tls_excluded(), 0xe0);
   weft_tls_restore(g3);
-  CHECK_EQ_I64(weft_tls_excluded(), 0x30);
+  CHECK_EQ_I64(weft_tls_excluded(), 0x60);
   weft_tls_restore(g2);
   CHECK_EQ_I64(weft_tls_excluded(), 0);
   weft_tls_restore(g1);

@@ -81,7 +81,7 @@ for (const variant of VARIANTS) {
     const wt = await init({ variant });
     await noLeaks(wt, () => {
       const m0 = wt.memory();
-      assert.deepEqual(Object.keys(m0), ['tensors', 'storages', 'bytesInUse', 'peakBytes', 'metaBytes', 'heapBytes',
+      assert.deepEqual(Object.keys(m0), ['tensors', 'storages', 'bytesInUse', 'peakBytes', 'metaBytes', 'webgpuBytes', 'heapBytes',
         'jsTensors', 'collected', 'tidyScopes']);
       const big = wt.empty([1 << 20], { dtype: 'uint8' });
       const m1 = wt.memory();

@@ -1,0 +1,148 @@
+/* The WebGPU device's operators (docs/webgpu.md). Factories share the CPU
+ * kernels (factory.c registers empty / empty_strided on the WebGPU key: core
+ * allocates through the bridge); this file holds what differs: copy_ within
+ * and across devices. Within the device copy_ is the strided map family's
+ * "copy" over the TensorIterator's plan (broadcast, reorder, coalesce: the
+ * CPU's code), so any strides and NCHW <-> NHWC are one dispatch. Reads back
+ * to the cpu are asynchronous, so a synchronous copy out of a webgpu tensor
+ * is refused and names the async form. */
+#include <string.h>
+
+#include "base/strbuf.h"
+#include "iter/iter_internal.h"
+#include "ops/cpu/copy_iter.h"
+#include "ops/ops.h"
+#include "ops/webgpu_ops.h"
+
+/* explain(): the plan of a dispatch instead of running it */
+static weft_status explain_program(const char* op, const weft__webgpu_program* p) {
+  weft__strbuf b = {0};
+  weft__strbuf_put(&b, "{\"op\":\"%s\",\"kind\":\"webgpu\",\"program\":\"%s\",\"workgroupSize\":[%d,1,1],"
+                   "\"grid\":[%u,%u,%u],\"wgsl\":", op, p->key, WEFT_WEBGPU_WORKGROUP, p->grid[0], p->grid[1], p->grid[2]);
+  weft__strbuf_put_json_str(&b, p->wgsl);
+  weft__strbuf_put(&b, "}");
+  return weft__explain_record_json(weft__strbuf_finish(&b, op));
+}
+
+weft_status weft__webgpu_run(const char* op, weft__webgpu_program* p) {
+  weft_status s = weft_explaining() ? explain_program(op, p) : weft__webgpu_dispatch(op, p);
+  weft__webgpu_program_free(p);
+  return s;
+}
+
+/* A number's 32 bits in dtype t (a cpu scalar, alpha, a fill value). */
+uint32_t weft__webgpu_bits(double v, weft_dtype t) {
+  if (t == WEFT_FLOAT32) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+  }
+  if (t == WEFT_BOOL) return v != 0;
+  /* an int32 compute dtype holds int32 values: the number passed its checks */
+  return (uint32_t)(int32_t)(v < -2147483648.0 ? -2147483648.0 : v > 2147483647.0 ? 2147483647.0 : v);
+}
+
+void weft__webgpu_describe(const weft_iter* it, weft__webgpu_map* m, weft_dtype compute) {
+  m->ndim = it->ndim;
+  m->numel = 1;
+  for (int d = 0; d < it->ndim; d++) m->sizes[d] = it->shape[d], m->numel *= it->shape[d];
+  for (int k = 0; k < it->ntensors; k++) {
+    const weft_tensor* t = it->ops[k].tensor;
+    if (k > 0 && t->device == WEFT_DEVICE_CPU) {
+      /* the cpu scalar rule (iter_build.c): its value, in the compute dtype */
+      m->scalar[k] = true;
+      m->dtype[k] = compute;
+      m->scalar_bits[k] = weft__webgpu_bits(weft_tensor_get_double(t, 0), compute);
+      continue;
+    }
+    int64_t es = (int64_t)weft_dtype_size(it->ops[k].dtype);
+    m->dtype[k] = it->ops[k].dtype;
+    m->buffer[k] = weft__webgpu_buffer_of(t);
+    m->offset[k] = t->storage_offset;
+    for (int d = 0; d < it->ndim; d++) m->strides[k][d] = it->ops[k].stride_bytes[d] / es;
+  }
+}
+
+/* webgpu -> webgpu, any strides, broadcast src, a dtype cast on the way. */
+static weft_status copy_on_device(weft_tensor* self, const weft_tensor* src) {
+  if (self->numel == 0 || self == src) return WEFT_OK;
+  if (self->storage == src->storage) {
+    /* one buffer cannot be bound for reading and writing at once */
+    weft_tensor* tmp = weft_clone(src, WEFT_CONTIGUOUS_FORMAT);
+    if (!tmp) return weft_last_status();
+    weft_status s = copy_on_device(self, tmp);
+    weft_tensor_release(tmp);
+    return s;
+  }
+  /* the CPU copy's plan: the same broadcast, reorder and coalescing */
+  weft_iter it;
+  weft_status s = weft__copy_iter_build(self, src, &it);
+  if (s != WEFT_OK) return s;
+  weft__webgpu_map m = {.name = "copy", .expr = "a0", .compute = src->dtype, .result = src->dtype, .nin = 1};
+  weft__webgpu_describe(&it, &m, src->dtype);
+  weft__webgpu_program p;
+  s = weft__webgpu_map_program("copy_", &m, &p);
+  weft_iter_destroy(&it);
+  return s == WEFT_OK ? weft__webgpu_run("copy_", &p) : s;
+}
+
+static bool same_layout(const weft_tensor* a, const weft_tensor* b) {
+  if (a->ndim != b->ndim || a->dtype != b->dtype) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->sizes[i] != b->sizes[i] || (a->sizes[i] > 1 && a->strides[i] != b->strides[i])) return false;
+  return true;
+}
+
+/* A layout that fills its storage from offset 0: its bytes go as they lie. */
+static bool whole_dense(const weft_tensor* t) {
+  return t->storage_offset == 0 && weft_tensor_is_non_overlapping_and_dense(t) &&
+         weft_storage_nbytes(t->storage) == t->numel * (int64_t)weft_dtype_size(t->dtype);
+}
+
+/* cpu -> webgpu: the values laid out as self is (broadcast and cast by the
+ * cpu copy_ when src differs), one upload; a strided or offset self gets a
+ * dense upload and the device copy. */
+static weft_status upload(weft_tensor* self, const weft_tensor* src) {
+  if (self->numel == 0) return WEFT_OK;
+  if (!whole_dense(self)) {
+    weft_tensor* dense = weft_empty(self->sizes, self->ndim, self->dtype, WEFT_DEVICE_WEBGPU, WEFT_CONTIGUOUS_FORMAT);
+    weft_status s = dense ? upload(dense, src) : weft_last_status();
+    if (s == WEFT_OK) s = copy_on_device(self, dense);
+    weft_tensor_release(dense);
+    return s;
+  }
+  const weft_tensor* host = src;
+  weft_tensor* tmp = NULL;
+  if (!same_layout(src, self) || !weft_tensor_is_non_overlapping_and_dense(src)) {
+    tmp = weft_empty_strided(self->sizes, self->strides, self->ndim, self->dtype, WEFT_DEVICE_CPU);
+    weft_status s = tmp ? weft_copy_(tmp, src) : weft_last_status();
+    if (s != WEFT_OK) {
+      weft_tensor_release(tmp);
+      return s;
+    }
+    host = tmp;
+  }
+  weft_status s = weft__webgpu_upload("copy_", weft__webgpu_buffer_of(self), weft_tensor_data_ptr(host),
+                                      self->numel * (int64_t)weft_dtype_size(self->dtype));
+  weft_tensor_release(tmp);
+  return s;
+}
+
+static weft_status copy_webgpu(weft_tensor* self, const weft_tensor* src) {
+  if (self->device == WEFT_DEVICE_META || src->device == WEFT_DEVICE_META)
+    return weft__error(WEFT_INVALID_ARGUMENT, "copy_: cannot copy from a %s tensor into a %s tensor",
+                       weft_device_name(src->device), weft_device_name(self->device));
+  if (self->device == WEFT_DEVICE_CPU)
+    return weft__error(WEFT_NOT_IMPLEMENTED,
+                       "copy_: a webgpu tensor is read back asynchronously: use await t.toAsync('cpu') "
+                       "(or await t.dataAsync())");
+  if (src->device == WEFT_DEVICE_CPU) return upload(self, src);
+  return copy_on_device(self, src);
+}
+
+weft_status weft__webgpu_register(void) {
+  weft__webgpu_install();
+  WEFT_KERNEL(copy_, WEBGPU, copy_webgpu);
+  return WEFT_OK;
+}

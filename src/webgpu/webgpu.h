@@ -1,0 +1,73 @@
+/* The WebGPU bridge (docs/webgpu.md): the one narrow interface through which
+ * C reaches the GPU. A webgpu storage's bytes are a GPUBuffer in a JS-side
+ * table (js/webgpu.js); C holds its integer handle. Below ops/: it knows no
+ * operator, only buffers, uploads and compute programs. In the native build
+ * (and in wasm before wt.initWebGPU()) every entry refuses with a message. */
+#ifndef WEFT_WEBGPU_WEBGPU_H
+#define WEFT_WEBGPU_WEBGPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft/error.h"
+#include "weft/dtype.h"
+#include "weft/tensor.h"
+
+/* Installs the webgpu storage ops in core (weft_init calls it once). */
+void weft__webgpu_install(void);
+/* The JS-side buffer handle of a webgpu tensor's storage. */
+int32_t weft__webgpu_buffer_of(const weft_tensor* t);
+/* Copies n bytes of host memory into buffer `handle` at byte offset 0 (the
+ * pending commands are submitted first, so they read the old contents). */
+weft_status weft__webgpu_upload(const char* op, int32_t handle, const void* src, int64_t nbytes);
+
+/* One compute dispatch: the program's WGSL (a pipeline per key, cached on
+ * the JS side), storage buffers at @binding(0..nbuffers-1) (the first one
+ * written), the parameter words as a read-only storage buffer at
+ * @binding(nbuffers), the grid in workgroups. Recorded into the current
+ * command encoder; submitted at the next sync point. */
+enum { WEFT_WEBGPU_MAX_BUFFERS = 4, WEFT_WEBGPU_MAX_PARAMS = 128, WEFT_WEBGPU_WORKGROUP = 64 };
+typedef struct weft__webgpu_program {
+  char key[96];
+  char* wgsl; /* malloc'ed; weft__webgpu_program_free */
+  int32_t buffers[WEFT_WEBGPU_MAX_BUFFERS];
+  int nbuffers;
+  uint32_t params[WEFT_WEBGPU_MAX_PARAMS];
+  int nparams;
+  uint32_t grid[3];
+} weft__webgpu_program;
+weft_status weft__webgpu_dispatch(const char* op, const weft__webgpu_program* p);
+void weft__webgpu_program_free(weft__webgpu_program* p);
+
+/* The strided map family (src/webgpu/wgsl.c): out[i] = expr(in0[i], ...)
+ * over an iterator plan, one invocation per output element. Each operand is
+ * an element offset and per-dim element strides over shared sizes (dim 0
+ * fastest, as the iterator orders them); loads convert from the memory dtype
+ * to `compute`, expr (WGSL over a0, a1, a2) gives a `result`-typed value,
+ * stored converted to the output's dtype. float32, int32 and bool (one byte
+ * per element, written with word atomics). The copy is expr "a0". An input
+ * marked scalar (a cpu number beside webgpu tensors) has no buffer: its
+ * 32-bit value, already in `compute`, rides in the parameters; so do the
+ * member's extra numbers (e0..e3 in expr, in `compute`: add's alpha). */
+enum { WEFT_WEBGPU_MAX_INPUTS = 3 };
+typedef struct weft__webgpu_map {
+  const char* name;   /* the family member, for the key: "copy", "add", ... */
+  const char* expr;
+  weft_dtype compute, result;
+  int nin;
+  int ndim;
+  int64_t numel;
+  int64_t sizes[WEFT_MAX_DIMS];
+  weft_dtype dtype[1 + WEFT_WEBGPU_MAX_INPUTS]; /* output, then inputs */
+  int32_t buffer[1 + WEFT_WEBGPU_MAX_INPUTS];
+  int64_t offset[1 + WEFT_WEBGPU_MAX_INPUTS];
+  int64_t strides[1 + WEFT_WEBGPU_MAX_INPUTS][WEFT_MAX_DIMS];
+  bool scalar[1 + WEFT_WEBGPU_MAX_INPUTS];
+  uint32_t scalar_bits[1 + WEFT_WEBGPU_MAX_INPUTS];
+  int nextra;
+  uint32_t extra[4];
+} weft__webgpu_map;
+/* Fills p (its WGSL malloc'ed); an error when a size or offset passes u32. */
+weft_status weft__webgpu_map_program(const char* op, const weft__webgpu_map* m, weft__webgpu_program* p);
+
+#endif
