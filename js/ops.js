@@ -124,9 +124,9 @@ function entryPoint(M, info, argSlots) {
   return slot <= argSlots.count ? withParams(fn, params) : null;
 }
 
-// The kind of each argument of an op-table line, from its "(KIND, name), ..." text.
+// The kind of each argument of an op-table line, from its "KIND,KIND," text.
 function kindsOf(info) {
-  return [...info.kinds.matchAll(/\(\s*([A-Z_]+)\s*,/g)].map((m) => m[1]);
+  return info.kinds.split(',').filter(Boolean);
 }
 
 // The registry (weft_wasm_ops_json, read once at init) and the typed entry point
@@ -135,10 +135,21 @@ function kindsOf(info) {
 // writeScalar(slot, tag, v) } (the writers return the slot's address).
 export function readOpRegistry(M, k) {
   const infos = readJson(M, k.fail, M._weft_wasm_ops_json(), 'ops');
-  const entries = new Map();
-  for (const info of infos) {
-    if (info.cname) entries.set(info.cname, entryPoint(M, info, k.argSlots));
-  }
+  // Each caller is made on its first use: init() pays for none of the ~600
+  // (startup, issue 26); get(cname) as a Map's.
+  const byCname = new Map();
+  for (const info of infos) if (info.cname) byCname.set(info.cname, info);
+  const made = new Map();
+  const entries = {
+    get(cname) {
+      let e = made.get(cname);
+      if (e === undefined && byCname.has(cname)) {
+        e = entryPoint(M, byCname.get(cname), k.argSlots);
+        made.set(cname, e);
+      }
+      return e;
+    },
+  };
   // For core.js: a typed entry point it cannot do without.
   function entry(cname) {
     const e = entries.get(cname);
@@ -174,6 +185,9 @@ export function tupleMaker(names) {
   };
 }
 
+// The argument a method's `this` fills (-1: not a method).
+const selfIndexOf = (info) => info.args.findIndex((a) => a.name === 'self' && a.type === 'Tensor' && !a.list);
+
 export function installOps(api, k) {
   const { M, Tensor, WeftError, wrap, fail, typeName, jsTypeName, didYouMean, isOptions, refreshMeta, registry, defaultDtype } = k;
 
@@ -185,7 +199,7 @@ export function installOps(api, k) {
       index: i,
       handle: M._weft_wasm_op_at(i),
       positional: info.args.filter((a) => !a.kwargOnly),
-      selfIndex: info.args.findIndex((a) => a.name === 'self' && a.type === 'Tensor' && !a.list),
+      selfIndex: selfIndexOf(info),
       // the returned tensor is this argument (in-place and out=)
       returnsArg: -1,
       writes: info.args.flatMap((a, j) => (a.write && a.type === 'Tensor' && !a.list ? [j] : [])),
@@ -759,15 +773,15 @@ export function installOps(api, k) {
   function candidates(name, kw) {
     const n = stripNs(name);
     if (n.includes('.')) {
-      const op = byName.get(n);
-      if (!op) throw new WeftError('InvalidArgument', `unknown operator '${name}'`);
-      return op.alone;
+      const i = byName.get(n);
+      if (i === undefined) throw new WeftError('InvalidArgument', `unknown operator '${name}'`);
+      return opAt(i).alone;
     }
     let pick = pickers.get(n);
     if (!pick) {
       const all = byBase.get(n);
       if (!all) throw new WeftError('InvalidArgument', `unknown operator '${name}'`);
-      pick = byOut(all);
+      pick = byOut(opsOf(all));
       pickers.set(n, pick);
     }
     return pick(kw);
@@ -785,9 +799,10 @@ export function installOps(api, k) {
   // One op: 'add.Tensor', or a base name with a default ('') or a single overload.
   function exact(name) {
     const n = stripNs(name);
-    let op = byName.get(n);
+    const i = byName.get(n);
+    let op = i === undefined ? undefined : opAt(i);
     if (!op && !n.includes('.')) {
-      const all = byBase.get(n) ?? [];
+      const all = opsOf(byBase.get(n) ?? []);
       op = all.find((o) => o.overload === '') ?? (all.length === 1 ? all[0] : undefined);
       if (!op && all.length) {
         throw new WeftError('InvalidArgument', `operator '${name}' has no default overload; ` +
@@ -799,7 +814,7 @@ export function installOps(api, k) {
   }
 
   function list() {
-    return ops.map((op) => ({ name: op.name, schema: op.schema }));
+    return infos.map((op) => ({ name: op.name, schema: op.schema }));
   }
 
   function schema(name) {
@@ -856,15 +871,21 @@ export function installOps(api, k) {
 
   // ---- the registry (after the helpers its entries use) ----
 
-  const ops = registry.infos.map((info, i) => makeOp(info, i));
+  // An op's object (makeOp) is made on its first call, not at init: most
+  // programs call a few dozen of the ~700 (startup, issue 26). byName and
+  // byBase hold indices into infos.
+  const infos = registry.infos;
+  const opCache = new Array(infos.length);
+  const opAt = (i) => opCache[i] ?? (opCache[i] = makeOp(infos[i], i));
   const byName = new Map();
   const byBase = new Map();
-  for (const op of ops) {
-    byName.set(op.name, op);
-    byName.set(op.name.replace(/^aten::/, ''), op);
-    if (!byBase.has(op.base)) byBase.set(op.base, []);
-    byBase.get(op.base).push(op);
-  }
+  infos.forEach((info, i) => {
+    byName.set(info.name, i);
+    byName.set(info.name.replace(/^aten::/, ''), i);
+    if (!byBase.has(info.base)) byBase.set(info.base, []);
+    byBase.get(info.base).push(i);
+  });
+  const opsOf = (idx) => idx.map(opAt);
 
   // ---- generated functions and methods ----
 
@@ -913,8 +934,10 @@ export function installOps(api, k) {
     return [pos, kw];
   }
 
-  function methodFor(base, cands) {
-    const pick = byOut(cands);
+  // (idx: indices into infos; their op objects and the overload picker are
+  // made on the first call)
+  function methodFor(base, idx) {
+    let pick = (kw) => (pick = byOut(opsOf(idx)))(kw);
     const prep = PREPARE[base];
     return function generatedMethod(...rawArgs) {
       const [pos, kw] = prep ? prep(...splitKw(rawArgs), 0) : splitKw(rawArgs);
@@ -923,8 +946,8 @@ export function installOps(api, k) {
     };
   }
 
-  function functionFor(base, cands) {
-    const pick = byOut(cands);
+  function functionFor(base, idx) {
+    let pick = (kw) => (pick = byOut(opsOf(idx)))(kw);
     const prep = PREPARE[base];
     return (...rawArgs) => {
       const [pos, kw] = prep ? prep(...splitKw(rawArgs), 1) : splitKw(rawArgs);
@@ -943,16 +966,16 @@ export function installOps(api, k) {
     if (ns) {
       api[ns[0]] ??= {};
       api[ns[0]][ns[1]] = functionFor(base, cands);
-      if (cands.some((op) => op.tuple)) generated.tuples.push(`${ns[0]}.${ns[1]}`); // 'linalg.slogdet'
+      if (cands.some((i) => infos[i].tupleReturn)) generated.tuples.push(`${ns[0]}.${ns[1]}`); // 'linalg.slogdet'
       continue;
     }
-    if (cands.some((op) => op.tuple)) generated.tuples.push(name);
-    if (cands.some((op) => op.ret === 'TENSOR_LIST')) generated.lists.push(name);
+    if (cands.some((i) => infos[i].tupleReturn)) generated.tuples.push(name);
+    if (cands.some((i) => infos[i].ret === 'TENSOR_LIST')) generated.lists.push(name);
     if (!inplace && !(name in api)) {
       api[name] = functionFor(base, cands);
       generated.functions.push(name);
     }
-    const methodCands = cands.filter((op) => op.selfIndex >= 0);
+    const methodCands = cands.filter((i) => selfIndexOf(infos[i]) >= 0);
     if (methodCands.length && !NOT_METHODS.has(base) && !(name in Tensor.prototype)) {
       Object.defineProperty(Tensor.prototype, name, {
         value: methodFor(base, methodCands), writable: true, configurable: true,

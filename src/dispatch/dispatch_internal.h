@@ -126,6 +126,18 @@ void weft__dispatch_init(void);
  * WEFT__RN_) against the schema. NULL + error on failure. */
 weft_op* weft__op_def_generated(const char* schema, weft__unbox_fn unbox, const uint8_t* kinds,
                                 int nkinds, int nret);
+/* One generated op as data (opgen.h's WEFT_OP_DEFINE): what weft__opgen_register
+ * needs to def it, publish it in its slot and, for an op with a Device
+ * argument, register its BackendSelect kernel (NULL for the others). */
+typedef struct weft__opgen_entry {
+  const char* schema;
+  weft__unbox_fn unbox;
+  const uint8_t* kinds;
+  int nkinds, nret;
+  weft_op* _Atomic* slot;
+  weft_unboxed_fn backend_select;
+} weft__opgen_entry;
+weft_status weft__opgen_register(const weft__opgen_entry* e);
 /* Resolves a generated op slot on first use: runs init, the registration
  * function of the library the op belongs to (NULL: the slot must already be
  * set), then aborts if the slot is still empty (a call before registration
@@ -138,6 +150,9 @@ static inline const weft_op* weft__op_get(weft_op* _Atomic* slot, void (*init)(v
 /* impl for a library's own kernels: NULL + error when key already has a
  * kernel for op (a kernel registered twice is a bug, not an override). */
 weft_registration* weft__op_impl_unique(weft_op* op, weft_dispatch_key key, weft_kernel k);
+/* WEFT_KERNEL's body: impl_unique of fn (unboxed, named name) on op() for
+ * key; WEFT_OK or the error's status. */
+weft_status weft__kernel_register(weft_op* (*op)(void), weft_dispatch_key key, weft_unboxed_fn fn, const char* name);
 
 /* "Tensor", "int", ... for a schema argument type (src/dispatch/schema.c). */
 const char* weft__schema_type_name(int type);

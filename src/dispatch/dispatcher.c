@@ -133,8 +133,16 @@ static weft__entry undefined_entry(const weft_op* op) {
 }
 
 static void update_table(weft_op* op) {
+  /* the runtime key of each entry, inverted once here (weft_table_index_key
+   * searches every key: per entry, it was a third of the library's init) */
+  weft_dispatch_key key_at[WEFT__NUM_ENTRIES];
+  for (int i = 0; i < WEFT__NUM_ENTRIES; i++) key_at[i] = WEFT_KEY_UNDEFINED;
+  for (int k = 1; k < WEFT_KEY__END_OF_RUNTIME; k++) { /* the lowest key of an index, as that function */
+    int i = weft_dispatch_key_table_index((weft_dispatch_key)k);
+    if (i >= 0 && i < WEFT__NUM_ENTRIES && key_at[i] == WEFT_KEY_UNDEFINED) key_at[i] = (weft_dispatch_key)k;
+  }
   for (int i = 0; i < WEFT__NUM_ENTRIES; i++) {
-    weft_dispatch_key k = weft_table_index_key(i);
+    weft_dispatch_key k = key_at[i];
     op->table[i] = k == WEFT_KEY_UNDEFINED ? undefined_entry(op) : compute_entry(op, k);
   }
   for (int b = 0; b <= WEFT_NUM_BACKENDS; b++) {
@@ -142,7 +150,7 @@ static void update_table(weft_op* op) {
     int backend = b ? b : WEFT_BACKEND_CPU; /* no backend bit looks up like CPU */
     for (int i = 1; i < WEFT__NUM_ENTRIES; i++) {
       if (op->table[i].kind != WEFT_ENTRY_FALLTHROUGH) continue;
-      weft_dispatch_key k = weft_table_index_key(i);
+      weft_dispatch_key k = key_at[i];
       weft_backend_component kb = weft_dispatch_key_backend(k);
       if (kb == WEFT_BACKEND_INVALID || (int)kb == backend)
         m &= ~WEFT__FBIT(weft_dispatch_key_functionality(k));
@@ -152,9 +160,40 @@ static void update_table(weft_op* op) {
 }
 
 /* ---- def ---- */
+/* The ops by name: open addressing over indices into ops (+1; 0 empty), at
+ * most half full. A scan of every name per def was a fifth of init. */
+static int64_t* name_slots;
+static int64_t name_cap;
+
+static uint64_t name_hash(const char* s) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void name_put(int64_t* slots, int64_t cap, int64_t i) {
+  uint64_t j = name_hash(ops[i]->name) & (uint64_t)(cap - 1);
+  while (slots[j]) j = (j + 1) & (uint64_t)(cap - 1);
+  slots[j] = i + 1;
+}
+
+/* Room for op number nops (under reg_mutex); false when out of memory. */
+static bool name_reserve(void) {
+  if ((nops + 1) * 2 <= name_cap) return true;
+  int64_t cap = name_cap ? name_cap * 2 : 256;
+  int64_t* slots = calloc((size_t)cap, sizeof *slots);
+  if (!slots) return false;
+  for (int64_t i = 0; i < nops; i++) name_put(slots, cap, i);
+  free(name_slots);
+  name_slots = slots;
+  name_cap = cap;
+  return true;
+}
+
 static weft_op* find_locked(const char* full) {
-  for (int64_t i = 0; i < nops; i++)
-    if (strcmp(ops[i]->name, full) == 0) return ops[i];
+  if (!name_cap) return NULL;
+  for (uint64_t j = name_hash(full) & (uint64_t)(name_cap - 1); name_slots[j]; j = (j + 1) & (uint64_t)(name_cap - 1))
+    if (strcmp(ops[name_slots[j] - 1]->name, full) == 0) return ops[name_slots[j] - 1];
   return NULL;
 }
 
@@ -194,6 +233,11 @@ static weft_op* op_insert(weft_op* op) {
     op_free(op);
     return NULL;
   }
+  if (!name_reserve()) {
+    pthread_mutex_unlock(&reg_mutex);
+    op_free(op);
+    return weft__error_null(WEFT_OUT_OF_MEMORY, "def: out of memory");
+  }
   if (nops == ops_cap) {
     int64_t cap = ops_cap ? ops_cap * 2 : 64;
     weft_op** g = realloc(ops, (size_t)cap * sizeof *g);
@@ -206,7 +250,8 @@ static weft_op* op_insert(weft_op* op) {
     ops_cap = cap;
   }
   update_table(op);
-  ops[nops++] = op;
+  ops[nops] = op;
+  name_put(name_slots, name_cap, nops++);
   pthread_mutex_unlock(&reg_mutex);
   return op;
 }
@@ -282,6 +327,24 @@ weft_op* weft__op_def_generated(const char* schema, weft__unbox_fn unbox, const 
     return NULL;
   }
   return op_insert(op);
+}
+
+weft_status weft__kernel_register(weft_op* (*op)(void), weft_dispatch_key key, weft_unboxed_fn fn, const char* name) {
+  weft_kernel k = {NULL, fn, NULL, name, 0};
+  return weft__op_impl_unique(op(), key, k) ? WEFT_OK : weft_last_status();
+}
+
+weft_status weft__opgen_register(const weft__opgen_entry* e) {
+  weft_op* op = weft__op_def_generated(e->schema, e->unbox, e->kinds, e->nkinds, e->nret);
+  if (!op) return weft_last_status();
+  atomic_store_explicit(e->slot, op, memory_order_release);
+  if (weft__op_has_device_arg(op)) {
+    if (!e->backend_select)
+      return weft__error(WEFT_INTERNAL, "def: %s has a Device argument but no BackendSelect kernel", op->name);
+    weft_kernel k = {NULL, e->backend_select, NULL, "backend_select", WEFT_KERNEL_TAKES_KEYSET};
+    if (!weft_op_impl(op, WEFT_KEY_BACKEND_SELECT, k)) return weft_last_status();
+  }
+  return WEFT_OK;
 }
 
 bool weft__op_has_device_arg(const weft_op* op) {

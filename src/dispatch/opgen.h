@@ -102,6 +102,10 @@ enum {
 #define WEFT__KS(K, n) WEFT__KS_##K(n)
 #define WEFT__DK(K, n) WEFT__DK_##K(n)
 #define WEFT__ID(K, n) WEFT__K_##K,
+/* A constant expression: does the argument list hold a Device? Ops without
+ * one get no BackendSelect kernel, so the compiler drops its code. */
+#define WEFT__HAS_DEVICE(...) (0 WEFT__FOR_EACH(WEFT__ISDEV, __VA_ARGS__))
+#define WEFT__ISDEV(K, n) || WEFT__K_##K == WEFT__K_DEVICE
 
 #define WEFT__A_1(n) , n
 #define WEFT__KS_0(n)
@@ -476,29 +480,25 @@ weft_status weft__unbox_failed(const weft_op* op, weft_stack* stack, int64_t nar
     return weft_op_impl(weft__op_##c(), key, k);                       \
   }                                                                                             \
   weft_op* weft__op_##c(void) { return (weft_op*)weft__op_get(&weft__slot_##c, WEFT_OPGEN_INIT); } \
-  static weft_status weft__register_##c(void) {                                                 \
-    weft_op* op = weft__op_def_generated(schema, weft__unbox_##c, weft__kinds_##c,              \
-                                         (int)sizeof weft__kinds_##c, WEFT__RN_##R);            \
-    if (!op) return weft_last_status();                                                         \
-    atomic_store_explicit(&weft__slot_##c, op, memory_order_release);                           \
-    if (weft__op_has_device_arg(op)) {                                                          \
-      weft_kernel k = {NULL, (weft_unboxed_fn)weft__backend_select_##c, NULL,                   \
-                       "backend_select", WEFT_KERNEL_TAKES_KEYSET};                             \
-      if (!weft_op_impl(op, WEFT_KEY_BACKEND_SELECT, k)) return weft_last_status();             \
-    }                                                                                           \
-    return WEFT_OK;                                                                             \
-  }
+  /* data, not code: one shared function registers every op from its entry */                  \
+  static const weft__opgen_entry weft__gen_##c = {                                              \
+      schema, weft__unbox_##c, weft__kinds_##c, (int)sizeof weft__kinds_##c, WEFT__RN_##R,     \
+      &weft__slot_##c,                                                                          \
+      WEFT__HAS_DEVICE(__VA_ARGS__) ? (weft_unboxed_fn)weft__backend_select_##c : NULL};       \
+  static weft_status weft__register_##c(void) { return weft__opgen_register(&weft__gen_##c); }
 
 /* Registers fn as the library's own kernel of op c for key (a WEFT_KEY_
  * suffix): a statement inside a weft_status function, which returns the
  * error when the registration fails or the key already has a kernel. The
  * typed variable checks fn's signature against the op's. */
 #define WEFT_KERNEL(c, key, fn) WEFT_KERNEL_NAMED(c, key, fn, #fn)
+/* (One out-of-line call per line: a library registers a thousand kernels,
+ * and the inlined form was a tenth of the wasm's code.) */
 #define WEFT_KERNEL_NAMED(c, key, fn, name)                                                      \
   do {                                                                                           \
     weft_fn_##c f_ = (fn);                                                                       \
-    weft_kernel k_ = {NULL, (weft_unboxed_fn)f_, NULL, name, 0};                                 \
-    if (!weft__op_impl_unique(weft__op_##c(), WEFT_KEY_##key, k_)) return weft_last_status();   \
+    if (weft__kernel_register(weft__op_##c, WEFT_KEY_##key, (weft_unboxed_fn)f_, name))          \
+      return weft_last_status();                                                                 \
   } while (0)
 
 /* A statement inside a weft_status function. */

@@ -74,13 +74,42 @@ ST(f64, double, (double)v, d)
   X(__VA_ARGS__, i32, 4) X(__VA_ARGS__, i64, 8) X(__VA_ARGS__, f16, 2) X(__VA_ARGS__, bf16, 2) \
   X(__VA_ARGS__, f32, 4) X(__VA_ARGS__, f64, 8)
 
+/* Built for size (issue 26: the gzipped .wasm was over its budget): a pair
+ * with int8, int16, int32, float16, bfloat16 or float64 on either side is
+ * rarely cast in a hot loop (f32 <-> f16/bf16/i32 have SIMD kernels, cast.c),
+ * so its two loops are compiled small (clang's minsize, in wasm builds only);
+ * pairs of bool, uint8 (images), int64 (indices) and float32 stay optimized
+ * for speed. */
+#define HOT_b 1
+#define HOT_u8 1
+#define HOT_i8 0
+#define HOT_i16 0
+#define HOT_i32 0
+#define HOT_i64 1
+#define HOT_f16 0
+#define HOT_bf16 0
+#define HOT_f32 1
+#define HOT_f64 0
+#if defined(__clang__) && defined(__wasm__)
+#define PAIR_SMALL __attribute__((minsize))
+#else
+#define PAIR_SMALL
+#endif
+#define PAIR_ATTR(s, d) PAIR_ATTR_I(HOT_##s, HOT_##d)
+#define PAIR_ATTR_I(a, b) PAIR_ATTR_II(a, b)
+#define PAIR_ATTR_II(a, b) PAIR_ATTR_##a##b
+#define PAIR_ATTR_11
+#define PAIR_ATTR_10 PAIR_SMALL
+#define PAIR_ATTR_01 PAIR_SMALL
+#define PAIR_ATTR_00 PAIR_SMALL
+
 #define PAIR_FNS(s, ssz, k, d, dsz)                                                            \
-  static void cast_##s##_##d(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys) {   \
+  PAIR_ATTR(s, d) static void cast_##s##_##d(size_t n, const void* x, ptrdiff_t xs, void* y, ptrdiff_t ys) { \
     const char* src = x;                                                                      \
     char* dst = y;                                                                            \
     for (size_t i = 0; i < n; i++, src += xs, dst += ys) st_##k##_##d(dst, ld_##s(src));      \
   }                                                                                           \
-  static void cast_c_##s##_##d(size_t n, const void* x, void* y) {                            \
+  PAIR_ATTR(s, d) static void cast_c_##s##_##d(size_t n, const void* x, void* y) {            \
     const char* src = x;                                                                      \
     char* dst = y;                                                                            \
     for (size_t i = 0; i < n; i++) st_##k##_##d(dst + i * dsz, ld_##s(src + i * ssz));        \

@@ -36,6 +36,29 @@
 #define ST_d(p, v) (*(p) = (v))
 #define ST_bool(p, v) (*(p) = (uint8_t)((v) != 0))
 
+/* ---- the rows built for size (issue 26: the gzipped .wasm was over its
+ * budget): float32 rows are the ones models run (comparisons of float32
+ * too: the row is the input's dtype), optimized for speed; the rows of the
+ * other dtypes, a quarter of the module's code when vectorized, are compiled
+ * small (clang's minsize, in wasm builds: natively code size does not
+ * matter). Integer and bool tensors are mostly indices and masks, small or
+ * made by other kernels (arange, comparisons, index ops). ---- */
+#if defined(__clang__) && defined(__wasm__)
+#define ROW_SIZE_SMALL __attribute__((minsize))
+#else
+#define ROW_SIZE_SMALL
+#endif
+#define ROW_SIZE_f
+#define ROW_SIZE_b ROW_SIZE_SMALL
+#define ROW_SIZE_i64 ROW_SIZE_SMALL
+#define ROW_SIZE_u8 ROW_SIZE_SMALL
+#define ROW_SIZE_i8 ROW_SIZE_SMALL
+#define ROW_SIZE_i16 ROW_SIZE_SMALL
+#define ROW_SIZE_i32 ROW_SIZE_SMALL
+#define ROW_SIZE_h ROW_SIZE_SMALL
+#define ROW_SIZE_bf ROW_SIZE_SMALL
+#define ROW_SIZE_d ROW_SIZE_SMALL
+
 /* ---- scalar helpers ---- */
 #define U64(x) ((uint64_t)(x))
 #define WRAP(x) ((int64_t)(x)) /* modular: gcc/clang define the narrowing */
@@ -276,7 +299,7 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
 #define AT(T, base, i, s) ((T*)((base) + (ptrdiff_t)(i) * (s)))
 
 #define ROW_BIN(OP, sfx, ST, MT, CAT)                                                               \
-  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+  ROW_SIZE_##sfx static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
                                const ew_params* p) {                                                \
     const char *a = x[0], *b = x[1];                                                                \
     (void)p;                                                                                        \
@@ -296,7 +319,7 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
   }
 
 #define ROW_CMP(OP, sfx, ST, MT, CAT)                                                               \
-  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+  ROW_SIZE_##sfx static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
                                const ew_params* p) {                                                \
     const char *a = x[0], *b = x[1];                                                                \
     (void)p;                                                                                        \
@@ -315,7 +338,7 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
   }
 
 #define ROW_UN(OP, sfx, ST, MT, CAT)                                                                \
-  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+  ROW_SIZE_##sfx static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
                                const ew_params* p) {                                                \
     const char* a = x[0];                                                                           \
     (void)p;                                                                                        \
@@ -336,7 +359,7 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
 
 /* logical_not: any input dtype, bool result */
 #define ROW_LNOT(OP, sfx, ST, MT, CAT)                                                              \
-  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+  ROW_SIZE_##sfx static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
                                const ew_params* p) {                                                \
     (void)p;                                                                                        \
     for (size_t i = 0; i < n; i++) {                                                                \
@@ -347,7 +370,7 @@ static inline float gelu_vm_f(float a, int tanh_form) { return weft__f32_gelu_1(
 
 /* where: x[0] the bool condition, x[1] / x[2] in the result dtype (bits copied) */
 #define ROW_WHERE(OP, sfx, ST, MT, CAT)                                                             \
-  static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
+  ROW_SIZE_##sfx static void row_##OP##_##sfx(size_t n, char* y, ptrdiff_t ys, char* const* x, const ptrdiff_t* xs, \
                                const ew_params* p) {                                                \
     (void)p;                                                                                        \
     if (ys == sizeof(ST) && xs[0] == 1 && xs[1] == sizeof(ST) && xs[2] == 0) {                      \

@@ -5,7 +5,7 @@
  * - weft_wasm_ops_json() returns a malloc'd JSON array, one object per op in
  *   definition order (free it with _free): name, schema, args and returns as
  *   the parser read them, and for op-table lines `cname`, `ret` and `kinds`
- *   (the (KIND, name) list of src/dispatch/opgen.h) so JS can call the typed
+ *   (the KINDs of src/dispatch/opgen.h, each followed by a comma) so JS can call the typed
  *   entry point weft_wasm_op_<cname>.
  * - Boxed calls: weft_wasm_push_* push onto one stack owned by this module;
  *   weft_wasm_call(op, given) checks the types, fills trailing defaults and
@@ -74,7 +74,10 @@ static void put_arg(weft__strbuf* b, const weft_arg* a) {
 
 /* ---- the op table's lines, for the typed entry points ---- */
 
-#define WJ_LINE(c, schema, R, ...) {#c, schema, #R, #__VA_ARGS__},
+/* kinds: "TENSOR,TENSOR,SCALAR," (the argument names are the schema's; kept
+ * out of the module's strings and of the JSON made at init) */
+#define WJ_KIND_TEXT(K, n) #K ","
+#define WJ_LINE(c, schema, R, ...) {#c, schema, #R, WEFT__FOR_EACH(WJ_KIND_TEXT, __VA_ARGS__)},
 static const struct {
   const char *cname, *schema, *ret, *kinds;
 } lines[] = {

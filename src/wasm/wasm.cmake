@@ -95,6 +95,26 @@ function(weft_wasm_glue target subdir)
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/${subdir})
 endfunction()
 
+# Size (issue 26: the gzipped .wasm is what a page downloads). Code that runs
+# once per op call or once per program, not per element, is built for size:
+# the generated entry points, adapters and registration (ops/ops.c), the JS
+# ABI per op (wasm/exports_*.c), the derivative formulas (they call ops), and
+# the linear-algebra drivers (QR, SVD, eigh, LU, norms: O(n^3) on small
+# matrices, rarely in a hot loop), and the rarely used families (einsum's
+# planning, cdist, the data ops, upsampling, isnan/isclose/nan_to_num, the
+# padding modes, index_copy, the view ops' backwards). Every kernel, GEMM, conv and
+# elementwise loop stays at -O3; bench/run.mjs's rows show the difference is noise.
+set(WEFT_WASM_SIZE_SOURCES
+  src/ops/ops.c src/wasm/exports_dispatch.c src/wasm/exports_autograd.c src/autograd/formulas.c
+  src/ops/linalg_decomp.c src/ops/linalg_eigh.c src/ops/linalg_norm.c src/ops/linalg_qr.c src/ops/linalg_svd.c
+  src/ops/cpu/qr.c src/ops/cpu/lu.c src/ops/cpu/eigh.c src/ops/cpu/svd.c
+  src/ops/einsum.c src/ops/cdist.c src/ops/dataops.c src/ops/upsample.c src/ops/cpu/resize.c
+  src/ops/pointwise.c src/ops/pad.c src/ops/index_copy.c src/ops/view_backward.c)
+set_source_files_properties(${WEFT_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
+# the generated code (one copy per op-table line), smallest
+set_source_files_properties(src/ops/ops.c src/wasm/exports_dispatch.c src/autograd/formulas.c
+  PROPERTIES COMPILE_OPTIONS -Oz)
+
 # A -DWEFT_WASM_TESTS=ON build directory holds the C tests (top-level
 # CMakeLists.txt), not the glue.
 if(WEFT_WASM_TESTS)
