@@ -584,6 +584,8 @@ export interface OpFunctions {
   _euclideanDist(x1: Operand, x2: Operand): Tensor;
   /** _linalg_svd */
   _linalgSvd(A: Operand, fullMatrices?: boolean, computeUv?: boolean): Returns<'U' | 'S' | 'Vh'>;
+  /** _inverted_residual */
+  _invertedResidual(input: Operand, expandWeight: Operand | null, expandBias: Operand | null, dwWeight: Operand, dwBias: Operand | null, projectWeight: Operand, projectBias?: Operand | null, stride?: number, residual?: boolean): Tensor;
 }
 
 /** t.<name>(...): every operator with a Tensor self (in place: name_). */
@@ -1259,5 +1261,5 @@ type Name =
   | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor'
   | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out'
   | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr' | 'linalg_lstsq'
-  | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals';
+  | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals' | '_inverted_residual';
 export type OpName = Name | `aten::${Name}`;
