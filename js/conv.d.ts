@@ -99,7 +99,8 @@ export interface InvertedResidualPlan {
   output: number[];
   kernel: number[];
   stride: number;
-  expand: boolean;
+  /** A 1x1 expansion ran first (expandWeight given). */
+  expansion: boolean;
   residual: boolean;
   /** Output rows per band (the projection's GEMM rows: band_rows x output width). */
   band_rows: number;

@@ -131,7 +131,7 @@ static weft_status record_plan(const weft_ir_geom* g, const char* algorithm) {
                    algorithm, (long long)g->n, (long long)g->cin, (long long)g->h, (long long)g->w, (long long)g->ch,
                    (long long)g->n, (long long)g->cout, (long long)g->ho, (long long)g->wo, (long long)g->kh,
                    (long long)g->kw, (long long)g->stride);
-  weft__strbuf_put(&s, "\"expand\":%s,\"residual\":%s,\"band_rows\":%lld,\"tasks\":%lld,"
+  weft__strbuf_put(&s, "\"expansion\":%s,\"residual\":%s,\"band_rows\":%lld,\"tasks\":%lld,"
                        "\"buffers\":\"expanded rows ring + depthwise band, per thread\",\"threads\":%d}",
                    g->expand ? "true" : "false", g->residual ? "true" : "false", (long long)weft__ir_band_rows(g),
                    (long long)weft__ir_tasks(g), weft_get_num_threads());

@@ -102,7 +102,7 @@ for (const variant of VARIANTS) {
       const x = x0.contiguous({ memoryFormat: 'channels_last' });
       const p = wt.explain('_inverted_residual', x, b.we, b.be, b.wd, b.bd, b.wp, b.bp, { residual: true });
       assert.equal(p.algorithm, 'fused_row_bands_nhwc');
-      assert.deepEqual([p.input, p.hidden, p.output, p.band_rows, p.expand, p.residual],
+      assert.deepEqual([p.input, p.hidden, p.output, p.band_rows, p.expansion, p.residual],
         [[1, 8, 12, 10], 48, [1, 8, 12, 10], 7, true, true]);
       const pn = wt.explain('_inverted_residual', x0, b.we, b.be, b.wd, b.bd, b.wp, b.bp, { residual: true });
       assert.equal(pn.op, 'conv2d', 'NCHW runs the convolutions');
