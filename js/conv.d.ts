@@ -86,6 +86,30 @@ export interface ConvPlan {
   threads: number;
 }
 
+/** explain('_inverted_residual', ...) of a channels_last float32 input (other inputs: the first
+ * convolution's ConvPlan): the fused row-band driver. */
+export interface InvertedResidualPlan {
+  op: '_inverted_residual';
+  algorithm: 'fused_row_bands_nhwc';
+  memory_format: 'channels_last';
+  dtype: 'float32';
+  input: number[];
+  /** Channels after the expansion (the input's without one). */
+  hidden: number;
+  output: number[];
+  kernel: number[];
+  stride: number;
+  /** A 1x1 expansion ran first (expandWeight given). */
+  expansion: boolean;
+  residual: boolean;
+  /** Output rows per band (the projection's GEMM rows: band_rows x output width). */
+  band_rows: number;
+  /** Row ranges run in parallel (an image's rows split when there are fewer images than threads). */
+  tasks: number;
+  buffers: string;
+  threads: number;
+}
+
 /** explain('conv_transpose2d', ...): per image and group the GEMM W^T x (M = Cout/groups*kh*kw, N = H*W, K = Cin/groups), then col2im. */
 export interface ConvTransposePlan extends Omit<ConvPlan, 'op' | 'algorithm' | 'memory_format' | 'gemm'> {
   op: 'conv_transpose2d';

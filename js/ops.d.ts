@@ -4,7 +4,7 @@
 import type { DType, Tensor } from './weft.js';
 import type { OpFunctions, OpMethods, OpName } from './optable.js';
 import type { ReduceFunctions, ReduceTensorOps, ReductionPlan } from './reduce.js';
-import type { ConvPlan, ConvTransposePlan } from './conv.js';
+import type { ConvPlan, ConvTransposePlan, InvertedResidualPlan } from './conv.js';
 
 export type { LinalgFunctions, OpFunctions, OpMethods, OpName } from './optable.js';
 
@@ -109,6 +109,7 @@ export interface OpsApi {
     | 'aten::conv1d' | 'aten::conv1d.padding', ...args: OpArg[]): ConvPlan;
   explain(op: 'conv_transpose2d' | 'conv_transpose2d.input' | 'aten::conv_transpose2d.input', ...args: OpArg[]):
     ConvTransposePlan;
+  explain(op: '_inverted_residual', ...args: OpArg[]): InvertedResidualPlan | ConvPlan;
   explain(op: OpName, ...args: OpArg[]): ExplainPlan | null;
 }
 

@@ -3,7 +3,7 @@
 import type { OpFunctions, OpMethods, Operand, OpsApi, Returns } from './ops.js';
 import type { ReduceFunctions, ReduceTensorOps } from './reduce.js';
 import type { ConvFunctions } from './conv.js';
-export type { Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, ConvFunctions, ConvPlan, ConvTransposePlan } from './conv.js';
+export type { Conv1dOptions, Conv2dOptions, ConvTranspose1dOptions, ConvTranspose2dOptions, ConvFunctions, ConvPlan, ConvTransposePlan, InvertedResidualPlan } from './conv.js';
 export type { Dims, MinMaxOptions, ReduceOptions, ReductionPlan, VarOptions } from './reduce.js';
 import type { PoolFunctions, PoolTensorOps } from './pool.js';
 import type { ResizeFunctions, ResizeTensorOps } from './resize.js';

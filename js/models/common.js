@@ -141,5 +141,5 @@ export function makeCommon(api) {
     }
   }
 
-  return { parseArgs, int, layerClass, fusable, unitOf, runUnit, chain, dropsFolds, fail };
+  return { parseArgs, int, layerClass, fusable, unitOf, runUnit, folded, chain, dropsFolds, fail };
 }

@@ -5,7 +5,7 @@
 
 export function makeMobilenet(api, common) {
   const nn = api.nn;
-  const { parseArgs, int, layerClass, fusable, unitOf, runUnit, chain, dropsFolds, fail } = common;
+  const { parseArgs, int, layerClass, fusable, unitOf, runUnit, folded, chain, dropsFolds, fail } = common;
 
   // torchvision's _make_divisible: v rounded to a multiple of divisor, not
   // below minValue and not more than 10% under v
@@ -94,20 +94,51 @@ export function makeMobilenet(api, common) {
 
     _plain(x) { return this.useResConnect ? x.add(this.conv(x)) : this.conv(x); }
 
-    // the expansion and depthwise Conv2dNormActivations fused, then the
-    // projection conv + BatchNorm with the skip added in its output tile
+    // the whole block as one _inverted_residual call (the expansion, the
+    // depthwise conv and the projection with their BatchNorms folded; the
+    // expanded map stays in cache); a block of another shape: the expansion
+    // and depthwise Conv2dNormActivations fused, then the projection conv +
+    // BatchNorm with the skip added in its output tile
     _fused(x) {
       const layers = [...this.conv];
       const n = layers.length;
       const project = unitOf(layers[n - 2], layers[n - 1]);
       const heads = layers.slice(0, n - 2);
       if (!project || !heads.every((m) => m instanceof Conv2dNormActivation)) return this._plain(x);
+      const units = this._blockUnits(heads, project);
+      if (units) {
+        const [e, d, p] = units.map((u) => (u ? folded(u) : { w: null, b: null }));
+        return api._invertedResidual(x, e.w, e.b, d.w, d.b, p.w, p.b, this.stride, this.useResConnect);
+      }
       const h = chain(x, heads.map((m) => (t) => m._fused(t)));
       const y = runUnit(project, h, this.useResConnect ? x : null);
       if (h !== x) h.dispose();
       return y;
     }
   }
+
+  const same = (v, n) => (Array.isArray(v) ? v : [v, v]).every((e) => e === n);
+
+  // [expand | null, depthwise, project] units when the block is what
+  // _inverted_residual computes: an optional 1x1 + ReLU6, a depthwise
+  // conv (odd kernel, padding k // 2, undilated) + ReLU6, a 1x1 without
+  // activation; else null
+  InvertedResidual.prototype._blockUnits = function blockUnits(heads, project) {
+    if (typeof api._invertedResidual !== 'function' || heads.length < 1 || heads.length > 2) return null;
+    const units = heads.map((m) => m._unit());
+    if (units.some((u) => !u || u.activation !== 'relu6')) return null;
+    const [e, d] = units.length === 2 ? units : [null, units[0]];
+    const plain1x1 = (c) => same(c.kernelSize, 1) && same(c.stride, 1) && same(c.padding, 0) && same(c.dilation, 1) &&
+      c.groups === 1;
+    if (e && !plain1x1(e.conv)) return null;
+    if (!plain1x1(project.conv) || project.activation !== 'none') return null;
+    const dc = d.conv;
+    const [kh, kw] = Array.isArray(dc.kernelSize) ? dc.kernelSize : [dc.kernelSize, dc.kernelSize];
+    const pad = Array.isArray(dc.padding) ? dc.padding : [dc.padding, dc.padding];
+    const depthwise = dc.groups === dc.inChannels && dc.outChannels === dc.inChannels && kh % 2 === 1 && kw % 2 === 1 &&
+      pad[0] === (kh - 1) / 2 && pad[1] === (kw - 1) / 2 && same(dc.dilation, 1) && same(dc.stride, this.stride);
+    return depthwise ? [e, d, project] : null;
+  };
 
   const MOBILENET = [['numClasses', 1000], ['widthMult', 1.0], ['invertedResidualSetting', null], ['roundNearest', 8],
     ['block', null], ['normLayer', null], ['dropout', 0.2]];

@@ -34,9 +34,17 @@ static inline wv128 dw_finish(wv128 a, const float* r, size_t nb, wv128 lo, wv12
   return wv_f32x4_clamp(a, lo, hi);
 }
 
-/* one pixel's channels [j, c) (fewer than 8 left, or a pixel without a partner) */
+/* one pixel's channels [j, c) (fewer than 8 left, or a pixel without a
+ * partner: an odd output width's last one, each row of a 7x7 map), whole
+ * vectors while 4 channels remain (a partial one goes through the stack) */
 static void dw_px_one(size_t j, size_t c, size_t taps, const float* const* x, const float* w, const float* bias,
                       const float* r, float* y, wv128 lo, wv128 hi) {
+  for (; j + 4 <= c; j += 4) {
+    wv128 a = bias ? wv_v128_load(bias + j) : wv_v128_zero();
+    const float* wt = w + j;
+    for (size_t t = 0; t < taps; t++, wt += c) a = wv_f32x4_muladd(wv_v128_load(x[t] + j), wv_v128_load(wt), a);
+    wv_v128_store(y + j, dw_finish(a, r ? r + j : NULL, 16, lo, hi));
+  }
   for (; j < c; j += 4) {
     size_t nb = (c - j < 4 ? c - j : 4) * sizeof(float);
     wv128 a = bias ? wv_v128_load_partial(bias + j, nb) : wv_v128_zero();

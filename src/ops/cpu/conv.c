@@ -392,6 +392,28 @@ static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void
   return gemm_conv(&c, w, true, u->nr, g->groups * c.ntr * c.ntn, MC_NHWC * c.ns * c.k);
 }
 
+/* (conv_fused.h) nhwc_tile's direct 1x1 path over any m rows, for a driver
+ * that keeps its rows in scratch (the fused inverted residual): the same K
+ * blocks, start and store, so its sums equal _conv2d_fused's bit for bit. */
+void weft__conv2d_1x1_rows_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t m, const float* a,
+                               size_t lda, const float* wpacked, const float* bias, const float* res, size_t rs,
+                               weft_conv_act act, float* y, size_t ys) {
+  const ukr u = ukr_of(kt, WEFT_FLOAT32);
+  const weft_conv2d_epilogue epi = {act, NULL};
+  const int64_t kcb = k_block(c), rpad = cdiv(cout, u.nr) * u.nr;
+  for (int64_t i = 0; res && i < m; i++)
+    start_row(&u, (size_t)cout, (const char*)(res + (size_t)i * rs), (const char*)bias, true, (char*)(y + (size_t)i * ys));
+  for (int64_t pc = 0; pc < c; pc += kcb) {
+    int64_t kc = min64(kcb, c - pc);
+    for (int64_t j = 0; j < cout; j += u.nr) {
+      const float* bp = wpacked + pc * rpad + j / u.nr * kc * u.nr;
+      ukernel(&u, (size_t)m, (size_t)min64(u.nr, cout - j), (size_t)kc, (const char*)(a + pc), lda,
+              (const char*)bp, (char*)(y + j), ys, pc + kc >= c ? &epi : NULL, res || pc > 0,
+              bias && !res ? (const char*)(bias + j) : NULL);
+    }
+  }
+}
+
 /* ---- im2col GEMM over NCHW ---- */
 
 /* B panel: output pixels [p0, p0 + cols) of image n, group q, k in

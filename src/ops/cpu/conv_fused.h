@@ -47,4 +47,12 @@ weft_status weft__conv2d_fused(const weft_kernels* kt, weft_dtype dtype, weft_co
                                const weft_conv2d_geom* g, const void* x, const void* w, const void* wpacked,
                                const void* bias, const weft_conv2d_epilogue* e, void* y);
 
+/* y[m x cout] (row i at y + i * ys) = act(A W^T + bias + res) for the
+ * rows of A (row i at a + i * lda, c values) and a 1x1 one-group weight
+ * packed by weft__conv2d_pack for WEFT_CONV_GEMM_1X1_NHWC; res (row i at
+ * res + i * rs) and bias may be NULL. float32, on the calling thread. */
+void weft__conv2d_1x1_rows_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t m, const float* a,
+                               size_t lda, const float* wpacked, const float* bias, const float* res, size_t rs,
+                               weft_conv_act act, float* y, size_t ys);
+
 #endif
