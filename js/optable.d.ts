@@ -1263,14 +1263,5 @@ type Name =
   | 'logit' | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar'
   | 'lerp_.Tensor' | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_'
   | 'addcdiv.out' | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr'
-  | 'linalg_lstsq' | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals';
-  | '_scaled_dot_product_flash_attention_for_cpu' | '_scaled_dot_product_flash_attention_for_cpu_backward' | 'einsum' | 'linalg_solve' | 'linalg_inv' | 'linalg_det' | 'linalg_slogdet' | 'linalg_cholesky'
-  | 'linalg_vector_norm' | 'linalg_matrix_norm' | 'linalg_matrix_norm.str_ord' | '_linalg_eigh' | 'linalg_eigh' | 'linalg_eigvalsh' | 'bincount' | 'histc'
-  | 'one_hot' | 'index_add' | 'index_add_' | 'index_fill' | 'index_fill.int_Scalar' | 'index_fill.int_Tensor' | 'index_fill_' | 'index_fill_.int_Scalar'
-  | 'index_fill_.int_Tensor' | 'isnan' | 'isinf' | 'isfinite' | 'isposinf' | 'isposinf.out' | 'isneginf' | 'isneginf.out'
-  | 'isclose' | 'nan_to_num' | 'nan_to_num_' | 'nan_to_num.out' | 'square' | 'square_' | 'square.out' | 'logit'
-  | 'logit_' | 'logit.out' | 'lerp' | 'lerp.Scalar' | 'lerp.Tensor' | 'lerp_' | 'lerp_.Scalar' | 'lerp_.Tensor'
-  | 'lerp.Scalar_out' | 'lerp.Tensor_out' | 'addcmul' | 'addcmul_' | 'addcmul.out' | 'addcdiv' | 'addcdiv_' | 'addcdiv.out'
-  | 'linalg_cross' | 'cross' | 'cdist' | '_cdist_forward' | '_cdist_backward' | '_euclidean_dist' | 'linalg_qr' | 'linalg_lstsq'
-  | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals' | '_inverted_residual';
+  | 'linalg_lstsq' | '_linalg_svd' | 'linalg_svd' | 'linalg_svdvals' | '_inverted_residual';
 export type OpName = Name | `aten::${Name}`;
