@@ -23,7 +23,7 @@
  * pthreadpool does it (parallelize_2d_tile_2d over the output): B is
  * packed once, then one parallel_for over the output tiles, each running
  * every K block itself (its A rows packed per block into the chunk's
- * scratch, or, when tiles share rows, all of A packed once beside B). One fork/join instead of two per K block: on 2 threads the
+ * scratch). One fork/join instead of two per K block: on 2 threads the
  * waits at each join were what the second thread lost. */
 #include <stdlib.h>
 #include <string.h>
@@ -198,36 +198,13 @@ static weft_status run_pack_b_all(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* An operand packed whole in r-wide panels: B (k x n) as itself, A (m x k)
- * as its transpose {a.p, a.cs, a.rs} (then panel q holds rows q MR ...). */
-static struct pack_b_all whole(weft_dtype dtype, int64_t k, int64_t rows, weft_gemm_operand b, int r, void* dst) {
-  return (struct pack_b_all){dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, b, rows, k, k_block(k), round_up(rows, r), r,
-                             dtype == WEFT_FLOAT64 ? 8 : 4, dst};
-}
-
-static int64_t pack_grain(int64_t k, int r, bool serial) {
-  int64_t grain = serial ? INT64_MAX : PACK_GRAIN / (k * r > 0 ? k * r : 1);
-  return grain < 1 ? 1 : grain;
-}
-
 static weft_status pack_b_whole(weft_dtype dtype, int64_t k, int64_t n, weft_gemm_operand b, void* dst, bool serial) {
   int mr, nr, kcmax;
   weft__gemm_tile(dtype, &mr, &nr, &kcmax);
-  struct pack_b_all c = whole(dtype, k, n, b, nr, dst);
-  return weft_parallel_for(0, c.npad / nr, pack_grain(k, nr, serial), run_pack_b_all, &c);
-}
-
-/* A's panels [0, na), then B's (none when B comes packed): one parallel_for */
-struct pack_ab {
-  struct pack_b_all a, b;
-  int64_t na;
-};
-
-static weft_status run_pack_ab(void* p, int64_t begin, int64_t end) {
-  struct pack_ab* c = p;
-  if (begin < c->na) run_pack_b_all(&c->a, begin, end < c->na ? end : c->na);
-  if (end > c->na) run_pack_b_all(&c->b, begin > c->na ? begin - c->na : 0, end - c->na);
-  return WEFT_OK;
+  struct pack_b_all c = {dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, b, n, k, k_block(k), round_up(n, nr), nr,
+                         dtype == WEFT_FLOAT64 ? 8 : 4, dst};
+  int64_t grain = serial ? INT64_MAX : PACK_GRAIN / (k * nr > 0 ? k * nr : 1);
+  return weft_parallel_for(0, c.npad / nr, grain < 1 ? 1 : grain, run_pack_b_all, &c);
 }
 
 /* Output tiles (MC rows x NS columns) over all of C, each running every K
@@ -239,8 +216,6 @@ struct full_ctx {
   weft_gemm_operand a;
   int64_t m, n, k, kcb, npad, ntn;
   const char* bpacked;
-  const char* apacked; /* all of A packed (K block pc at pc x mpad values), or NULL: per tile */
-  int64_t mpad;
   char* c;
   bool accumulate;
 };
@@ -248,8 +223,8 @@ struct full_ctx {
 static weft_status run_full_tiles(void* p, int64_t begin, int64_t end) {
   const struct full_ctx* f = p;
   struct tile_ctx t = f->t;
-  char* apack = f->apacked ? NULL : malloc((size_t)(round_up(t.mc, t.mr) * f->kcb) * t.es);
-  if (!f->apacked && !apack) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (packing)");
+  char* apack = malloc((size_t)(round_up(t.mc, t.mr) * f->kcb) * t.es);
+  if (!apack) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (packing)");
   for (int64_t tile = begin; tile < end; tile++) {
     int64_t i0 = tile / f->ntn * t.mc, j0 = tile % f->ntn * t.ns;
     t.m = f->m - i0 < t.mc ? f->m - i0 : t.mc;
@@ -257,14 +232,10 @@ static weft_status run_full_tiles(void* p, int64_t begin, int64_t end) {
     t.c = f->c + (size_t)(i0 * t.c_rs + j0) * t.es;
     for (int64_t pc = 0; pc < f->k; pc += f->kcb) {
       t.kc = f->k - pc < f->kcb ? f->k - pc : f->kcb;
-      if (f->apacked) {
-        t.apack = f->apacked + (size_t)(pc * f->mpad + i0 * t.kc) * t.es;
-      } else {
-        struct pack_ctx pa = {(const char*)f->a.p + (ptrdiff_t)t.es * (i0 * f->a.rs + pc * f->a.cs), f->a.rs,
-                              f->a.cs, t.m, t.kc, t.mr, apack};
-        f->packer(&pa, 0, (t.m + t.mr - 1) / t.mr);
-        t.apack = apack;
-      }
+      struct pack_ctx pa = {(const char*)f->a.p + (ptrdiff_t)t.es * (i0 * f->a.rs + pc * f->a.cs), f->a.rs, f->a.cs,
+                            t.m, t.kc, t.mr, apack};
+      f->packer(&pa, 0, (t.m + t.mr - 1) / t.mr);
+      t.apack = apack;
       t.bpack = f->bpacked + (size_t)(pc * f->npad + j0 * t.kc) * t.es;
       t.accumulate = f->accumulate || pc > 0;
       run_tiles(&t, 0, 1); /* one tile: mc = m rows, ns = nc columns */
@@ -312,37 +283,28 @@ static int64_t tile_cols(int64_t m, int64_t n, int64_t mc, int nr, int threads) 
 
 /* The product as output tiles that each run all of K (one fork/join; B
  * packed whole first unless bpacked): a product whose whole packed B is
- * small enough, or comes packed. With more than one column of tiles, A is
- * packed whole too, in the same parallel_for as B: each column of tiles
- * would pack the same rows again (a [64, 784] x [784, 256] on one thread
- * is 4 columns of 64 x 64 tiles, on two 8 of 64 x 32). */
+ * small enough, or comes packed. */
 static weft_status gemm_full(const weft_kernels* kt, weft_dtype dtype, int64_t m, int64_t n, int64_t k, double alpha,
                              weft_gemm_operand a, weft_gemm_operand b, const char* bpacked, bool accumulate, void* c,
                              ptrdiff_t c_rs, bool serial, int threads) {
   const size_t es = dtype == WEFT_FLOAT64 ? 8 : 4;
   int mr, nr, kcmax;
   weft__gemm_tile(dtype, &mr, &nr, &kcmax);
-  int64_t mc = (int64_t)MC_PANELS * mr, ns = tile_cols(m, n, mc, nr, threads), ntn = (n + ns - 1) / ns;
-  size_t bbytes = bpacked ? 0 : weft__gemm_packed_b_bytes(dtype, k, n), abytes = (size_t)(k * round_up(m, mr)) * es;
-  if (ntn == 1 || abytes > FULL_B_MAX) abytes = 0;
-  char* own = malloc(bbytes + abytes);
-  if (!own && bbytes + abytes) {
-    return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)", bbytes + abytes);
-  }
-  if (bbytes + abytes) {
-    weft_gemm_operand at = {a.p, a.cs, a.rs};
-    struct pack_ab pk = {whole(dtype, k, abytes ? m : 0, at, mr, own + bbytes),
-                         whole(dtype, k, bpacked ? 0 : n, b, nr, own), abytes ? round_up(m, mr) / mr : 0};
-    int64_t nb = pk.b.npad / nr;
-    weft_status s = weft_parallel_for(0, pk.na + nb, pack_grain(k, nr, serial), run_pack_ab, &pk);
+  char* own = NULL;
+  if (!bpacked) {
+    own = malloc(weft__gemm_packed_b_bytes(dtype, k, n));
+    if (!own) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (%zu bytes for packing)",
+                                 weft__gemm_packed_b_bytes(dtype, k, n));
+    weft_status s = pack_b_whole(dtype, k, n, b, own, serial);
     if (s != WEFT_OK) {
       free(own);
       return s;
     }
   }
+  int64_t mc = (int64_t)MC_PANELS * mr, ns = tile_cols(m, n, mc, nr, threads);
   struct full_ctx f = {{kt, dtype == WEFT_FLOAT64, mr, nr, 0, 0, 0, mc, ns, 1, NULL, NULL, NULL, c_rs, es, alpha, 0},
-                       dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, a, m, n, k, k_block(k), round_up(n, nr), ntn,
-                       bpacked ? bpacked : own, abytes ? own + bbytes : NULL, round_up(m, mr), c, accumulate};
+                       dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, a, m, n, k, k_block(k), round_up(n, nr),
+                       (n + ns - 1) / ns, bpacked ? bpacked : own, c, accumulate};
   int64_t ntiles = (m + mc - 1) / mc * f.ntn;
   int64_t per_tile = (mc < m ? mc : m) * (ns < n ? ns : n) * k, grain = 65536 / (per_tile > 0 ? per_tile : 1);
   weft_status s = weft_parallel_for(0, ntiles, serial ? INT64_MAX : grain < 1 ? 1 : grain, run_full_tiles, &f);
