@@ -25,8 +25,9 @@ weft_status weft__webgpu_upload(const char* op, int32_t handle, const void* src,
  * the JS side), storage buffers at @binding(0..nbuffers-1) (the first one
  * written), the parameter words as a read-only storage buffer at
  * @binding(nbuffers), the grid in workgroups. Recorded into the current
- * command encoder; submitted at the next sync point. */
-enum { WEFT_WEBGPU_MAX_BUFFERS = 4, WEFT_WEBGPU_MAX_PARAMS = 128, WEFT_WEBGPU_WORKGROUP = 64 };
+ * command encoder; submitted at the next sync point. At most 7 buffers: the
+ * parameters make 8, WebGPU's default maxStorageBuffersPerShaderStage. */
+enum { WEFT_WEBGPU_MAX_BUFFERS = 7, WEFT_WEBGPU_MAX_PARAMS = 128, WEFT_WEBGPU_WORKGROUP = 64 };
 typedef struct weft__webgpu_program {
   char key[96];
   char* wgsl; /* malloc'ed; weft__webgpu_program_free */
