@@ -28,6 +28,7 @@
 #include "kernels/kernels.h"
 #include "ops/ops.h"
 #include "ops/reduce_util.h"
+#include "ops/reduce_webgpu.h"
 #include "weft/iter.h"
 
 /* ---- the common part: dims, result, accumulator, iterator ---- */
@@ -271,6 +272,19 @@ static double norm_root(const void* p, double a, double m) {
   return a;
 }
 
+/* the result filled by the device's reduction over the same plan */
+static weft_status on_webgpu(nred* r, weft__red_kind kind, double param) {
+  r->acc = weft_tensor_retain(r->result);
+  weft_status s = build_iter(r);
+  return s == WEFT_OK ? weft__reduce_webgpu(r->name, kind, &r->it, param) : s;
+}
+
+static weft__red_kind norm_kind(pkind k) {
+  static const weft__red_kind kinds[] = {WEFT__RED_NORM0, WEFT__RED_NORM1, WEFT__RED_NORM2, WEFT__RED_NORMINF,
+                                         WEFT__RED_NORMNINF, WEFT__RED_NORMP};
+  return kinds[k];
+}
+
 /* dtype: the dtype= (None -1); out: norm.out / dtype_out */
 static weft_tensor* norm_impl(const weft_tensor* self, const weft_scalar* p, const int64_t* dims, int64_t ndims,
                               bool keepdim, weft_dtype dtype, weft_tensor* out) {
@@ -301,6 +315,10 @@ static weft_tensor* norm_impl(const weft_tensor* self, const weft_scalar* p, con
   if (run && x->numel == 0) {
     if (!weft_explaining() && r.result->numel > 0) s = weft_fill_(r.result, 0);
     run = false;
+  }
+  if (run && r.result->device == WEFT_DEVICE_WEBGPU) {
+    run = false;
+    s = on_webgpu(&r, norm_kind(c.kind), c.p);
   }
   if (run) s = make_acc(&r, c.acc);
   if (run && s == WEFT_OK) s = build_iter(&r);
@@ -388,7 +406,9 @@ static weft_tensor* all_impl(bool all, const weft_tensor* self, const int64_t* d
   nred r;
   weft_status s = nred_meta(&r, name, weft_tensor_retain((weft_tensor*)self), dim, dim ? 1 : 0, keepdim, rdt, out);
   actx c = {self->dtype, all, rdt == WEFT_UINT8};
-  if (s == WEFT_OK && r.result->device != WEFT_DEVICE_META) {
+  if (s == WEFT_OK && r.result->device == WEFT_DEVICE_WEBGPU) {
+    s = on_webgpu(&r, all ? WEFT__RED_ALL : WEFT__RED_ANY, 0);
+  } else if (s == WEFT_OK && r.result->device != WEFT_DEVICE_META) {
     r.acc = weft_tensor_retain(r.result);
     s = build_iter(&r);
     if (s == WEFT_OK && !weft_explaining() && r.result->numel > 0) s = weft_fill_(r.result, all ? 1 : 0);
@@ -534,6 +554,10 @@ static weft_tensor* lse_impl(const weft_tensor* self, const int64_t* dims, int64
   }
   lctx c = {s == WEFT_OK ? x->dtype : WEFT_FLOAT32, is_f64(rdt) || (x && is_f64(x->dtype)) ? WEFT_FLOAT64 : WEFT_FLOAT32,
             weft__kernels()};
+  if (run && r.result->device == WEFT_DEVICE_WEBGPU) {
+    run = false;
+    s = on_webgpu(&r, WEFT__RED_LSE, 0);
+  }
   if (run) {
     r.extra = shifts(&r, dims, ndims);
     s = r.extra ? make_acc(&r, c.acc) : weft_last_status();
@@ -557,7 +581,8 @@ static weft_tensor* k_logsumexp_out(const weft_tensor* self, const int64_t* dim,
 
 #define BOTH(op, fn)          \
   WEFT_KERNEL(op, CPU, fn);   \
-  WEFT_KERNEL(op, META, fn)
+  WEFT_KERNEL(op, META, fn);  \
+  WEFT_KERNEL(op, WEBGPU, fn)
 
 weft_status weft__norm_register(void) {
   BOTH(norm, k_norm);

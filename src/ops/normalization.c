@@ -28,6 +28,7 @@
 #include "kernels/kernels.h"
 #include "ops/cpu/normalization.h"
 #include "ops/ops.h"
+#include "ops/reduce_webgpu.h"
 #include "weft/iter.h"
 
 typedef const weft_tensor* T;
@@ -256,7 +257,9 @@ static weft_tensor3 bn_forward(const char* op, T x, T w, T b, T rm, T rv, bool t
                     WEFT_OK};
   weft_status st = r.t[0] && r.t[1] && r.t[2] ? WEFT_OK : weft_last_status();
   weft_norm_geom g = bn_geom(xc, f);
-  if (st == WEFT_OK && weft_explaining())
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU)
+    st = weft__batch_norm_webgpu(xc, w, b, (weft_tensor*)rm, (weft_tensor*)rv, training, momentum, eps, r.t);
+  else if (st == WEFT_OK && weft_explaining())
     st = explain(op, training ? (g.nsc ? "batch_norm_train_channels_last" : "batch_norm_train_planes")
                               : (g.nsc ? "batch_norm_eval_channels_last" : "batch_norm_eval_planes"),
                  x, g.nsc ? g.s : g.n * g.c, g.nsc ? g.c : g.s);
@@ -341,7 +344,7 @@ static weft_status bn_backward_stats(const char* op, T x, T rm, T rv, T sm, T si
   if (m->numel != c || v->numel != c)
     return weft__error(WEFT_SHAPE_ERROR, "%s: %s should contain %lld elements not %lld", op,
                        m->numel != c ? mn : vn, (long long)c, (long long)(m->numel != c ? m->numel : v->numel));
-  if (x->device == WEFT_DEVICE_META) return WEFT_OK;
+  if (x->device == WEFT_DEVICE_META || x->device == WEFT_DEVICE_WEBGPU) return WEFT_OK; /* read on the device */
   read_vec(m, c, 0.0, mean);
   read_vec(v, c, 1.0, inv);
   if (!train)
@@ -368,7 +371,9 @@ static weft_tensor3 native_batch_norm_backward_kernel(T gy, T x, T w, T rm, T rv
   for (int i = 1; i < 3 && st == WEFT_OK; i++)
     if (mask[i] && !(r.t[i] = vec_tensor(op, x, c, NULL))) st = weft_last_status();
   weft_norm_geom g = xc ? bn_geom(xc, f) : (weft_norm_geom){0, 0, 0, false};
-  if (st == WEFT_OK && computes(x)) st = bn_backward_compute(&g, gyc, xc, w, mean, inv, train, r.t);
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU)
+    st = weft__batch_norm_backward_webgpu(gyc, xc, w, train ? sm : rm, train ? si : rv, train, eps, r.t);
+  else if (st == WEFT_OK && computes(x)) st = bn_backward_compute(&g, gyc, xc, w, mean, inv, train, r.t);
   free(mean), free(inv);
   return finish3(st, r, xc, gyc);
 }
@@ -533,7 +538,9 @@ static weft_tensor3 gn_forward(const char* op, T x, T w, T b, int64_t n, int64_t
                     WEFT_OK};
   weft_status st = r.t[0] && r.t[1] && r.t[2] ? WEFT_OK : weft_last_status();
   weft_norm_geom g = gn_geom(x, n, c, hxw, f);
-  if (st == WEFT_OK && weft_explaining())
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU)
+    st = weft__group_norm_webgpu(xc, w, b, group, eps, r.t);
+  else if (st == WEFT_OK && weft_explaining())
     st = explain(op, g.nsc ? "group_norm_channels_last" : "group_norm_planes", x, g.nsc ? n * hxw : n * c,
                  g.nsc ? c : hxw);
   else if (st == WEFT_OK && computes(x))
@@ -600,7 +607,9 @@ static weft_tensor3 native_group_norm_backward_kernel(T gy, T x, T mean, T rstd,
   weft_tensor3 r;
   weft_status st = backward_setup(op, gy, x, mask, &c, 1, &xc, &gyc, &r);
   weft_norm_geom g = gn_geom(x, n, c, hxw, WEFT_CONTIGUOUS_FORMAT);
-  if (st == WEFT_OK && computes(x)) st = gn_backward_compute(&g, gyc, xc, mean, rstd, w, group, r.t);
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU)
+    st = weft__group_norm_backward_webgpu(gyc, xc, mean, rstd, w, group, r.t);
+  else if (st == WEFT_OK && computes(x)) st = gn_backward_compute(&g, gyc, xc, mean, rstd, w, group, r.t);
   return finish3(st, r, xc, gyc);
 }
 
@@ -704,7 +713,8 @@ static weft_tensor3 ln_forward(const char* op, T x, const int64_t* ns, int64_t n
                      alloc_fmt(op, ss, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device)},
                     WEFT_OK};
   weft_status st = r.t[0] && r.t[1] && r.t[2] ? WEFT_OK : weft_last_status();
-  if (st == WEFT_OK && weft_explaining()) st = explain(op, "layer_norm_rows", x, m, k);
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU) st = weft__layer_norm_webgpu(xc, w, b, nn, eps, r.t);
+  else if (st == WEFT_OK && weft_explaining()) st = explain(op, "layer_norm_rows", x, m, k);
   else if (st == WEFT_OK && computes(x)) st = ln_forward_compute(xc, w, b, m, k, eps, r.t);
   return finish3(st, r, xc, NULL);
 }
@@ -743,7 +753,9 @@ static weft_tensor3 native_layer_norm_backward_kernel(T gy, T x, const int64_t* 
   weft_tensor *xc = NULL, *gyc = NULL;
   weft_tensor3 r;
   weft_status st = backward_setup(op, gy, x, mask, ns, nn, &xc, &gyc, &r);
-  if (st == WEFT_OK && computes(x)) st = ln_backward_compute(gyc, xc, mean, rstd, w, m, k, r.t);
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU)
+    st = weft__layer_norm_backward_webgpu(gyc, xc, nn, mean, rstd, w, r.t);
+  else if (st == WEFT_OK && computes(x)) st = ln_backward_compute(gyc, xc, mean, rstd, w, m, k, r.t);
   return finish3(st, r, xc, gyc);
 }
 
@@ -796,7 +808,8 @@ static weft_tensor2 fused_rms_norm_kernel(T x, const int64_t* ns, int64_t nn, T 
                      alloc_fmt(op, ss, x->ndim, WEFT_CONTIGUOUS_FORMAT, x->dtype, x->device), NULL},
                     WEFT_OK};
   weft_status st = r.t[0] && r.t[1] ? WEFT_OK : weft_last_status();
-  if (st == WEFT_OK && weft_explaining()) st = explain(op, "rms_norm_rows", x, m, k);
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU) st = weft__rms_norm_webgpu(xc, w, nn, eps, r.t);
+  else if (st == WEFT_OK && weft_explaining()) st = explain(op, "rms_norm_rows", x, m, k);
   else if (st == WEFT_OK && computes(x)) st = rms_forward_compute(xc, w, m, k, eps, r.t);
   r = finish3(st, r, xc, NULL);
   return (weft_tensor2){{r.t[0], r.t[1]}};
@@ -836,7 +849,9 @@ static weft_tensor3 rms_norm_backward_kernel(T gy, T x, const int64_t* ns, int64
   weft_tensor *xc = NULL, *gyc = NULL;
   weft_tensor3 r;
   weft_status st = backward_setup(op, gy, x, mask3, ns, nn, &xc, &gyc, &r);
-  if (st == WEFT_OK && computes(x)) st = rms_backward_compute(gyc, xc, rstd, w, m, k, r.t);
+  if (st == WEFT_OK && x->device == WEFT_DEVICE_WEBGPU)
+    st = weft__rms_norm_backward_webgpu(gyc, xc, nn, rstd, w, r.t);
+  else if (st == WEFT_OK && computes(x)) st = rms_backward_compute(gyc, xc, rstd, w, m, k, r.t);
   return finish3(st, r, xc, gyc);
 }
 
@@ -895,6 +910,14 @@ weft_status weft__normalization_register(void) {
   WEFT_KERNEL(native_layer_norm, META, native_layer_norm_kernel);
   WEFT_KERNEL(native_layer_norm_backward, CPU, native_layer_norm_backward_kernel);
   WEFT_KERNEL(native_layer_norm_backward, META, native_layer_norm_backward_kernel);
+  WEFT_KERNEL(native_layer_norm, WEBGPU, native_layer_norm_kernel);
+  WEFT_KERNEL(native_batch_norm, WEBGPU, native_batch_norm_kernel);
+  WEFT_KERNEL(native_group_norm, WEBGPU, native_group_norm_kernel);
+  WEFT_KERNEL(native_group_norm_backward, WEBGPU, native_group_norm_backward_kernel);
+  WEFT_KERNEL(native_batch_norm_backward, WEBGPU, native_batch_norm_backward_kernel);
+  WEFT_KERNEL(op__fused_rms_norm, WEBGPU, fused_rms_norm_kernel);
+  WEFT_KERNEL(op__rms_norm_backward, WEBGPU, rms_norm_backward_kernel);
+  WEFT_KERNEL(native_layer_norm_backward, WEBGPU, native_layer_norm_backward_kernel);
   WEFT_KERNEL(batch_norm, COMPOSITE_IMPLICIT_AUTOGRAD, batch_norm_kernel);
   WEFT_KERNEL(group_norm, COMPOSITE_IMPLICIT_AUTOGRAD, group_norm_kernel);
   WEFT_KERNEL(layer_norm, COMPOSITE_IMPLICIT_AUTOGRAD, layer_norm_kernel);

@@ -27,6 +27,7 @@
 #include "ops/ops.h"
 #include "ops/reduce_internal.h"
 #include "ops/reduce_util.h"
+#include "ops/reduce_webgpu.h"
 #include "weft/iter.h"
 
 typedef enum { R_SUM, R_MEAN, R_PROD, R_AMAX, R_AMIN, R_ARGMAX, R_ARGMIN } rop;
@@ -194,6 +195,25 @@ static weft_tensor* index_view(const reduction* r) {
   return weft__tensor_new(r->index->storage, s->sizes, strides, s->ndim, 0, WEFT_INT64);
 }
 
+/* int64 results cannot live on the webgpu device (WGSL has no 64-bit
+ * integers): arg reductions are refused there, and the integer sums say how
+ * to get a 32-bit result. */
+static weft_status webgpu_dtype_check(const reduction* r) {
+  if (r->self->device != WEFT_DEVICE_WEBGPU || r->dtype != WEFT_INT64) return WEFT_OK;
+  if (is_arg(r->op))
+    return weft__error(WEFT_NOT_IMPLEMENTED,
+                       "%s: its indices are int64, which a webgpu tensor cannot hold (WGSL has no 64-bit integers): "
+                       "take it on the cpu (await x.toAsync('cpu'))", r->name);
+  return weft__error(WEFT_TYPE_ERROR,
+                     "%s: the result of an integer %s is int64, which a webgpu tensor cannot hold (WGSL has no "
+                     "64-bit integers): pass { dtype: 'int32' } or { dtype: 'float32' }", r->name, r->name);
+}
+
+static weft__red_kind webgpu_kind(rop op) {
+  static const weft__red_kind k[] = {WEFT__RED_SUM, WEFT__RED_MEAN, WEFT__RED_PROD, WEFT__RED_AMAX, WEFT__RED_AMIN};
+  return k[op];
+}
+
 /* r: zeroed by the caller, or keep_values / values_out set */
 static weft_status meta(reduction* r, rop op, const char* name, const weft_tensor* self, const int64_t* dims,
                         int64_t ndims, bool dims_given, bool keepdim, weft_dtype opt_dtype, weft_tensor* out) {
@@ -204,6 +224,7 @@ static weft_status meta(reduction* r, rop op, const char* name, const weft_tenso
   weft_status s;
   if ((s = dim_mask(r, dims, ndims)) != WEFT_OK) return s;
   if ((s = result_dtype(r, opt_dtype, out)) != WEFT_OK) return s;
+  if ((s = webgpu_dtype_check(r)) != WEFT_OK) return s;
   if ((s = check_empty(r, dims_given && ndims > 0)) != WEFT_OK) return s;
   if ((s = make_result(r, out)) != WEFT_OK) return s;
   if (is_arg(op) && (s = make_arg_operands(r)) != WEFT_OK) {
@@ -577,7 +598,9 @@ static weft_status run_reduction(reduction* rp, rop op, const char* name, const 
   reduction r = *rp;
   if (meta(&r, op, name, self, dims, ndims, dims_given, keepdim, opt_dtype, out) != WEFT_OK) return weft_last_status();
   weft_status s = WEFT_OK;
-  if (!r.it.is_meta) {
+  if (!r.it.is_meta && self->device == WEFT_DEVICE_WEBGPU) {
+    s = weft__reduce_webgpu(name, webgpu_kind(op), &r.it, 0.0);
+  } else if (!r.it.is_meta) {
     bool fill = !weft_explaining() && r.result->numel > 0;
     rctx c = {op, self->dtype, r.dtype, weft__kernels()};
     if (is_arg(op)) {
@@ -703,7 +726,8 @@ static weft_tensor* k_argmin_out(const weft_tensor* self, int64_t dim, bool keep
 
 #define BOTH(op, fn)          \
   WEFT_KERNEL(op, CPU, fn);   \
-  WEFT_KERNEL(op, META, fn)
+  WEFT_KERNEL(op, META, fn);  \
+  WEFT_KERNEL(op, WEBGPU, fn)
 
 weft_status weft__reduce_register(void) {
   BOTH(sum, k_sum);

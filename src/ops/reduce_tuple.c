@@ -19,9 +19,11 @@ static weft_tensor2 k_min_dim_out(const weft_tensor* self, int64_t dim, bool kee
   return weft__reduce_minmax_dim(false, self, dim, keepdim, min, min_indices);
 }
 
+/* WebGPU too: its meta step refuses the int64 indices with a message */
 #define BOTH(op, fn)          \
   WEFT_KERNEL(op, CPU, fn);   \
-  WEFT_KERNEL(op, META, fn)
+  WEFT_KERNEL(op, META, fn);  \
+  WEFT_KERNEL(op, WEBGPU, fn)
 
 weft_status weft__reduce_tuple_register(void) {
   BOTH(max_dim, k_max_dim);

@@ -16,6 +16,7 @@
 #include "iter/iter_internal.h"
 #include "kernels/kernels.h"
 #include "ops/ops.h"
+#include "ops/reduce_webgpu.h"
 #include "weft/parallel.h"
 
 #define COLS 64
@@ -143,6 +144,13 @@ static weft_tensor* run(bool log, const weft_tensor* self, int64_t dim, weft_dty
     weft_tensor_release(out);
     return NULL;
   }
+  if (in->device == WEFT_DEVICE_WEBGPU) {
+    weft_status ws = weft__softmax_webgpu(log, in, out, d);
+    weft_tensor_release(in);
+    if (ws == WEFT_OK) return out;
+    weft_tensor_release(out);
+    return NULL;
+  }
   sm_job j = {log, t, weft_tensor_data_ptr(in), weft_tensor_data_ptr(out), in->ndim ? in->sizes[d] : 1, 1, 1};
   int64_t outer = 1;
   for (int k = 0; k < in->ndim; k++) {
@@ -173,5 +181,7 @@ weft_status weft__softmax_register(void) {
   WEFT_KERNEL(softmax, META, k_softmax);
   WEFT_KERNEL(log_softmax, CPU, k_log_softmax);
   WEFT_KERNEL(log_softmax, META, k_log_softmax);
+  WEFT_KERNEL(softmax, WEBGPU, k_softmax);
+  WEFT_KERNEL(log_softmax, WEBGPU, k_log_softmax);
   return WEFT_OK;
 }

@@ -14,6 +14,7 @@
 #include "iter/iter_internal.h"
 #include "ops/ops.h"
 #include "ops/reduce_util.h"
+#include "ops/reduce_webgpu.h"
 #include "weft/iter.h"
 
 /* a running state: count, mean, sum of squared deviations */
@@ -92,6 +93,33 @@ static void var_finish(weft_tensor* res, const weft_tensor* m2, double denom, bo
   }
 }
 
+/* the same reduction plan, the device's Welford pass */
+static weft_tensor* var_webgpu(bool is_std, const weft_tensor* self, uint32_t mask, bool keepdim, int64_t correction,
+                               weft_tensor* res) {
+  const char* name = is_std ? "std" : "var";
+  weft_tensor* view = weft__reduce_view(self, mask, keepdim, res);
+  if (!view) {
+    weft_tensor_release(res);
+    return NULL;
+  }
+  weft_iter it;
+  weft_iter_config c = weft_iter_config_init();
+  weft_iter_config_set_op_name(&c, name);
+  weft_iter_config_add_owned_output(&c, view);
+  weft_iter_config_add_input(&c, self);
+  weft_iter_config_check_mem_overlap(&c, false);
+  weft_iter_config_resize_outputs(&c, false);
+  weft_iter_config_is_reduction(&c, true);
+  weft_status s = weft_iter_build(&c, &it);
+  if (s == WEFT_OK) {
+    s = weft__reduce_webgpu(name, is_std ? WEFT__RED_STD : WEFT__RED_VAR, &it, correction == INT64_MIN ? 1.0 : (double)correction);
+    weft_iter_destroy(&it);
+  }
+  if (s == WEFT_OK) return res;
+  weft_tensor_release(res);
+  return NULL;
+}
+
 static weft_tensor* var_impl(bool is_std, const weft_tensor* self, const int64_t* dims, int64_t ndims,
                              int64_t correction, bool keepdim) {
   const char* name = is_std ? "std" : "var";
@@ -103,6 +131,7 @@ static weft_tensor* var_impl(bool is_std, const weft_tensor* self, const int64_t
   if (weft__reduce_dim_mask(name, self, dims, ndims, &mask) != WEFT_OK) return NULL;
   weft_tensor* res = weft__reduce_result(name, self, mask, keepdim, self->dtype, NULL);
   if (!res || res->device == WEFT_DEVICE_META || res->numel == 0) return res;
+  if (res->device == WEFT_DEVICE_WEBGPU) return var_webgpu(is_std, self, mask, keepdim, correction, res);
   int64_t sizes[WEFT_MAX_DIMS], count;
   weft__reduce_shape(self, mask, keepdim, sizes, &count);
   /* the states: n, mean, m2 as float64 tensors of the result's (contiguous) layout */
@@ -131,7 +160,7 @@ static weft_tensor* var_impl(bool is_std, const weft_tensor* self, const int64_t
     s = weft_iter_reduce_for_each(&it, var_loop, var_combine, &t, WEFT_GRAIN_SIZE, WEFT_FLOAT64);
     weft_iter_destroy(&it);
   }
-  int64_t denom = count - (correction == INT64_MIN ? 1 : correction);
+  int64_t denom = count - (correction == INT64_MIN ? 1.0 : (double)correction);
   if (s == WEFT_OK && !weft_explaining()) var_finish(res, st[2], denom > 0 ? (double)denom : 0.0, is_std);
   for (int k = 0; k < 3; k++) weft_tensor_release(st[k]);
   if (s != WEFT_OK) {
@@ -174,8 +203,10 @@ static weft_tensor2 var_mean_impl(bool is_std, const weft_tensor* self, const in
   weft_tensor* v = is_std ? weft_std_correction(self, dims, ndims, correction, keepdim)
                           : weft_var_correction(self, dims, ndims, correction, keepdim);
   if (!v) return r;
-  /* the mean as var's pass sees it: accumulated in float64 (nan when empty) */
-  weft_tensor* x = weft_to_dtype(self, WEFT_FLOAT64, false);
+  /* the mean as var's pass sees it: accumulated in float64 (nan when empty); in
+   * float32 on webgpu, which has no float64 */
+  weft_tensor* x = self->device == WEFT_DEVICE_WEBGPU ? weft_tensor_retain((weft_tensor*)self)
+                                                      : weft_to_dtype(self, WEFT_FLOAT64, false);
   weft_tensor* mk = x ? weft_mean_dim(x, dims, ndims, keepdim, (weft_dtype)-1) : NULL;
   weft_tensor* mean = mk ? weft_to_dtype(mk, self->dtype, false) : NULL;
   weft_tensor_release(mk);
@@ -282,6 +313,8 @@ weft_status weft__var_register(void) {
   WEFT_KERNEL(var_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_dim);
   WEFT_KERNEL(var_correction, CPU, k_var_correction);
   WEFT_KERNEL(var_correction, META, k_var_correction);
+  WEFT_KERNEL(var_correction, WEBGPU, k_var_correction);
+  WEFT_KERNEL(std_correction, WEBGPU, k_std_correction);
   WEFT_KERNEL(var_correction_out, COMPOSITE_IMPLICIT_AUTOGRAD, k_var_correction_out);
   WEFT_KERNEL(std, COMPOSITE_IMPLICIT_AUTOGRAD, k_std);
   WEFT_KERNEL(std_dim, COMPOSITE_IMPLICIT_AUTOGRAD, k_std_dim);

@@ -71,4 +71,41 @@ typedef struct weft__webgpu_map {
 /* Fills p (its WGSL malloc'ed); an error when a size or offset passes u32. */
 weft_status weft__webgpu_map_program(const char* op, const weft__webgpu_map* m, weft__webgpu_program* p);
 
+/* The row-reduction family (src/webgpu/wgsl_reduce.c): reductions, softmax
+ * and the norms. Rows (the kept dims, dim 0 fastest) times the reduced dims;
+ * every operand has an element offset and strides over both (0 where it does
+ * not vary). A workgroup folds a row's elements into a state of WGSL type
+ * `state` (`lift` over a0, a1, ... the inputs in `compute`; `comb(a, b)`'s
+ * body; `identity`), combines its invocations' states in a tree, then
+ * writes row outputs (`row_expr`, in order, over st (the state), n (the
+ * count as `compute`), e0..e3 (the extras)) and element outputs (`elem_expr`
+ * over the same and the inputs at that element). Mode 0 does it in one pass;
+ * a split (`groups` > 1 chunks of `chunk` elements per row, no element
+ * outputs) runs mode 1 (partial states into the `partials` buffer, rows x
+ * groups x state_words words) then mode 2 (a row's partials, its outputs).
+ * pinf() / ninf() / nanv() give the infinities and NaN, wnan(x) / wfinite(x)
+ * test for them. Without a `lift` there is no sweep: st is `identity` (an elementwise pass
+ * whose operands vary per row, such as a norm's apply step). */
+typedef enum { WEFT_WEBGPU_RED_IN, WEFT_WEBGPU_RED_ROW_OUT, WEFT_WEBGPU_RED_ELEM_OUT } weft__webgpu_red_role;
+typedef struct weft__webgpu_reduce {
+  const char* name; /* the member, for the key */
+  const char *state, *identity, *lift, *comb, *elem_expr;
+  const char* row_expr[4];
+  int state_words;
+  weft_dtype compute;
+  int nops;
+  weft__webgpu_red_role role[WEFT_WEBGPU_MAX_BUFFERS];
+  weft_dtype dtype[WEFT_WEBGPU_MAX_BUFFERS];
+  int32_t buffer[WEFT_WEBGPU_MAX_BUFFERS];
+  int64_t offset[WEFT_WEBGPU_MAX_BUFFERS];
+  int nkept, nred;
+  int64_t kept[WEFT_MAX_DIMS], red[WEFT_MAX_DIMS];
+  int64_t kstride[WEFT_WEBGPU_MAX_BUFFERS][WEFT_MAX_DIMS], rstride[WEFT_WEBGPU_MAX_BUFFERS][WEFT_MAX_DIMS];
+  int64_t rows, count, groups, chunk;
+  int nextra;
+  uint32_t extra[4];
+} weft__webgpu_reduce;
+weft_status weft__webgpu_reduce_program(const char* op, const weft__webgpu_reduce* r, int mode, int32_t partials,
+                                        weft__webgpu_program* p);
+
 #endif
