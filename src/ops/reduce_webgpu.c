@@ -68,7 +68,7 @@ static void operand(weft__webgpu_reduce* r, const weft_tensor* t, weft__webgpu_r
   int k = r->nops++;
   r->role[k] = role;
   r->dtype[k] = t->dtype;
-  r->buffer[k] = weft__webgpu_buffer_of(t);
+  r->buffer[k] = t->device == WEFT_DEVICE_WEBGPU ? weft__webgpu_buffer_of(t) : 0;
   r->offset[k] = t->storage_offset;
 }
 
@@ -99,8 +99,13 @@ static weft_status run_split(const char* op, weft__webgpu_reduce* r) {
   return s;
 }
 
-/* WebGPU refuses a buffer bound twice in one dispatch when one binding writes */
-static weft_status check_aliasing(const char* op, const weft__webgpu_reduce* r) {
+/* Every operand a webgpu buffer (a cpu scalar the iterator let through has
+ * none), and none bound twice when one binding writes (WebGPU refuses it). */
+static weft_status check_operands(const char* op, const weft__webgpu_reduce* r) {
+  for (int k = 0; k < r->nops; k++)
+    if (r->buffer[k] <= 0)
+      return weft__error(WEFT_INVALID_ARGUMENT, "%s: Expected all tensors to be on the same device, but found at "
+                                                "least two devices, webgpu and cpu!", op);
   for (int k = 0; k < r->nops; k++)
     for (int j = 0; j < r->nops; j++)
       if (j != k && r->role[k] != WEFT_WEBGPU_RED_IN && r->buffer[j] == r->buffer[k])
@@ -111,7 +116,7 @@ static weft_status check_aliasing(const char* op, const weft__webgpu_reduce* r) 
 
 weft_status weft__webgpu_reduce_run(const char* op, weft__webgpu_reduce* r) {
   if (r->rows == 0) return WEFT_OK;
-  weft_status s0 = check_aliasing(op, r);
+  weft_status s0 = check_operands(op, r);
   if (s0 != WEFT_OK) return s0;
   if (r->count >= SPLIT_MIN && r->rows < FEW_ROWS && !has_elem_out(r)) return run_split(op, r);
   r->groups = 1;
@@ -252,6 +257,16 @@ static uint32_t trailing(int ndim, int64_t nn) {
   return mask;
 }
 
+/* rows over x's normalized dims (norm): x and the weight (when given) as inputs a0, a1, eps as e0 */
+static dimmap norm_rows(weft__webgpu_reduce* r, const weft_tensor* x, const weft_tensor* w, uint32_t norm, double eps) {
+  r->nextra = 1;
+  r->extra[0] = weft__webgpu_bits(eps, WEFT_FLOAT32);
+  dimmap m = split_dims(r, x->sizes, x->ndim, norm);
+  add_view(r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
+  if (w) add_broadcast(r, &m, w, ~norm, WEFT_WEBGPU_RED_IN);
+  return m;
+}
+
 /* out: y, mean, rstd; x contiguous */
 weft_status weft__layer_norm_webgpu(const weft_tensor* x, const weft_tensor* w, const weft_tensor* b, int64_t nn,
                                     double eps, weft_tensor* const* out) {
@@ -266,17 +281,21 @@ weft_status weft__layer_norm_webgpu(const weft_tensor* x, const weft_tensor* w, 
   r.elem_expr = elems[variant];
   r.row_expr[0] = "st.y";
   r.row_expr[1] = "inverseSqrt(st.z / n + e0)";
-  r.nextra = 1;
-  r.extra[0] = weft__webgpu_bits(eps, WEFT_FLOAT32);
   uint32_t norm = trailing(x->ndim, nn);
-  dimmap m = split_dims(&r, x->sizes, x->ndim, norm);
-  add_view(&r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
-  if (w) add_broadcast(&r, &m, w, ~norm, WEFT_WEBGPU_RED_IN);
+  dimmap m = norm_rows(&r, x, w, norm, eps);
   if (b) add_broadcast(&r, &m, b, ~norm, WEFT_WEBGPU_RED_IN);
   add_view(&r, &m, out[0], out[0]->strides, WEFT_WEBGPU_RED_ELEM_OUT);
   add_broadcast(&r, &m, out[1], norm, WEFT_WEBGPU_RED_ROW_OUT);
   add_broadcast(&r, &m, out[2], norm, WEFT_WEBGPU_RED_ROW_OUT);
   return weft__webgpu_reduce_run("native_layer_norm", &r);
+}
+
+/* a backward pass's rows (the dims not in mask): the output's gradient and the input as a0, a1 */
+static dimmap grad_rows(weft__webgpu_reduce* r, const weft_tensor* gy, const weft_tensor* x, uint32_t mask) {
+  dimmap m = split_dims(r, x->sizes, x->ndim, mask);
+  add_view(r, &m, gy, gy->strides, WEFT_WEBGPU_RED_IN);
+  add_view(r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
+  return m;
 }
 
 /* dx: rstd * (g w - mean(g w) - xhat mean(g w xhat)) along each row */
@@ -290,9 +309,7 @@ static weft_status ln_dx(const weft_tensor* gy, const weft_tensor* x, const weft
   use(&r, w ? "layer_norm_dx_w" : "layer_norm_dx", w ? &with_w : &no_w, WEFT_FLOAT32);
   r.elem_expr = w ? "a4 * (a0 * a2 - st.x / n - (a1 - a3) * a4 * st.y / n)"
                   : "a3 * (a0 - st.x / n - (a1 - a2) * a3 * st.y / n)";
-  dimmap m = split_dims(&r, x->sizes, x->ndim, norm);
-  add_view(&r, &m, gy, gy->strides, WEFT_WEBGPU_RED_IN);
-  add_view(&r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
+  dimmap m = grad_rows(&r, gy, x, norm);
   if (w) add_broadcast(&r, &m, w, ~norm, WEFT_WEBGPU_RED_IN);
   add_broadcast(&r, &m, mean, norm, WEFT_WEBGPU_RED_IN);
   add_broadcast(&r, &m, rstd, norm, WEFT_WEBGPU_RED_IN);
@@ -310,9 +327,7 @@ static weft_status ln_dwb(const weft_tensor* gy, const weft_tensor* x, const wef
   r.row_expr[0] = "st.x";
   r.row_expr[1] = "st.y";
   uint32_t rowdims = ~norm & ((1u << x->ndim) - 1u);
-  dimmap m = split_dims(&r, x->sizes, x->ndim, rowdims);
-  add_view(&r, &m, gy, gy->strides, WEFT_WEBGPU_RED_IN);
-  add_view(&r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
+  dimmap m = grad_rows(&r, gy, x, rowdims);
   add_broadcast(&r, &m, mean, norm, WEFT_WEBGPU_RED_IN);
   add_broadcast(&r, &m, rstd, norm, WEFT_WEBGPU_RED_IN);
   add_broadcast(&r, &m, dw, rowdims, WEFT_WEBGPU_RED_ROW_OUT);
@@ -347,12 +362,8 @@ weft_status weft__rms_norm_webgpu(const weft_tensor* x, const weft_tensor* w, in
   use(&r, w ? "rms_norm_w" : "rms_norm", &sq, WEFT_FLOAT32);
   r.elem_expr = w ? "a0 * inverseSqrt(st / n + e0) * a1" : "a0 * inverseSqrt(st / n + e0)";
   r.row_expr[0] = "inverseSqrt(st / n + e0)";
-  r.nextra = 1;
-  r.extra[0] = weft__webgpu_bits(eps, WEFT_FLOAT32);
   uint32_t norm = trailing(x->ndim, nn);
-  dimmap m = split_dims(&r, x->sizes, x->ndim, norm);
-  add_view(&r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
-  if (w) add_broadcast(&r, &m, w, ~norm, WEFT_WEBGPU_RED_IN);
+  dimmap m = norm_rows(&r, x, w, norm, eps);
   add_view(&r, &m, out[0], out[0]->strides, WEFT_WEBGPU_RED_ELEM_OUT);
   add_broadcast(&r, &m, out[1], norm, WEFT_WEBGPU_RED_ROW_OUT);
   return weft__webgpu_reduce_run("rms_norm", &r);
@@ -369,9 +380,7 @@ weft_status weft__rms_norm_backward_webgpu(const weft_tensor* gy, const weft_ten
     weft__webgpu_reduce r = {0};
     use(&r, w ? "rms_norm_dx_w" : "rms_norm_dx", w ? &with_w : &no_w, WEFT_FLOAT32);
     r.elem_expr = w ? "a3 * (a0 * a2 - a1 * a3 * a3 * st / n)" : "a2 * (a0 - a1 * a2 * a2 * st / n)";
-    dimmap m = split_dims(&r, x->sizes, x->ndim, norm);
-    add_view(&r, &m, gy, gy->strides, WEFT_WEBGPU_RED_IN);
-    add_view(&r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
+    dimmap m = grad_rows(&r, gy, x, norm);
     if (w) add_broadcast(&r, &m, w, ~norm, WEFT_WEBGPU_RED_IN);
     add_broadcast(&r, &m, rstd, norm, WEFT_WEBGPU_RED_IN);
     add_view(&r, &m, out[0], out[0]->strides, WEFT_WEBGPU_RED_ELEM_OUT);
@@ -383,9 +392,7 @@ weft_status weft__rms_norm_backward_webgpu(const weft_tensor* gy, const weft_ten
   use(&r, "rms_norm_dw", &dw, WEFT_FLOAT32);
   r.row_expr[0] = "st";
   uint32_t rowdims = ~norm & ((1u << x->ndim) - 1u);
-  dimmap m = split_dims(&r, x->sizes, x->ndim, rowdims);
-  add_view(&r, &m, gy, gy->strides, WEFT_WEBGPU_RED_IN);
-  add_view(&r, &m, x, x->strides, WEFT_WEBGPU_RED_IN);
+  dimmap m = grad_rows(&r, gy, x, rowdims);
   add_broadcast(&r, &m, rstd, norm, WEFT_WEBGPU_RED_IN);
   add_broadcast(&r, &m, out[1], rowdims, WEFT_WEBGPU_RED_ROW_OUT);
   return weft__webgpu_reduce_run("_rms_norm_backward", &r);

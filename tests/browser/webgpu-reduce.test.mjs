@@ -313,12 +313,18 @@ describe('webgpu reductions, softmax and norms (SwiftShader)', { timeout: 600000
         maxDim: msg(() => x.max(1)),
         sumInt: msg(() => i.sum()),
         meanInt: msg(() => i.mean()),
+        mixedOut: msg(() => wt.sum(x, 0, { out: wt.zeros([3]) })),
+        mixedNorm: msg(() => wt.layerNorm(x, [3], wt.ones([3]))),
+        inPlaceOut: msg(() => wt.sum(x, 0, { out: x.narrow(0, 0, 1).view([3]) })),
       };
     });
     assert.match(r.argmax, /argmax: its indices are int64, which a webgpu tensor cannot hold/);
     assert.match(r.maxDim, /max: its indices are int64, which a webgpu tensor cannot hold/);
     assert.match(r.sumInt, /sum: the result of an integer sum is int64, which a webgpu tensor cannot hold .*dtype: 'int32'/);
     assert.match(r.meanInt, /mean\(\): could not infer output dtype/);
+    assert.match(r.mixedOut, /Expected all tensors to be on the same device, but found at least two devices/);
+    assert.match(r.mixedNorm, /layer_norm: expected all tensors to be on the same device/);
+    assert.match(r.inPlaceOut, /sum: an output sharing its storage with another operand is not supported on the webgpu device yet/);
   });
 
   // One fixture file's cases on webgpu: every tensor argument (out= ones too) uploaded whole and viewed
