@@ -118,9 +118,10 @@ weft_status weft__webgpu_reduce_run(const char* op, weft__webgpu_reduce* r) {
   if (r->rows == 0) return WEFT_OK;
   weft_status s0 = check_operands(op, r);
   if (s0 != WEFT_OK) return s0;
-  if (r->count >= SPLIT_MIN && r->rows < FEW_ROWS && !has_elem_out(r)) return run_split(op, r);
-  r->groups = 1;
-  r->chunk = r->count;
+  if (r->lift && r->count >= SPLIT_MIN && r->rows < FEW_ROWS && !has_elem_out(r)) return run_split(op, r);
+  /* a stateless pass spreads each row over chunks: a workgroup each */
+  r->groups = !r->lift && r->count > CHUNK ? (r->count + CHUNK - 1) / CHUNK : 1;
+  r->chunk = (r->count + r->groups - 1) / r->groups;
   weft__webgpu_program p;
   weft_status s = weft__webgpu_reduce_program(op, r, 0, 0, &p);
   return s == WEFT_OK ? weft__webgpu_run(op, &p) : s;

@@ -85,7 +85,8 @@ weft_status weft__webgpu_map_program(const char* op, const weft__webgpu_map* m, 
  * groups x state_words words) then mode 2 (a row's partials, its outputs).
  * pinf() / ninf() / nanv() give the infinities and NaN, wnan(x) / wfinite(x)
  * test for them. Without a `lift` there is no sweep: st is `identity` (an elementwise pass
- * whose operands vary per row, such as a norm's apply step). */
+ * whose operands vary per row, such as a norm's apply step), `groups` workgroups per row,
+ * `chunk` elements each. */
 typedef enum { WEFT_WEBGPU_RED_IN, WEFT_WEBGPU_RED_ROW_OUT, WEFT_WEBGPU_RED_ELEM_OUT } weft__webgpu_red_role;
 typedef struct weft__webgpu_reduce {
   const char* name; /* the member, for the key */

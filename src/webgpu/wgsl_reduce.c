@@ -169,7 +169,7 @@ static void put_outputs(weft__strbuf* b, const weft__webgpu_reduce* r, const lay
   bool elem = false;
   for (int k = 0; k < r->nops; k++) elem = elem || r->role[k] == WEFT_WEBGPU_RED_ELEM_OUT;
   if (!elem) return;
-  weft__strbuf_put(b, "  if (!valid) { return; }\n  for (var e = lid; e < p[1]; e += %du) {\n", WG);
+  weft__strbuf_put(b, "  if (!valid) { return; }\n  for (var e = lo + lid; e < hi; e += %du) {\n", WG);
   put_element(b, r, l, true);
   for (int k = 0; k < r->nops; k++)
     if (r->role[k] == WEFT_WEBGPU_RED_ELEM_OUT) weft__strbuf_put(b, "    st%d(i%d, %s);\n", k, k, r->elem_expr);
@@ -185,12 +185,12 @@ static void put_main(weft__strbuf* b, const weft__webgpu_reduce* r, const layout
   for (int i = 0; i < r->nextra; i++)
     weft__strbuf_put(b, "  let e%d = bitcast<%s>(p[%du]);\n", i, wtype(r->compute), l->ext + i);
   /* a workgroup past the rows (a 2-D grid's last line) still meets the barriers */
-  if (mode == 1) weft__strbuf_put(b, "  let valid = w < p[0] * p[2];\n  let row = min(w / p[2], p[0] - 1u);\n"
-                                     "  let g = w %% p[2];\n");
+  if (mode == 1 || !r->lift) weft__strbuf_put(b, "  let valid = w < p[0] * p[2];\n  let row = min(w / p[2], p[0] - 1u);\n"
+                                                  "  let g = w %% p[2];\n");
   else weft__strbuf_put(b, "  let valid = w < p[0];\n  let row = min(w, p[0] - 1u);\n");
   put_row_offsets(b, r, l, mode);
-  if (!r->lift) { /* no state: an elementwise pass with per-row operands */
-    weft__strbuf_put(b, "  let st = %s;\n", r->identity);
+  if (!r->lift) { /* no state: an elementwise pass with per-row operands, a workgroup per chunk of a row */
+    weft__strbuf_put(b, "  let st = %s;\n  let lo = g * p[3];\n  let hi = min(lo + p[3], p[1]);\n", r->identity);
     put_outputs(b, r, l);
     weft__strbuf_put(b, "}\n");
     return;
@@ -290,6 +290,6 @@ weft_status weft__webgpu_reduce_program(const char* op, const weft__webgpu_reduc
   if (!text) return weft_last_status();
   p->wgsl = text;
   put_params(r, &l, p);
-  set_grid(p, mode == 1 ? (uint64_t)r->rows * (uint64_t)r->groups : (uint64_t)r->rows);
+  set_grid(p, mode == 1 || !r->lift ? (uint64_t)r->rows * (uint64_t)r->groups : (uint64_t)r->rows);
   return WEFT_OK;
 }

@@ -82,6 +82,25 @@ static void test_split(void) {
   weft__webgpu_program_free(&p);
 }
 
+/* no lift: an elementwise pass over rows, each row in `groups` chunks of a workgroup each */
+static void test_stateless(void) {
+  weft__webgpu_reduce r = sample();
+  r.lift = NULL;
+  r.role[0] = WEFT_WEBGPU_RED_ELEM_OUT;
+  r.dtype[0] = WEFT_FLOAT32;
+  r.elem_expr = "a0 * 2.0";
+  r.groups = 2;
+  r.chunk = 10;
+  weft__webgpu_program p;
+  CHECK(weft__webgpu_reduce_program("mul", &r, 0, 0, &p) == WEFT_OK);
+  CHECK(p.grid[0] == 6);
+  CHECK(strstr(p.wgsl, "let lo = g * p[3];") != NULL);
+  CHECK(strstr(p.wgsl, "for (var e = lo + lid; e < hi; e += 64u)") != NULL);
+  CHECK(strstr(p.wgsl, "st0(i0, a0 * 2.0);") != NULL);
+  CHECK(strstr(p.wgsl, "workgroupBarrier") == NULL);
+  weft__webgpu_program_free(&p);
+}
+
 static void test_refusals(void) {
   weft__webgpu_reduce r = sample();
   r.kept[0] = 1LL << 32;
@@ -100,6 +119,7 @@ int main(void) {
   weft_init();
   test_one_pass();
   test_split();
+  test_stateless();
   test_refusals();
   CHECK_NO_LEAKS();
   TEST_REPORT();
