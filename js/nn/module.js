@@ -517,6 +517,10 @@ export function makeModule(api, k) {
       if (dtype && floating && dtype !== t.dtype) o.dtype = dtype;
       if (memoryFormat && (t.dim() === 4 || t.dim() === 5) && !t.isContiguous(memoryFormat)) o.memoryFormat = memoryFormat;
       const finalDtype = o.dtype ?? t.dtype;
+      if (device === 'webgpu' && floating && !GPU_DTYPES.includes(finalDtype)) {
+        fail('TypeError', `to: a ${finalDtype} parameter or buffer cannot live on the webgpu device (WGSL has no ` +
+          `${finalDtype}): convert the module too, e.g. model.to({ dtype: 'float32', device: 'webgpu' })`);
+      }
       if (device && device !== t.device && (device !== 'webgpu' || GPU_DTYPES.includes(finalDtype))) o.device = device;
       return Object.keys(o).length ? o : null;
     };

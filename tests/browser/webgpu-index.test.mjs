@@ -312,6 +312,12 @@ describe('webgpu indexing, in place, optimizers (SwiftShader)', { timeout: 30000
         values: model.parameters().map((p) => p.toArray()), grad: emb.weight.grad?.device,
       };
       opt.dispose();
+      // float64 cannot go: refused before anything moves; converting on the way can
+      const lin = new wt.nn.Linear(2, 2).double();
+      let f64Err = null;
+      try { lin.to('webgpu'); } catch (e) { f64Err = [e.code, e.message, lin.weight.device]; }
+      lin.to({ dtype: 'float32', device: 'webgpu' });
+      back.f64 = [f64Err, lin.weight.device, lin.weight.dtype, lin.bias.device];
       return { before, moved, syncErr, back };
     });
     assert.ok(!r.error, r.error?.join('\n'));
@@ -330,6 +336,10 @@ describe('webgpu indexing, in place, optimizers (SwiftShader)', { timeout: 30000
     assert.deepEqual(r.back.devices, ['cpu', 'cpu', 'cpu']);
     assert.deepEqual(r.back.values[0][1], r.moved.stepped[1]);
     assert.equal(r.back.grad, 'cpu');
+    assert.equal(r.back.f64[0][0], 'TypeError');
+    assert.match(r.back.f64[0][1], /to: a float64 parameter or buffer cannot live on the webgpu device/);
+    assert.deepEqual(r.back.f64.slice(1), ['webgpu', 'float32', 'webgpu']);
+    assert.equal(r.back.f64[0][2], 'cpu');
   });
 
   test('the audit: composites that read host memory refuse a webgpu tensor with a WeftError', async () => {
