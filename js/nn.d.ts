@@ -4,7 +4,7 @@ import type { TransformerModules } from './transformer.js';
 
 type Shape = number | readonly number[];
 type Reduction = 'none' | 'mean' | 'sum';
-type Device = 'cpu' | 'meta';
+type Device = 'cpu' | 'meta' | 'webgpu';
 interface Factory { device?: Device | null; dtype?: DTypeName | null }
 
 /** torch.nn.Parameter: a leaf tensor sharing the data given, registered when assigned to a module attribute. */
@@ -50,7 +50,9 @@ export declare class Module {
   requiresGrad_(requiresGrad?: boolean): this;
   zeroGrad(options?: { setToNone?: boolean }): void;
   /** Floating parameters and buffers converted in place (the same Parameter objects). */
-  to(dtype: DTypeName | Tensor | { dtype?: DTypeName; memoryFormat?: MemoryFormat; device?: Device }): this;
+  to(dtype: DTypeName | Device | Tensor | { dtype?: DTypeName; memoryFormat?: MemoryFormat; device?: Device }): this;
+  /** to() that may read a webgpu module back to the cpu (asynchronous reads). */
+  toAsync(dtype: DTypeName | Device | Tensor | { dtype?: DTypeName; memoryFormat?: MemoryFormat; device?: Device }): Promise<this>;
   float(): this;
   double(): this;
   half(): this;

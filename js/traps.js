@@ -87,7 +87,8 @@ export function trapChecks(WeftError, getApi) {
   function indexArg(op, name, v) {
     const api = getApi();
     if (v instanceof api.Tensor) {
-      if (name === 'target') return CLASS_TARGET.has(op) && v.dtype === 'int32' ? { make: () => v.to('int64') } : v;
+      // (a webgpu target stays int32: int64 cannot live on the device)
+      if (name === 'target') return CLASS_TARGET.has(op) && v.dtype === 'int32' && v.device !== 'webgpu' ? { make: () => v.to('int64') } : v;
       // the op's own (PyTorch's) error, with the fix added (ops.js invoke)
       if (FLOATING.has(v.dtype)) return { make: () => v, keep: true, fix: floatIndexFix(v.dtype) };
       return v;

@@ -442,35 +442,32 @@ export function makeModule(api, k) {
     }
 
     // PyTorch's Module.to: floating parameters and buffers to a floating dtype,
-    // 4-D ones to a memory format, in place: each keeps its JS object (the
-    // optimizer's), its requiresGrad and its .grad (converted too).
+    // 4-D ones to a memory format, all to a device, in place: each keeps its
+    // JS object (the optimizer's), its requiresGrad and its .grad (converted
+    // too). Build optimizers after the move, as in PyTorch. On 'webgpu', a
+    // tensor of a dtype WGSL lacks (BatchNorm's int64 num_batches_tracked)
+    // stays on the cpu, where ops take it as a cpu scalar. A webgpu module
+    // comes back with await module.toAsync('cpu') (reads are asynchronous).
     to(...args) {
-      const { dtype, memoryFormat } = toArgs(args);
-      const convert = (t) => {
-        const floating = ['float16', 'bfloat16', 'float32', 'float64'].includes(t.dtype);
-        const o = {};
-        if (dtype && floating && dtype !== t.dtype) o.dtype = dtype;
-        if (memoryFormat && (t.dim() === 4 || t.dim() === 5) && !t.isContiguous(memoryFormat)) o.memoryFormat = memoryFormat;
-        return Object.keys(o).length ? o : null;
-      };
-      const swap = (t) => {
-        const o = convert(t);
-        if (!o) return;
-        const rg = t.requiresGrad;
-        const grad = t.grad;
-        const next = api.noGrad(() => t.to(o));
-        const nextGrad = grad && api.noGrad(() => grad.to(o));
-        const ptr = M._weft_wasm_detach(next.handle('to'));
-        if (!ptr) k.fail('to');
-        k.setHandle(t, ptr);
-        next.dispose();
-        grad?.dispose();
-        if (rg) t.requiresGrad_(true);
-        if (nextGrad) { t.grad = nextGrad; nextGrad.dispose(); }
-      };
-      for (const m of this.modules()) {
-        const s = m[STATE];
-        for (const t of [...s.params.values(), ...s.buffers.values()]) if (t) swap(t);
+      const o = toArgs(args);
+      const moves = movesOf(this, o);
+      if (o.device === 'cpu' && moves.some(([t, c]) => c.device && t.device === 'webgpu')) {
+        fail('NotImplemented', "to: a webgpu module is read back asynchronously: use await module.toAsync('cpu')");
+      }
+      for (const [t, c] of moves) swapData(t, (x) => convertTensor(x, c));
+      return this;
+    }
+
+    // to() for any move, webgpu -> cpu included (its reads awaited first)
+    async toAsync(...args) {
+      const o = toArgs(args);
+      for (const [t, c] of movesOf(this, o)) {
+        const read = async (x) => (x.device === 'webgpu' && c.device === 'cpu' ? x.toAsync('cpu') : null);
+        const g0 = t.grad; // a new handle on the grad
+        const [data, grad] = [await read(t), g0 && await read(g0)];
+        g0?.dispose();
+        const pick = (x, got) => (got ? convertTensor(got, { ...c, device: undefined }, got) : convertTensor(x, c));
+        swapData(t, (x) => pick(x, x === t ? data : grad));
       }
       return this;
     }
@@ -510,6 +507,72 @@ export function makeModule(api, k) {
   const DTYPES = ['float16', 'bfloat16', 'float32', 'float64', 'bool', 'uint8', 'int8', 'int16', 'int32', 'int64'];
   const FLOATING = ['float16', 'bfloat16', 'float32', 'float64'];
   // to(dtype), to(device), to(tensor), to({ dtype, memoryFormat, device })
+  const GPU_DTYPES = ['float32', 'int32', 'bool'];
+
+  // [tensor, its conversion] for every parameter and buffer that changes
+  function movesOf(module, { dtype, memoryFormat, device }) {
+    const convert = (t) => {
+      const floating = ['float16', 'bfloat16', 'float32', 'float64'].includes(t.dtype);
+      const o = {};
+      if (dtype && floating && dtype !== t.dtype) o.dtype = dtype;
+      if (memoryFormat && (t.dim() === 4 || t.dim() === 5) && !t.isContiguous(memoryFormat)) o.memoryFormat = memoryFormat;
+      const finalDtype = o.dtype ?? t.dtype;
+      if (device === 'webgpu' && floating && !GPU_DTYPES.includes(finalDtype)) {
+        fail('TypeError', `to: a ${finalDtype} parameter or buffer cannot live on the webgpu device (WGSL has no ` +
+          `${finalDtype}): convert the module too, e.g. model.to({ dtype: 'float32', device: 'webgpu' })`);
+      }
+      if (device && device !== t.device && (device !== 'webgpu' || GPU_DTYPES.includes(finalDtype))) o.device = device;
+      return Object.keys(o).length ? o : null;
+    };
+    const out = [];
+    for (const m of module.modules()) {
+      const s = m[STATE];
+      for (const t of [...s.params.values(), ...s.buffers.values()]) {
+        const c = t && convert(t);
+        if (c) out.push([t, c]);
+      }
+    }
+    return out;
+  }
+
+
+  // t converted: dtype / memory format where it is, then moved; `owned` (an
+  // already-read copy) is disposed once converted
+  function convertTensor(t, { dtype, memoryFormat, device }, owned = null) {
+    return api.noGrad(() => {
+      let x = t;
+      if (dtype || memoryFormat) x = t.to({ ...(dtype ? { dtype } : {}), ...(memoryFormat ? { memoryFormat } : {}) });
+      if (device && device !== x.device) {
+        const y = x.to(device);
+        if (x !== t) x.dispose();
+        x = y;
+      }
+      if (owned && x !== owned) owned.dispose();
+      return x;
+    });
+  }
+
+  // t takes make(t)'s data in place (same JS object), and its grad make(grad)'s
+  function swapData(t, make) {
+    const rg = t.requiresGrad;
+    const grad = t.grad;
+    const next = make(t);
+    let nextGrad = null;
+    try {
+      nextGrad = grad && make(grad);
+    } catch (e) {
+      next.dispose();
+      throw e;
+    }
+    const ptr = M._weft_wasm_detach(next.handle('to'));
+    if (!ptr) k.fail('to');
+    k.setHandle(t, ptr);
+    if (next !== t) next.dispose();
+    grad?.dispose();
+    if (rg) t.requiresGrad_(true);
+    if (nextGrad) { t.grad = nextGrad; nextGrad.dispose(); }
+  }
+
   function toArgs(args) {
     const out = {};
     for (const a of args) {
@@ -528,7 +591,7 @@ export function makeModule(api, k) {
     if (out.dtype != null && !FLOATING.includes(out.dtype)) {
       fail('TypeError', `nn.Module.to only accepts floating point dtypes, but got desired dtype=${out.dtype}`);
     }
-    if (out.device != null && out.device !== 'cpu') {
+    if (out.device != null && out.device !== 'cpu' && out.device !== 'webgpu') {
       fail('NotImplemented', `to(): cannot move a module to the '${out.device}' device (weft keeps a tensor's data where it was made)`);
     }
     return out;

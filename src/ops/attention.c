@@ -160,12 +160,20 @@ static weft_tensor* additive_mask(T mask, weft_dtype dtype) {
 /* the causal mask of the math path: 0 where j <= i, -inf above */
 static weft_tensor* causal_mask(int64_t l, int64_t s, weft_dtype dtype, weft_device dev) {
   const int64_t sizes[2] = {l, s};
-  weft_tensor* keep = weft_empty(sizes, 2, WEFT_BOOL, dev, WEFT_CONTIGUOUS_FORMAT);
+  /* written on the host; a webgpu mask is that one uploaded */
+  weft_device host = dev == WEFT_DEVICE_WEBGPU ? WEFT_DEVICE_CPU : dev;
+  weft_tensor* keep = weft_empty(sizes, 2, WEFT_BOOL, host, WEFT_CONTIGUOUS_FORMAT);
   if (!keep) return NULL;
-  if (dev != WEFT_DEVICE_META) {
+  if (host != WEFT_DEVICE_META) {
     uint8_t* d = weft_tensor_data_ptr(keep);
     for (int64_t i = 0; i < l; i++)
       for (int64_t j = 0; j < s; j++) d[i * s + j] = j <= i;
+  }
+  if (dev != host) {
+    weft_tensor* up = weft_empty(sizes, 2, WEFT_BOOL, dev, WEFT_CONTIGUOUS_FORMAT);
+    if (up && weft_copy_(up, keep) != WEFT_OK) weft_tensor_release(up), up = NULL;
+    weft_tensor_release(keep);
+    if (!(keep = up)) return NULL;
   }
   weft_tensor* r = additive_mask(keep, dtype);
   weft_tensor_release(keep);

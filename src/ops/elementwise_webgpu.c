@@ -43,6 +43,13 @@ static ew_wgsl wgsl_of(ew_op op) {
     case EW_floor: return (ew_wgsl){"floor(a0)", "a0", NULL};
     case EW_ceil: return (ew_wgsl){"ceil(a0)", "a0", NULL};
     case EW_trunc: return (ew_wgsl){"trunc(a0)", "a0", NULL};
+    case EW_logical_not: return (ew_wgsl){"a0 == 0.0", "a0 == 0", "!a0"};
+    case EW_sign: return (ew_wgsl){"sign(a0)", "sign(a0)", "a0"};
+    case EW_silu: return (ew_wgsl){"a0 / (1.0 + exp(-a0))", NULL, NULL};
+    case EW_tan: return (ew_wgsl){"tan(a0)", NULL, NULL};
+    case EW_exp2: return (ew_wgsl){"exp2(a0)", NULL, NULL};
+    /* condition, self, other: all loaded in the result's dtype */
+    case EW_where: return (ew_wgsl){"select(a2, a1, a0 != 0.0)", "select(a2, a1, a0 != 0)", "select(a2, a1, a0)"};
     case EW_fill_: case EW_zero_: return (ew_wgsl){"e0", "e0", "e0"};
     default: return (ew_wgsl){NULL, NULL, NULL};
   }
@@ -55,21 +62,21 @@ static const char* expr_for(ew_op op, weft_dtype t) {
 
 weft_status weft__ew_webgpu(ew_op op, const char* name, const weft_iter* it, weft_dtype compute, weft_dtype result,
                             double number) {
+  if (op == EW_where) compute = result; /* the condition is converted to it, as the values are */
   const char* expr = expr_for(op, compute);
   if (!expr)
     return weft__error(WEFT_NOT_IMPLEMENTED, "%s: not implemented on the webgpu device for %s yet", name,
                        weft_dtype_name(compute));
-  for (int k = 1; k < it->ntensors; k++)
-    if (it->ops[k].tensor->storage == it->ops[0].tensor->storage && it->ops[k].tensor->device == WEFT_DEVICE_WEBGPU &&
-        it->ops[0].tensor->numel > 0)
-      return weft__error(WEFT_NOT_IMPLEMENTED, "%s: in place on the webgpu device is not supported yet: use the "
-                                               "functional form", name);
   weft__webgpu_map m = {.name = name, .expr = expr, .compute = compute, .result = result, .nin = it->ntensors - 1};
   weft__webgpu_describe(it, &m, compute);
   if (m.numel == 0) return WEFT_OK;
   m.nextra = 1;
   m.extra[0] = weft__webgpu_bits(number, compute);
+  weft_tensor* snapshot;
+  weft_status s = weft__webgpu_resolve_aliases(name, &m, it->ops[0].tensor, &snapshot);
   weft__webgpu_program p;
-  weft_status s = weft__webgpu_map_program(name, &m, &p);
-  return s == WEFT_OK ? weft__webgpu_run(name, &p) : s;
+  if (s == WEFT_OK) s = weft__webgpu_map_program(name, &m, &p);
+  if (s == WEFT_OK) s = weft__webgpu_run(name, &p);
+  weft_tensor_release(snapshot);
+  return s;
 }

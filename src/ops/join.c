@@ -152,7 +152,8 @@ static void dims_in_memory_order(weft_memory_format f, int64_t ndim, int64_t* or
 /* Every input (skipped ones aside) and out laid out alike: contiguous in the
  * output's format, out's dtype. */
 static bool blocks_apply(const weft_tensor* const* t, int64_t n, const cat_plan* p, const weft_tensor* out) {
-  if (!weft_tensor_is_contiguous(out, p->format)) return false;
+  /* blocks are host memcpys: on the webgpu device each slice is its copy_ */
+  if (out->device == WEFT_DEVICE_WEBGPU || !weft_tensor_is_contiguous(out, p->format)) return false;
   for (int64_t i = 0; i < n; i++)
     if (!skipped(t[i]) && (t[i]->dtype != out->dtype || !weft_tensor_is_contiguous(t[i], p->format))) return false;
   return true;
@@ -563,6 +564,8 @@ weft_status weft__join_register(void) {
   WEFT_KERNEL(cat_out, CPU, cat_out_kernel);
   WEFT_KERNEL(cat_out, META, cat_out_kernel);
   WEFT_KERNEL(cat_out, COMPOSITE_EXPLICIT_AUTOGRAD, cat_out_kernel);
+  WEFT_KERNEL(cat, WEBGPU, cat_kernel); /* copy_slices: the device's copy_ per input */
+  WEFT_KERNEL(cat_out, WEBGPU, cat_out_kernel);
   WEFT_KERNEL(op_stack, COMPOSITE_EXPLICIT_AUTOGRAD, stack_kernel);
   WEFT_KERNEL(op_stack_out, COMPOSITE_EXPLICIT_AUTOGRAD, stack_out_kernel);
   WEFT_KERNEL(hstack, COMPOSITE_IMPLICIT_AUTOGRAD, hstack_kernel);

@@ -12,6 +12,7 @@
 #include "core/scalar.h"
 #include "iter/iter_internal.h"
 #include "ops/ops.h"
+#include "ops/webgpu_ops.h"
 
 typedef enum { RED_NONE, RED_MEAN, RED_SUM } reduction;
 
@@ -348,6 +349,8 @@ static weft_tensor* ce_probs(tmps* s, const weft_tensor* logp, const weft_tensor
 /* the mean's denominator of the smoothing term: the weights of the targets
  * not ignored (or their count), a constant of the targets */
 static weft_tensor* kept_weight(const weft_tensor* target, const weft_tensor* weight, int64_t ignore_index, weft_dtype t) {
+  if (weft__host_readable("cross_entropy", target) != WEFT_OK || weft__host_readable("cross_entropy", weight) != WEFT_OK)
+    return NULL;
   double total = 0;
   int64_t idx[WEFT_MAX_DIMS] = {0};
   for (int64_t i = 0; target->device != WEFT_DEVICE_META && i < target->numel; i++) {

@@ -28,7 +28,7 @@ void weft_init(void); /* src/ops/ops.c; also declared in weft/weft.h */
   X(reduce_tuple) X(scan) X(pool) X(conv) X(conv_fused) X(norm) X(loss) X(shape) X(join) X(sort) X(index) X(index_advanced) \
   X(view_backward) X(pad) X(upsample) X(normalization) X(dropout) \
   X(embedding) X(index_copy) X(attention) X(einsum) X(linalg_decomp) X(linalg_norm) X(dataops) X(pointwise) X(cdist) X(linalg_qr) X(linalg_eigh) X(linalg_svd) \
-  X(webgpu) X(inverted_residual)
+  X(webgpu) X(inverted_residual) X(index_webgpu)
 #define WEFT__OP_FILE_DECL(f) weft_status weft__##f##_register(void);
 WEFT_OP_FILES(WEFT__OP_FILE_DECL)
 #undef WEFT__OP_FILE_DECL

@@ -717,5 +717,14 @@ weft_status weft__shape_register(void) {
   BOTH(clamp_max_tensor, k_clamp_max_tensor);
   BOTH(clamp_max_, k_clamp_max_);
   BOTH(clamp_max_out, k_clamp_max_out);
+  /* clamp is maximum / minimum: on the webgpu device those ops' kernels */
+  WEFT_KERNEL(clamp, WEBGPU, k_clamp);
+  WEFT_KERNEL(clamp_tensor, WEBGPU, k_clamp_tensor);
+  WEFT_KERNEL(clamp_, WEBGPU, k_clamp_);
+  WEFT_KERNEL(clamp_tensor_, WEBGPU, k_clamp_tensor_);
+  WEFT_KERNEL(clamp_min, WEBGPU, k_clamp_min);
+  WEFT_KERNEL(clamp_min_, WEBGPU, k_clamp_min_);
+  WEFT_KERNEL(clamp_max, WEBGPU, k_clamp_max);
+  WEFT_KERNEL(clamp_max_, WEBGPU, k_clamp_max_);
   return WEFT_OK;
 }

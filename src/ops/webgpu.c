@@ -64,6 +64,54 @@ void weft__webgpu_describe(const weft_iter* it, weft__webgpu_map* m, weft_dtype 
   }
 }
 
+/* A copy of t's whole storage (int32 words), so t's offsets and strides
+ * read the same values from it: the input of an op whose output is another
+ * view of that storage (one buffer cannot be read and written by one
+ * dispatch through two bindings). */
+weft_tensor* weft__webgpu_storage_copy(const char* op, const weft_tensor* t) {
+  int64_t words = (weft_storage_nbytes(t->storage) + 3) / 4;
+  weft_tensor* c = weft_empty(&words, 1, WEFT_INT32, WEFT_DEVICE_WEBGPU, WEFT_CONTIGUOUS_FORMAT);
+  if (!c || words == 0) return c;
+  weft__webgpu_map m = {.name = "copy", .expr = "a0", .compute = WEFT_INT32, .result = WEFT_INT32, .nin = 1,
+                        .ndim = 1, .numel = words, .sizes = {words}, .dtype = {WEFT_INT32, WEFT_INT32},
+                        .buffer = {weft__webgpu_buffer_of(c), weft__webgpu_buffer_of(t)}, .strides = {{1}, {1}}};
+  weft__webgpu_program p;
+  weft_status s = weft__webgpu_map_program(op, &m, &p);
+  if (s == WEFT_OK) s = weft__webgpu_run(op, &p);
+  if (s == WEFT_OK) return c;
+  weft_tensor_release(c);
+  return NULL;
+}
+
+static bool same_elements(const weft__webgpu_map* m, int k) {
+  if (m->dtype[k] != m->dtype[0] || m->offset[k] != m->offset[0]) return false;
+  for (int d = 0; d < m->ndim; d++)
+    if (m->sizes[d] > 1 && m->strides[k][d] != m->strides[0][d]) return false;
+  return true;
+}
+
+weft_status weft__webgpu_resolve_aliases(const char* op, weft__webgpu_map* m, const weft_tensor* out,
+                                         weft_tensor** snapshot) {
+  *snapshot = NULL;
+  for (int k = 1; k <= m->nin; k++) {
+    if (m->scalar[k] || m->buffer[k] != m->buffer[0]) continue;
+    if (same_elements(m, k)) {
+      m->alias[k] = true;
+      continue;
+    }
+    if (!*snapshot && !(*snapshot = weft__webgpu_storage_copy(op, out))) return weft_last_status();
+    m->buffer[k] = weft__webgpu_buffer_of(*snapshot);
+  }
+  return WEFT_OK;
+}
+
+weft_status weft__host_readable(const char* op, const weft_tensor* t) {
+  if (!t || t->device != WEFT_DEVICE_WEBGPU) return WEFT_OK;
+  return weft__error(WEFT_NOT_IMPLEMENTED,
+                     "%s: not implemented on the webgpu device: this op reads the values of a tensor on the cpu "
+                     "(move it first: await t.toAsync('cpu'))", op);
+}
+
 /* webgpu -> webgpu, any strides, broadcast src, a dtype cast on the way. */
 static weft_status copy_on_device(weft_tensor* self, const weft_tensor* src) {
   if (self->numel == 0 || self == src) return WEFT_OK;

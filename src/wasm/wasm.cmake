@@ -111,7 +111,8 @@ set(WEFT_WASM_SIZE_SOURCES
   src/ops/einsum.c src/ops/cdist.c src/ops/dataops.c src/ops/upsample.c src/ops/cpu/resize.c
   src/ops/pointwise.c src/ops/pad.c src/ops/index_copy.c src/ops/view_backward.c src/ops/cpu/lstsq_svd.c
   # the WebGPU backend's host side records commands; its speed is the GPU's
-  src/ops/webgpu.c src/ops/elementwise_webgpu.c src/webgpu/bridge.c src/webgpu/wgsl.c)
+  src/ops/webgpu.c src/ops/elementwise_webgpu.c src/webgpu/bridge.c src/webgpu/wgsl.c
+  src/ops/index_webgpu.c src/webgpu/wgsl_index.c)
 set_source_files_properties(${WEFT_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
 # the generated code (one copy per op-table line), smallest
 set_source_files_properties(src/ops/ops.c src/wasm/exports_dispatch.c src/autograd/formulas.c

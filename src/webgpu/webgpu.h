@@ -67,6 +67,10 @@ typedef struct weft__webgpu_map {
   uint32_t scalar_bits[1 + WEFT_WEBGPU_MAX_INPUTS];
   int nextra;
   uint32_t extra[4];
+  /* in place: input k is the output's own elements (same buffer, dtype,
+   * offset and strides), read through the output's read_write binding, as a
+   * buffer cannot be bound twice when one binding writes */
+  bool alias[1 + WEFT_WEBGPU_MAX_INPUTS];
 } weft__webgpu_map;
 /* Fills p (its WGSL malloc'ed); an error when a size or offset passes u32. */
 weft_status weft__webgpu_map_program(const char* op, const weft__webgpu_map* m, weft__webgpu_program* p);
@@ -108,5 +112,50 @@ typedef struct weft__webgpu_reduce {
 } weft__webgpu_reduce;
 weft_status weft__webgpu_reduce_program(const char* op, const weft__webgpu_reduce* r, int mode, int32_t partials,
                                         weft__webgpu_program* p);
+/* The grid of one invocation per element of n (WEFT_WEBGPU_WORKGROUP per
+ * group, 2-D past 65535 groups: idx = gid.y * nwg.x * WORKGROUP + gid.x). */
+void weft__webgpu_grid(weft__webgpu_program* p, int64_t n);
+
+/* The index family (src/webgpu/wgsl_index.c): one invocation per element of
+ * an iteration shape over three operands: 0 the output, 1 the source (a
+ * buffer, or a 32-bit value in the parameters), 2 an int32 index. The index
+ * read at operand 2's position j moves one operand by j * dim_stride: the
+ * source when gathering (out = src[j]), the output when scattering
+ * (out[j] = src, or out[j] += alpha * src with atomics: a compare-exchange
+ * loop on the float's bits, so the sum order of duplicates is not fixed).
+ * An index outside [0, dim_size), or equal to `skip` when skipping, moves
+ * nothing: a gather stores 0, a scatter writes nothing. float32 and int32. */
+typedef enum { WEFT_WEBGPU_GATHER, WEFT_WEBGPU_SCATTER, WEFT_WEBGPU_SCATTER_ADD } weft__webgpu_index_mode;
+typedef struct weft__webgpu_index {
+  const char* name;
+  weft__webgpu_index_mode mode;
+  weft_dtype dtype;
+  int ndim;
+  int64_t numel;
+  int64_t sizes[WEFT_MAX_DIMS];
+  int32_t buffer[3];
+  int64_t offset[3];
+  int64_t strides[3][WEFT_MAX_DIMS];
+  bool src_scalar;
+  uint32_t src_bits;
+  int64_t dim_stride, dim_size;
+  bool skipping;
+  int64_t skip;
+  uint32_t alpha_bits; /* scatter-add's factor, in dtype */
+} weft__webgpu_index;
+weft_status weft__webgpu_index_program(const char* op, const weft__webgpu_index* d, weft__webgpu_program* p);
+
+/* nll_loss and its backward (src/webgpu/wgsl_index.c) over contiguous
+ * buffers: self (or grad_input) as [n, c, k], target as [n, k] int32, an
+ * optional weight [c], grad_output [n, k] or one value. A reduced forward
+ * and the 'mean' backward run in one workgroup, summing with a tree. */
+typedef struct weft__webgpu_nll {
+  bool backward, reduce, mean, has_weight;
+  int64_t n, c, k;
+  int64_t ignore_index;
+  int32_t out, x, target, weight, grad; /* buffers; x is self (forward only) */
+  int64_t x_offset, target_offset, weight_offset, grad_offset;
+} weft__webgpu_nll;
+weft_status weft__webgpu_nll_program(const char* op, const weft__webgpu_nll* d, weft__webgpu_program* p);
 
 #endif

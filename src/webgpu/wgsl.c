@@ -38,10 +38,12 @@ static void put_loader(weft__strbuf* b, const weft__webgpu_map* m, int k) {
   if (m->scalar[k])
     weft__strbuf_put(b, "return %s(p[%du]); }\n", t == WEFT_BOOL ? "bool" : t == WEFT_FLOAT32 ? "bitcast<f32>" : "bitcast<i32>",
                      scalars_at(m) + k);
+  else if (m->alias[k] && t == WEFT_BOOL) /* the output's words are atomic */
+    weft__strbuf_put(b, "return ((atomicLoad(&b0[i >> 2u]) >> ((i & 3u) * 8u)) & 0xffu) != 0u; }\n");
   else if (t == WEFT_BOOL)
     weft__strbuf_put(b, "return ((b%d[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) != 0u; }\n", k);
   else
-    weft__strbuf_put(b, "return bitcast<%s>(b%d[i]); }\n", wgsl_type(t), k);
+    weft__strbuf_put(b, "return bitcast<%s>(b%d[i]); }\n", wgsl_type(t), m->alias[k] ? 0 : k);
 }
 
 /* st(i, v): the output element. A bool output shares words with elements
@@ -125,14 +127,15 @@ weft_status weft__webgpu_map_program(const char* op, const weft__webgpu_map* m, 
   for (int k = 0; k < nt && n > 0 && (size_t)n < sizeof p->key; k++)
     n += snprintf(p->key + n, sizeof p->key - (size_t)n, ":%s", weft_dtype_name(m->dtype[k]));
   for (int k = 1; k < nt && n > 0 && (size_t)n < sizeof p->key; k++)
-    if (m->scalar[k]) n += snprintf(p->key + n, sizeof p->key - (size_t)n, ":s%d", k);
+    if (m->scalar[k] || m->alias[k])
+      n += snprintf(p->key + n, sizeof p->key - (size_t)n, ":%c%d", m->scalar[k] ? 's' : 'a', k);
   /* bindings: the output, the inputs with a buffer, then the parameters */
   weft__strbuf b = {0};
   weft__strbuf_put(&b, "@group(0) @binding(0) var<storage, read_write> b0: array<%s>;\n",
                    m->dtype[0] == WEFT_BOOL ? "atomic<u32>" : "u32");
   p->buffers[p->nbuffers++] = m->buffer[0];
   for (int k = 1; k < nt; k++) {
-    if (m->scalar[k]) continue;
+    if (m->scalar[k] || m->alias[k]) continue;
     weft__strbuf_put(&b, "@group(0) @binding(%d) var<storage, read> b%d: array<u32>;\n", p->nbuffers, k);
     p->buffers[p->nbuffers++] = m->buffer[k];
   }
@@ -142,13 +145,17 @@ weft_status weft__webgpu_map_program(const char* op, const weft__webgpu_map* m, 
   put_main(&b, m);
   if (!(p->wgsl = weft__strbuf_finish(&b, op))) return weft_last_status();
   put_params(m, p);
+  weft__webgpu_grid(p, m->numel);
+  return WEFT_OK;
+}
+
+void weft__webgpu_grid(weft__webgpu_program* p, int64_t n) {
   /* a 2-D grid once the groups pass one dimension's 65535 */
-  uint32_t groups = (uint32_t)((m->numel + WEFT_WEBGPU_WORKGROUP - 1) / WEFT_WEBGPU_WORKGROUP);
+  uint32_t groups = (uint32_t)((n + WEFT_WEBGPU_WORKGROUP - 1) / WEFT_WEBGPU_WORKGROUP);
   p->grid[0] = groups < 65535u ? (groups ? groups : 1u) : 65535u;
   p->grid[1] = (groups + p->grid[0] - 1) / p->grid[0];
   if (!p->grid[1]) p->grid[1] = 1;
   p->grid[2] = 1;
-  return WEFT_OK;
 }
 
 void weft__webgpu_program_free(weft__webgpu_program* p) {
