@@ -87,10 +87,11 @@ export interface ConvPlan {
 }
 
 /** explain('_inverted_residual', ...) of a channels_last float32 input (other inputs: the first
- * convolution's ConvPlan): the fused row-band driver. */
+ * convolution's ConvPlan): the fused row-band driver, or with several threads and fewer images
+ * than threads on a small map (at most 128K expanded values) the staged one. */
 export interface InvertedResidualPlan {
   op: '_inverted_residual';
-  algorithm: 'fused_row_bands_nhwc';
+  algorithm: 'fused_row_bands_nhwc' | 'fused_staged_nhwc';
   memory_format: 'channels_last';
   dtype: 'float32';
   input: number[];
@@ -104,7 +105,8 @@ export interface InvertedResidualPlan {
   residual: boolean;
   /** Output rows per band (the projection's GEMM rows: band_rows x output width). */
   band_rows: number;
-  /** Row ranges run in parallel (an image's rows split when there are fewer images than threads). */
+  /** Row ranges run in parallel (an image's rows split when there are fewer images than threads);
+   * staged: the threads' shares of the 1x1s' output channels. */
   tasks: number;
   buffers: string;
   threads: number;

@@ -123,7 +123,9 @@ static weft_ir_geom geom_of(const ir_args* a) {
   return g;
 }
 
-static weft_status record_plan(const weft_ir_geom* g, const char* algorithm) {
+static weft_status record_plan(const weft_ir_geom* g) {
+  const bool staged = weft__ir_staged(g);
+  const char* algorithm = staged ? "fused_staged_nhwc" : "fused_row_bands_nhwc";
   weft__strbuf s = {0};
   weft__strbuf_put(&s, "{\"op\":\"" OP "\",\"algorithm\":\"%s\",\"memory_format\":\"channels_last\","
                        "\"dtype\":\"float32\",\"input\":[%lld,%lld,%lld,%lld],\"hidden\":%lld,"
@@ -132,9 +134,12 @@ static weft_status record_plan(const weft_ir_geom* g, const char* algorithm) {
                    (long long)g->n, (long long)g->cout, (long long)g->ho, (long long)g->wo, (long long)g->kh,
                    (long long)g->kw, (long long)g->stride);
   weft__strbuf_put(&s, "\"expansion\":%s,\"residual\":%s,\"band_rows\":%lld,\"tasks\":%lld,"
-                       "\"buffers\":\"expanded rows ring + depthwise band, per thread\",\"threads\":%d}",
+                       "\"buffers\":\"%s\",\"threads\":%d}",
                    g->expand ? "true" : "false", g->residual ? "true" : "false", (long long)weft__ir_band_rows(g),
-                   (long long)weft__ir_tasks(g), weft_get_num_threads());
+                   (long long)weft__ir_tasks(g),
+                   staged ? "whole expanded and depthwise maps; threads split the 1x1s' channels"
+                          : "expanded rows ring + depthwise band, per thread",
+                   weft_get_num_threads());
   return weft__explain_record_json(weft__strbuf_finish(&s, "explain"));
 }
 
@@ -185,7 +190,7 @@ static weft_tensor* fused(const ir_args* a) {
   const weft_ir_geom g = geom_of(a);
   const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
   if (weft_explaining()) {
-    if (record_plan(&g, "fused_row_bands_nhwc") != WEFT_OK) return NULL;
+    if (record_plan(&g) != WEFT_OK) return NULL;
     return weft_empty(sizes, 4, WEFT_FLOAT32, WEFT_DEVICE_CPU, WEFT_CHANNELS_LAST);
   }
   weft_tensor* xc = weft_contiguous(a->x, WEFT_CHANNELS_LAST);

@@ -181,6 +181,77 @@ static void test_drivers(void) {
   CHECK(weft__conv2d_fused_pick(&gc, true, WEFT_FLOAT32) == WEFT_CONV_IMPLICIT_GEMM_NHWC);
 }
 
+/* The NHWC convolution by its definition (double sums), for the stems'
+ * in-place rows: y[n, oy, ox, co] = act(b[co] + sum x w + r) */
+static void naive_nhwc(const weft_conv2d_geom* g, const float* x, const float* w, const float* b, const float* r,
+                       weft_conv_act act, double* y) {
+  for (int64_t n = 0; n < g->n; n++)
+    for (int64_t oy = 0; oy < g->ho; oy++)
+      for (int64_t ox = 0; ox < g->wo; ox++)
+        for (int64_t co = 0; co < g->cout; co++) {
+          int64_t at = ((n * g->ho + oy) * g->wo + ox) * g->cout + co;
+          double acc = b ? b[co] : 0.0;
+          for (int64_t ky = 0; ky < g->kh; ky++)
+            for (int64_t kx = 0; kx < g->kw; kx++) {
+              int64_t iy = oy * g->sh - g->ph + ky, ix = ox * g->sw - g->pw + kx;
+              if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) continue;
+              for (int64_t ci = 0; ci < g->c; ci++)
+                acc += (double)x[((n * g->h + iy) * g->w + ix) * g->c + ci] *
+                       w[co * g->ws[0] + ci * g->ws[1] + ky * g->ws[2] + kx];
+            }
+          acc += r ? r[at] : 0.0;
+          if (act != WEFT_CONV_ACT_NONE) acc = acc < 0 ? 0 : act == WEFT_CONV_ACT_RELU6 && acc > 6 ? 6 : acc;
+          y[at] = acc;
+        }
+}
+
+/* stems (few input channels) read their A in place, a row at a time:
+ * against the definition, interiors and edges, rows in the padding */
+static int check_in_place(const weft_kernels* kt, weft_conv2d_geom g, bool bias, weft_conv_act act, bool residual) {
+  int64_t nx = g.n * g.c * g.h * g.w, nw = g.cout * g.c * g.kh * g.kw, ny = g.n * g.cout * g.ho * g.wo;
+  float *x = malloc(4 * (size_t)nx), *w = malloc(4 * (size_t)nw), *b = malloc(4 * (size_t)g.cout);
+  float *r = malloc(4 * (size_t)ny), *y = malloc(4 * (size_t)ny);
+  double* want = malloc(8 * (size_t)ny);
+  fill(x, 4, nx, -1, 1), fill(w, 4, nw, -1, 1), fill(b, 4, g.cout, -1, 1), fill(r, 4, ny, -2, 2);
+  const weft_conv2d_epilogue e = {act, residual ? r : NULL};
+  int bad = !weft__conv2d_rows_in_place(&g, WEFT_FLOAT32);
+  bad += weft__conv2d_fused(kt, WEFT_FLOAT32, WEFT_CONV_IMPLICIT_GEMM_NHWC, &g, x, w, NULL, bias ? b : NULL, &e, y) !=
+         WEFT_OK;
+  naive_nhwc(&g, x, w, bias ? b : NULL, residual ? r : NULL, act, want);
+  for (int64_t i = 0; i < ny && !bad; i++) bad += fabs(y[i] - want[i]) > 2e-5 * (1 + fabs(want[i]));
+  if (bad)
+    fprintf(stderr, "%s in-place rows act %d res %d bias %d: %d wrong (n%lld c%lld %lldx%lld k%lld s%lld p%lld)\n",
+            kt->isa, (int)act, residual, bias, bad, (long long)g.n, (long long)g.c, (long long)g.h, (long long)g.w,
+            (long long)g.kh, (long long)g.sh, (long long)g.ph);
+  free(x), free(w), free(b), free(r), free(y), free(want);
+  return bad;
+}
+
+static void test_in_place_rows(void) {
+  /* a 5x5 stride-2 stem, mobilenet's (3x3 s2), a row narrower than the kernel (edges only), padding
+   * past a kernel row (output rows whose taps all fall outside), stride 1, 5x5 taps of 1 channel */
+  const weft_conv2d_geom gs[] = {geom(1, 3, 20, 18, 10, 5, 2, 2, 1, 1), geom(2, 3, 17, 15, 19, 3, 2, 1, 1, 1),
+                                 geom(1, 3, 9, 3, 8, 5, 2, 2, 1, 1),    geom(1, 2, 6, 9, 9, 3, 1, 3, 1, 1),
+                                 geom(1, 1, 12, 11, 33, 5, 1, 2, 1, 1)};
+  for (int th = 1; th <= 2; th++) {
+    weft_set_num_threads(th);
+    int bad = 0;
+    for (int k = 0; k < KT_NBACKENDS; k++)
+      for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++)
+        for (int act = 0; act < 3; act++)
+          for (int res = 0; res < 2; res++)
+            bad += check_in_place(kt_backend(k), gs[i], (act + res) % 2 == 0, (weft_conv_act)act, res);
+    CHECK(bad == 0);
+  }
+  weft_set_num_threads(1);
+  /* not: many channels, dilated, resnet's stem (kernel rows of 21 values) */
+  weft_conv2d_geom g64 = geom(1, 64, 9, 9, 64, 3, 1, 1, 1, 1), g4 = geom(1, 3, 9, 9, 8, 3, 1, 1, 2, 1);
+  weft_conv2d_geom g7 = geom(1, 3, 20, 18, 10, 7, 2, 3, 1, 1);
+  CHECK(!weft__conv2d_rows_in_place(&g64, WEFT_FLOAT32) && !weft__conv2d_rows_in_place(&g4, WEFT_FLOAT32));
+  CHECK(!weft__conv2d_rows_in_place(&g7, WEFT_FLOAT32));
+  CHECK(!weft__conv2d_rows_in_place(&gs[0], WEFT_FLOAT64));
+}
+
 /* ---- the op ---- */
 
 static const int64_t one2[2] = {1, 1}, pad1[2] = {1, 1};
@@ -307,6 +378,7 @@ static void test_op(void) {
 int main(void) {
   test_kernels();
   test_drivers();
+  test_in_place_rows();
   test_op();
   TEST_REPORT();
 }

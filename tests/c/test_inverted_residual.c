@@ -3,7 +3,9 @@
  *   - channels_last float32 (the fused row-band driver): equal bit for bit,
  *     stride 1 and 2, with and without expansion and skip, odd and tiny
  *     sizes, 5x5 and 3x1 depthwise kernels, bands that wrap the row ring,
- *     1 and 3 threads, batches of 1 and 3, biases given or not;
+ *     1 and 3 threads, batches of 1 and 3, biases given or not; at 3
+ *     threads small maps run staged (threads split channels), a 40x40 one
+ *     in row bands;
  *   - NCHW and float64 (the composite): equal to the same convolutions;
  *   - the packed weights cached and repacked after an in-place write;
  *   - Meta, explain's plan, an unbatched input, the refusals and the
@@ -96,7 +98,7 @@ static void test_cases(void) {
       {1, 16, 6, 16, 9, 7, 3, 3, 1, 1},   {1, 16, 6, 24, 9, 7, 3, 3, 2, 1},  {3, 8, 1, 8, 5, 6, 3, 3, 1, 1},
       {1, 8, 1, 12, 11, 13, 3, 3, 2, 0},  {2, 24, 6, 32, 14, 13, 3, 3, 2, 1}, {1, 12, 6, 12, 1, 1, 3, 3, 1, 1},
       {1, 5, 3, 5, 30, 3, 3, 3, 1, 0},    {1, 20, 4, 20, 17, 2, 5, 5, 1, 1},  {1, 4, 2, 6, 7, 40, 3, 1, 2, 1},
-      {1, 32, 6, 32, 4, 70, 3, 3, 1, 1},  {1, 6, 3, 6, 2, 3, 5, 5, 2, 1},
+      {1, 32, 6, 32, 4, 70, 3, 3, 1, 1},  {1, 6, 3, 6, 2, 3, 5, 5, 2, 1},   {1, 16, 6, 16, 40, 40, 3, 3, 1, 1},
   };
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     const int64_t* c = cases[ci];
@@ -218,6 +220,26 @@ static void test_op(void) {
   CHECK(json && strstr(json, "\"algorithm\":\"fused_row_bands_nhwc\"") && strstr(json, "\"hidden\":24") &&
         strstr(json, "\"band_rows\":6") && strstr(json, "\"residual\":true"));
   free(json);
+  json = NULL;
+  /* on several threads (3 asked, the pool's size at most) one image of this small map runs staged */
+  weft_set_num_threads(3);
+  const int64_t s1[4] = {1, 8, 6, 5};
+  weft_tensor* one0 = rnd(s1, 4, WEFT_FLOAT32, -2, 2);
+  weft_tensor* one = one0 ? weft_contiguous(one0, WEFT_CHANNELS_LAST) : NULL;
+  if (weft_get_num_threads() > 1 && one) {
+    char tasks[32];
+    snprintf(tasks, sizeof tasks, "\"tasks\":%d", weft_get_num_threads());
+    weft_stack_clear(&st);
+    weft_stack_push_tensor(&st, one);
+    for (int i = 1; i < 7; i++) weft_stack_push_tensor(&st, args[i]);
+    weft_stack_push_int(&st, 1);
+    weft_stack_push_bool(&st, true);
+    CHECK(weft_explain_boxed(weft_op_find("_inverted_residual"), &st, &json) == WEFT_OK);
+    CHECK(json && strstr(json, "\"algorithm\":\"fused_staged_nhwc\"") && strstr(json, tasks));
+    free(json);
+  }
+  weft_tensor_release(one0), weft_tensor_release(one);
+  weft_set_num_threads(1);
   weft_stack_clear(&st);
   /* Meta */
   weft_tensor* xm = weft_empty(sx, 4, WEFT_FLOAT32, WEFT_DEVICE_META, WEFT_CHANNELS_LAST);

@@ -100,10 +100,18 @@ for (const variant of VARIANTS) {
       const b = makeBlock(wt, 8, 6, 8, 3, 1);
       const x0 = wt.randn([1, 8, 12, 10]);
       const x = x0.contiguous({ memoryFormat: 'channels_last' });
+      const threads = wt.getNumThreads();
+      wt.setNumThreads(1);
       const p = wt.explain('_inverted_residual', x, b.we, b.be, b.wd, b.bd, b.wp, b.bp, { residual: true });
       assert.equal(p.algorithm, 'fused_row_bands_nhwc');
       assert.deepEqual([p.input, p.hidden, p.output, p.band_rows, p.expansion, p.residual],
         [[1, 8, 12, 10], 48, [1, 8, 12, 10], 7, true, true]);
+      if (wt.maxThreads() >= 2) {
+        wt.setNumThreads(2);
+        const p2 = wt.explain('_inverted_residual', x, b.we, b.be, b.wd, b.bd, b.wp, b.bp, { residual: true });
+        assert.deepEqual([p2.algorithm, p2.tasks], ['fused_staged_nhwc', 2], 'one small image on 2 threads: staged');
+      }
+      wt.setNumThreads(threads);
       const pn = wt.explain('_inverted_residual', x0, b.we, b.be, b.wd, b.bd, b.wp, b.bp, { residual: true });
       assert.equal(pn.op, 'conv2d', 'NCHW runs the convolutions');
       throwsWeft(() => run(wt, x, { ...b, stride: 2 }), undefined,

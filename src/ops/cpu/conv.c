@@ -295,12 +295,13 @@ static void pack_a_nhwc(const struct gemm_ctx* c, int64_t q, int64_t m0, int64_t
   }
 }
 
-static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
+/* Output pixels [m0, m0 + rows) (rows <= MC_NHWC) x channels [j0, j0 + cols)
+ * of group q, through A panels packed into apack. */
+static void nhwc_block(const struct gemm_ctx* c, int64_t q, int64_t m0, int64_t rows, int64_t j0, int64_t cols,
+                       char* apack) {
   const weft_conv2d_geom* g = c->g;
   const ukr* u = &c->u;
   const size_t es = u->es;
-  int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntr, q = tile / (c->ntn * c->ntr);
-  int64_t m0 = mt * MC_NHWC, rows = min64(MC_NHWC, c->rows - m0), j0 = nt * c->ns, cols = min64(c->ns, c->coutg - j0);
   size_t at = (size_t)(m0 * g->cout + q * c->coutg + j0) * es;
   char* y = c->y + at;
   const char* res = c->epi && c->epi->residual ? (const char*)c->epi->residual + at : NULL;
@@ -327,6 +328,74 @@ static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
               pc + kc >= c->k ? c->epi : NULL, res || pc > 0, bias && !res ? bias + (size_t)j * es : NULL);
     }
   }
+}
+
+static void nhwc_tile(const struct gemm_ctx* c, int64_t tile, char* apack) {
+  int64_t nt = tile % c->ntn, mt = tile / c->ntn % c->ntr, q = tile / (c->ntn * c->ntr);
+  int64_t m0 = mt * MC_NHWC, j0 = nt * c->ns;
+  nhwc_block(c, q, m0, min64(MC_NHWC, c->rows - m0), j0, min64(c->ns, c->coutg - j0), apack);
+}
+
+/* ---- implicit GEMM over NHWC, A in place (stems) ---- */
+
+/* A stem (few input channels: 3 x 3 taps is a kernel row's K) reads its A
+ * in place: for an output pixel, kernel row ky's K slice, kw taps x C
+ * channels, is one run of the input row, and consecutive pixels' runs are
+ * sw x C apart, the lda of the micro-kernel's in-place rows. So an output
+ * row's interior pixels (all taps inside the input row) are kh passes of
+ * the micro-kernel over the whole row, one per kernel row inside the input,
+ * accumulating in y (the weight panel's rows of that slice; one K block);
+ * the few edge pixels go through packed panels as before. float32, one
+ * group, undilated, a kernel row of at most 16 values: MobileNetV2's stem
+ * (3x3 s2, 3 channels) ran in 0.95 ms instead of 1.3 (wasm, one thread, CPU
+ * time), while resnet's (7x7 s2, kernel rows of 21) ran no faster: its 7
+ * passes over the output row cost what the packing did. */
+bool weft__conv2d_rows_in_place(const weft_conv2d_geom* g, weft_dtype dtype) {
+  return dtype == WEFT_FLOAT32 && g->groups == 1 && g->dh == 1 && g->dw == 1 && g->kh > 1 &&
+         g->c * g->kh * g->kw <= KC && g->c * g->kw <= 16;
+}
+
+/* the pixels [m0, m1) of one output row through packed panels */
+static void nhwc_edge(const struct gemm_ctx* c, int64_t m0, int64_t m1, char* apack) {
+  for (int64_t m = m0; m < m1; m += MC_NHWC) nhwc_block(c, 0, m, min64(MC_NHWC, m1 - m), 0, c->coutg, apack);
+}
+
+/* the interior pixels [ox0, ox1) of output row r = n * Ho + oy, ky in [ky0, ky1) inside the input */
+static void row_interior(const struct gemm_ctx* c, int64_t r, int64_t ox0, int64_t ox1, int64_t ky0, int64_t ky1) {
+  const weft_conv2d_geom* g = c->g;
+  const ukr* u = &c->u;
+  const int64_t rows = ox1 - ox0, run = g->kw * g->c, n = r / g->ho, iy0 = r % g->ho * g->sh - g->ph;
+  float* y = (float*)c->y + (r * g->wo + ox0) * g->cout;
+  const float* res = c->epi && c->epi->residual ? (const float*)c->epi->residual + (y - (float*)c->y) : NULL;
+  const float* bias = (const float*)c->bias;
+  for (int64_t i = 0; res && i < rows; i++)
+    start_row(u, (size_t)g->cout, (const char*)(res + i * g->cout), (const char*)bias, true, (char*)(y + i * g->cout));
+  for (int64_t ky = ky0; ky < ky1; ky++) {
+    const float* a = (const float*)c->x + ((n * g->h + iy0 + ky) * g->w + ox0 * g->sw - g->pw) * g->c;
+    for (int64_t j = 0; j < g->cout; j += u->nr) {
+      const float* bp = (const float*)c->wpack + j / u->nr * c->k * u->nr + ky * run * u->nr;
+      ukernel(u, (size_t)rows, (size_t)min64(u->nr, g->cout - j), (size_t)run, (const char*)a, (size_t)(g->sw * g->c),
+              (const char*)bp, (char*)(y + j), (size_t)g->cout, ky + 1 == ky1 ? c->epi : NULL, res || ky > ky0,
+              bias && !res && ky == ky0 ? (const char*)(bias + j) : NULL);
+    }
+  }
+}
+
+/* one output row: its interior in place, its edges (and a row whose
+ * kernel rows all fall in the padding) packed */
+static void nhwc_row_tile(const struct gemm_ctx* c, int64_t r, char* apack) {
+  const weft_conv2d_geom* g = c->g;
+  const int64_t iy0 = r % g->ho * g->sh - g->ph;
+  const int64_t ky0 = iy0 < 0 ? -iy0 : 0, ky1 = min64(g->kh, g->h - iy0);
+  int64_t ox0 = min64(cdiv(g->pw, g->sw), g->wo);
+  int64_t ox1 = g->w - g->kw + g->pw < 0 ? 0 : min64((g->w - g->kw + g->pw) / g->sw + 1, g->wo);
+  if (ox1 <= ox0 || ky1 <= ky0) {
+    nhwc_edge(c, r * g->wo, (r + 1) * g->wo, apack);
+    return;
+  }
+  nhwc_edge(c, r * g->wo, r * g->wo + ox0, apack);
+  row_interior(c, r, ox0, ox1, ky0, ky1);
+  nhwc_edge(c, r * g->wo + ox1, (r + 1) * g->wo, apack);
 }
 
 static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
@@ -385,6 +454,11 @@ static struct gemm_ctx gemm_ctx_of(const ukr* u, const weft_conv2d_geom* g, cons
 static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void* x, const void* w, const void* bias,
                              void* y, const fused_extras* fx) {
   struct gemm_ctx c = gemm_ctx_of(u, g, x, bias, y, u->nr, fx);
+  if (weft__conv2d_rows_in_place(g, u->f64 ? WEFT_FLOAT64 : WEFT_FLOAT32)) { /* a tile per output row */
+    c.rows = g->n * g->ho * g->wo, c.ntn = 1, c.ns = c.coutg;
+    c.tile = nhwc_row_tile, c.scratch = (size_t)(cdiv(MC_NHWC, u->mr) * u->mr * c.kcb) * u->es;
+    return gemm_conv(&c, w, true, u->nr, g->n * g->ho, g->wo * c.coutg * c.k);
+  }
   c.rows = g->n * g->ho * g->wo, c.ntr = cdiv(c.rows, MC_NHWC);
   c.ns = weft__conv_cols_per_tile(c.coutg, c.ntr * g->groups, u->nr);
   c.ntn = cdiv(c.coutg, c.ns);
@@ -394,24 +468,33 @@ static weft_status conv_nhwc(const ukr* u, const weft_conv2d_geom* g, const void
 
 /* (conv_fused.h) nhwc_tile's direct 1x1 path over any m rows, for a driver
  * that keeps its rows in scratch (the fused inverted residual): the same K
- * blocks, start and store, so its sums equal _conv2d_fused's bit for bit. */
-void weft__conv2d_1x1_rows_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t m, const float* a,
-                               size_t lda, const float* wpacked, const float* bias, const float* res, size_t rs,
-                               weft_conv_act act, float* y, size_t ys) {
+ * blocks, start and store, so its sums equal _conv2d_fused's bit for bit.
+ * Output channels [j0, j1) only (j0 a multiple of NR): a thread's share of
+ * the panels, when threads split the channels rather than the rows. */
+void weft__conv2d_1x1_cols_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t j0, int64_t j1, int64_t m,
+                               const float* a, size_t lda, const float* wpacked, const float* bias, const float* res,
+                               size_t rs, weft_conv_act act, float* y, size_t ys) {
   const ukr u = ukr_of(kt, WEFT_FLOAT32);
   const weft_conv2d_epilogue epi = {act, NULL};
   const int64_t kcb = k_block(c), rpad = cdiv(cout, u.nr) * u.nr;
   for (int64_t i = 0; res && i < m; i++)
-    start_row(&u, (size_t)cout, (const char*)(res + (size_t)i * rs), (const char*)bias, true, (char*)(y + (size_t)i * ys));
+    start_row(&u, (size_t)(j1 - j0), (const char*)(res + (size_t)i * rs + j0), (const char*)(bias ? bias + j0 : NULL),
+              true, (char*)(y + (size_t)i * ys + j0));
   for (int64_t pc = 0; pc < c; pc += kcb) {
     int64_t kc = min64(kcb, c - pc);
-    for (int64_t j = 0; j < cout; j += u.nr) {
+    for (int64_t j = j0; j < j1; j += u.nr) {
       const float* bp = wpacked + pc * rpad + j / u.nr * kc * u.nr;
-      ukernel(&u, (size_t)m, (size_t)min64(u.nr, cout - j), (size_t)kc, (const char*)(a + pc), lda,
+      ukernel(&u, (size_t)m, (size_t)min64(u.nr, j1 - j), (size_t)kc, (const char*)(a + pc), lda,
               (const char*)bp, (char*)(y + j), ys, pc + kc >= c ? &epi : NULL, res || pc > 0,
               bias && !res ? (const char*)(bias + j) : NULL);
     }
   }
+}
+
+void weft__conv2d_1x1_rows_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t m, const float* a,
+                               size_t lda, const float* wpacked, const float* bias, const float* res, size_t rs,
+                               weft_conv_act act, float* y, size_t ys) {
+  weft__conv2d_1x1_cols_f32(kt, c, cout, 0, cout, m, a, lda, wpacked, bias, res, rs, act, y, ys);
 }
 
 /* ---- im2col GEMM over NCHW ---- */

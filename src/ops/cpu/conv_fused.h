@@ -54,5 +54,13 @@ weft_status weft__conv2d_fused(const weft_kernels* kt, weft_dtype dtype, weft_co
 void weft__conv2d_1x1_rows_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t m, const float* a,
                                size_t lda, const float* wpacked, const float* bias, const float* res, size_t rs,
                                weft_conv_act act, float* y, size_t ys);
+/* True when an implicit GEMM over NHWC reads its A in place, an output
+ * row per tile (stems: few input channels; conv.c) */
+bool weft__conv2d_rows_in_place(const weft_conv2d_geom* g, weft_dtype dtype);
+/* the same over output channels [j0, j1) of the cout, j0 a multiple of the
+ * GEMM's NR (weft__gemm_tile) */
+void weft__conv2d_1x1_cols_f32(const weft_kernels* kt, int64_t c, int64_t cout, int64_t j0, int64_t j1, int64_t m,
+                               const float* a, size_t lda, const float* wpacked, const float* bias, const float* res,
+                               size_t rs, weft_conv_act act, float* y, size_t ys);
 
 #endif

@@ -16,16 +16,32 @@
  * with the same K blocks and orders, so y equals the unfused result bit for
  * bit. Tasks are row ranges of one image; threads split an image's rows
  * when there are fewer images than threads (each range expands its own
- * halo rows). */
+ * halo rows).
+ *
+ * Small maps on several threads (MobileNetV2's 14x14 and 7x7 blocks) run
+ * staged instead: there a range's halo rows were 15-30% more expansion and
+ * the 7 rows of a 7x7 map split 3 / 4, while the block's weights (up to
+ * 2 x 160 x 960 floats, past L2) outweigh its activations and every thread
+ * streamed all of them. So: the expansion of the whole map into a buffer,
+ * threads splitting its channels (NR panels); the depthwise rows into a
+ * second one, threads splitting the rows; the projection, threads splitting
+ * its channels again. Two more barriers, no work done twice, each thread
+ * reads its share of the weights. The same kernels with the same K blocks:
+ * the sums are the row-band path's bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "ops/cpu/conv_fused.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/inverted_residual.h"
 #include "weft/parallel.h"
 
 #define BAND_PIXELS 64 /* output pixels per band at least (the GEMM's MC) */
+/* the staged path's whole expanded map at most (floats): resnet's 14x14 and
+ * 7x7 blocks (113K and 47K), not the 28x28 ones (150K), whose row ranges
+ * share few halo rows */
+#define STAGED_FLOATS (128 * 1024)
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -35,13 +51,21 @@ int64_t weft__ir_band_rows(const weft_ir_geom* g) {
   return max64(1, min64(r, g->ho));
 }
 
+static int threads_here(void) { return weft_in_parallel_region() ? 1 : weft_get_num_threads(); }
+
 static int64_t chunks_per_image(const weft_ir_geom* g) {
-  int threads = weft_in_parallel_region() ? 1 : weft_get_num_threads();
+  int threads = threads_here();
   int64_t c = g->n >= threads ? 1 : (threads + g->n - 1) / g->n;
   return max64(1, min64(c, g->ho));
 }
 
-int64_t weft__ir_tasks(const weft_ir_geom* g) { return g->n * chunks_per_image(g); }
+bool weft__ir_staged(const weft_ir_geom* g) {
+  return chunks_per_image(g) > 1 && g->h * g->w * g->ch <= STAGED_FLOATS;
+}
+
+int64_t weft__ir_tasks(const weft_ir_geom* g) {
+  return weft__ir_staged(g) ? threads_here() : g->n * chunks_per_image(g);
+}
 
 struct ir_ctx {
   const weft_kernels* kt;
@@ -49,6 +73,9 @@ struct ir_ctx {
   int64_t chunks, band;
   const float *x, *we, *be, *wd, *bd, *wp, *bp; /* wd packed [taps][ch] */
   float* y;
+  float *e, *d; /* the staged path's whole maps: expanded [n*h*w, ch], depthwise [n*ho*wo, ch] */
+  int64_t tasks;
+  bool projecting; /* the staged path's second 1x1 */
 };
 
 /* per-task scratch: the expanded rows' ring, the band's depthwise rows,
@@ -131,6 +158,68 @@ static weft_status run_tasks(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
+/* ---- the staged path (small maps, several threads) ---- */
+
+/* channels [j0, j1) of `total` for task t of c->tasks, cut at NR panels */
+static void channel_share(const struct ir_ctx* c, int64_t total, int64_t t, int64_t* j0, int64_t* j1) {
+  int mr, nr, kc;
+  weft__gemm_tile(WEFT_FLOAT32, &mr, &nr, &kc);
+  int64_t panels = (total + nr - 1) / nr;
+  *j0 = min64(total, panels * t / c->tasks * nr);
+  *j1 = min64(total, panels * (t + 1) / c->tasks * nr);
+}
+
+/* task t's channels of the expansion (into e) or, once c->projecting, of
+ * the projection (from d into y, the skip added) */
+static weft_status staged_1x1(void* p, int64_t begin, int64_t end) {
+  const struct ir_ctx* c = p;
+  const weft_ir_geom* g = c->g;
+  const bool pr = c->projecting;
+  const int64_t k = pr ? g->ch : g->cin, n = pr ? g->cout : g->ch, m = pr ? g->n * g->ho * g->wo : g->n * g->h * g->w;
+  for (int64_t t = begin, j0, j1; t < end; t++) {
+    channel_share(c, n, t, &j0, &j1);
+    if (j0 < j1)
+      weft__conv2d_1x1_cols_f32(c->kt, k, n, j0, j1, m, pr ? c->d : c->x, (size_t)k, pr ? c->wp : c->we,
+                                pr ? c->bp : c->be, pr && g->residual ? c->x : NULL, (size_t)g->cin,
+                                pr ? WEFT_CONV_ACT_NONE : WEFT_CONV_ACT_RELU6, pr ? c->y : c->e, (size_t)n);
+  }
+  return WEFT_OK;
+}
+
+/* output rows r = n * ho + oy in [begin, end), from e (or x) as one ring
+ * holding the whole map */
+static weft_status staged_depthwise(void* p, int64_t begin, int64_t end) {
+  const struct ir_ctx* c = p;
+  const weft_ir_geom* g = c->g;
+  size_t ptrs = sizeof(float*) * (size_t)(g->kh * g->kw * g->wo);
+  char* buf = malloc(ptrs + sizeof(float) * (size_t)g->ch);
+  if (!buf) return weft__error(WEFT_OUT_OF_MEMORY, "_inverted_residual: out of memory (the block's row buffers)");
+  struct ir_scratch s = {.ptr = (const float**)buf, .zero = (float*)(buf + ptrs), .cap = g->h};
+  memset(s.zero, 0, sizeof(float) * (size_t)g->ch);
+  for (int64_t r = begin; r < end; r++) {
+    int64_t n = r / g->ho;
+    const float* xn = c->x + n * g->h * g->w * g->cin;
+    s.ring = c->e ? c->e + n * g->h * g->w * g->ch : NULL;
+    dw_row(c, &s, xn, r % g->ho, c->d + r * g->wo * g->ch);
+  }
+  free(buf);
+  return WEFT_OK;
+}
+
+static weft_status run_staged(struct ir_ctx* c) {
+  const weft_ir_geom* g = c->g;
+  size_t e = g->expand ? (size_t)(g->n * g->h * g->w * g->ch) : 0, d = (size_t)(g->n * g->ho * g->wo * g->ch);
+  float* buf = malloc(sizeof(float) * (e + d));
+  if (!buf) return weft__error(WEFT_OUT_OF_MEMORY, "_inverted_residual: out of memory (the block's maps)");
+  c->e = g->expand ? buf : NULL, c->d = buf + e;
+  weft_status s = g->expand ? weft_parallel_for(0, c->tasks, 1, staged_1x1, c) : WEFT_OK;
+  if (s == WEFT_OK) s = weft_parallel_for(0, g->n * g->ho, 1, staged_depthwise, c);
+  c->projecting = true;
+  if (s == WEFT_OK) s = weft_parallel_for(0, c->tasks, 1, staged_1x1, c);
+  free(buf);
+  return s;
+}
+
 weft_status weft__inverted_residual_f32(const weft_kernels* kt, const weft_ir_geom* g, const float* x,
                                         const float* we, const float* be, const float* wd, const float* bd,
                                         const float* wp, const float* bp, float* y) {
@@ -140,8 +229,9 @@ weft_status weft__inverted_residual_f32(const weft_kernels* kt, const weft_ir_ge
   if (!wdp) return weft__error(WEFT_OUT_OF_MEMORY, "_inverted_residual: out of memory");
   for (int64_t t = 0; t < taps; t++) /* [taps][ch]: a tap's weights contiguous over the channels */
     for (int64_t j = 0; j < g->ch; j++) wdp[t * g->ch + j] = wd[j * g->dws[0] + t / g->kw * g->dws[2] + t % g->kw * g->dws[3]];
-  struct ir_ctx c = {kt, g, chunks_per_image(g), weft__ir_band_rows(g), x, we, be, wdp, bd, wp, bp, y};
-  weft_status s = weft_parallel_for(0, g->n * c.chunks, 1, run_tasks, &c);
+  struct ir_ctx c = {kt, g, chunks_per_image(g), weft__ir_band_rows(g), x, we, be, wdp, bd, wp, bp, y, NULL, NULL,
+                     weft__ir_tasks(g), false};
+  weft_status s = weft__ir_staged(g) ? run_staged(&c) : weft_parallel_for(0, g->n * c.chunks, 1, run_tasks, &c);
   free(wdp);
   return s;
 }

@@ -21,7 +21,10 @@ typedef struct {
 
 /* Output rows per band: the projection's GEMM gets about 64 pixels. */
 int64_t weft__ir_band_rows(const weft_ir_geom* g);
-/* Tasks (row ranges of one image) for the current thread count. */
+/* True when the block runs staged (whole-map buffers, threads splitting
+ * channels) at the current thread count: a small map, fewer images than threads. */
+bool weft__ir_staged(const weft_ir_geom* g);
+/* Tasks for the current thread count (row ranges, or the staged path's shares). */
 int64_t weft__ir_tasks(const weft_ir_geom* g);
 
 /* y = project(relu6(dw(relu6(expand(x))))) (+ x): we, wp packed by
