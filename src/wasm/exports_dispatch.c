@@ -21,6 +21,7 @@
 #include "base/strbuf.h"
 #include "ops/ops.h"
 #include "weft/weft.h"
+#include "wj_cold.h"
 
 /* JSON goes through the library's growing buffer (core/strbuf.c). */
 
@@ -399,11 +400,19 @@ __attribute__((unused)) static weft_tensor** wj_list_array(weft_tensor_list r) {
 #define WJ_RET_TENSOR_LIST(x) wj_list_array(x)
 #define WJ_RET_TENSOR3(x) wj_first3(x)
 #define WJ_RET_TENSOR4(x) wj_first4(x)
-#define WJ_TYPED(c, schema, R, ...)                                                    \
+#define WJ_TYPED_0(c, schema, R, ...)                                                  \
   EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
     WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \
     return WJ_RET_##R(weft_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_A, __VA_ARGS__))));      \
   }
+/* The out= overloads and backward ops have none (size: src/wasm/wasm.cmake
+ * lists them in wj_cold.h); JS calls them boxed. WJ_IS_COLD(c) is 1 when
+ * WJ_COLD_<c> is defined (as "~, 1"), else 0. */
+#define WJ_TYPED_1(c, schema, R, ...)
+#define WJ_SECOND(a, b, ...) b
+#define WJ_PROBE(...) WJ_SECOND(__VA_ARGS__, 0, ~)
+#define WJ_IS_COLD(c) WJ_PROBE(WJ_COLD_##c)
+#define WJ_TYPED(c, schema, R, ...) WEFT__CAT(WJ_TYPED_, WJ_IS_COLD(c))(c, schema, R, __VA_ARGS__)
 #define WEFT_OP WJ_TYPED
 #include "ops/ops.def"
 #undef WEFT_OP
