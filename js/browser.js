@@ -28,7 +28,8 @@ const GLUE = {
   scalar: () => import('./weft-scalar.js'),
 };
 
-async function fetchWasm(url) {
+// The response for url, or an error naming it.
+async function fetchOk(url) {
   let res;
   try {
     res = await fetch(url, { credentials: 'same-origin' });
@@ -36,26 +37,20 @@ async function fetchWasm(url) {
     throw new WeftError('InvalidArgument', `init: fetching ${url} failed: ${e.message}`);
   }
   if (!res.ok) throw new WeftError('InvalidArgument', `init: fetching ${url} failed: HTTP ${res.status}`);
-  return checkWasmBytes(await res.arrayBuffer(), url);
+  return res;
 }
 
 // Compiled while the response streams in where the server sends it as
-// application/wasm (what instantiateStreaming requires); otherwise, or if
-// that fails, from the bytes, whose check names the URL in its error.
+// application/wasm (what compileStreaming requires); otherwise, or if that
+// fails, from the bytes, whose check names the URL in its error.
 async function compileWasm(url) {
-  let res;
-  try {
-    res = await fetch(url, { credentials: 'same-origin' });
-  } catch (e) {
-    throw new WeftError('InvalidArgument', `init: fetching ${url} failed: ${e.message}`);
-  }
-  if (!res.ok) throw new WeftError('InvalidArgument', `init: fetching ${url} failed: HTTP ${res.status}`);
+  const res = await fetchOk(url);
   const type = (res.headers.get('content-type') ?? '').split(';')[0].trim();
   if (typeof WebAssembly.compileStreaming === 'function' && type === 'application/wasm') {
     try {
       return await WebAssembly.compileStreaming(res);
     } catch { /* the bytes' check below says what is wrong */ }
-    return WebAssembly.compile(await fetchWasm(url));
+    return WebAssembly.compile(checkWasmBytes(await (await fetchOk(url)).arrayBuffer(), url));
   }
   return WebAssembly.compile(checkWasmBytes(await res.arrayBuffer(), url));
 }
