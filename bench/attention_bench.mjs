@@ -19,6 +19,7 @@ const clock = argv.includes('--clock') ? argv[argv.indexOf('--clock') + 1] : 'wa
 const lib = cli.lib ?? 'weft-simd-threads';
 const { init } = await import('weft');
 const wt = await init({ variant: lib.replace(/^weft-/, '') });
+await wt.threadsReady(); // the pthread workers load after init()
 if (lib === 'weft-simd-threads') wt.setNumThreads(cli.threads);
 const threads = wt.getNumThreads();
 if (threads !== cli.threads) {

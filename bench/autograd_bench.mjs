@@ -23,6 +23,7 @@ const a = libArgs();
 const variant = a.lib === 'weft-simd' ? 'simd' : 'simd-threads';
 const { init } = await import('weft');
 const wt = await init({ variant });
+await wt.threadsReady(); // the pthread workers load after init()
 if (variant === 'simd-threads') wt.setNumThreads(a.threads);
 const threads = wt.getNumThreads();
 

@@ -21,6 +21,7 @@ function time(fn, n = N) {
 
 for (const variant of ['simd', 'simd-threads']) {
   const wt = await init({ variant, threads: 1 });
+  await wt.threadsReady(); // the pthread workers load after init()
   const a = wt.tensor([1], { dtype: 'float32' });
   const b = wt.tensor([2], { dtype: 'float32' });
   const x = wt.zeros(2, 3);

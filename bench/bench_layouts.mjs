@@ -19,6 +19,7 @@ const opt = (name, dflt) => {
 const reps = opt('--reps', 21);
 const json = args.includes('--json');
 const wt = await init({ threads: opt('--threads', 1) });
+await wt.threadsReady(); // the pthread workers load after init()
 
 const typed = { uint8: Uint8Array, float16: Uint16Array, float32: Float32Array };
 const size = { uint8: 1, float16: 2, float32: 4 };

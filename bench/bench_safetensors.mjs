@@ -14,6 +14,7 @@ const opt = (name, dflt) => {
 const reps = opt('--reps', 9);
 const mb = opt('--mb', 64);
 const wt = await init({ threads: 1 });
+await wt.threadsReady(); // the pthread workers load after init()
 
 function median(fn) {
   const times = [];

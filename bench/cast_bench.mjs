@@ -14,6 +14,7 @@ const data = new Float32Array(N).map((_, i) => (i % 997) * 0.125);
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(a.threads);
   a.threads = wt.getNumThreads();
   const f = wt.tensor(data), g = wt.empty([N]);

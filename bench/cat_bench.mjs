@@ -27,6 +27,7 @@ const BYTES = { cat4_dim0: 2 * 16 * M, cat4_dim1: 2 * 16 * M, stack8: 2 * 32 * S
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(a.threads);
   a.threads = wt.getNumThreads();
   const four = [1, 2, 3, 4].map((s) => wt.tensor(data(M, s)).view([1024, 1024]));

@@ -25,6 +25,7 @@ const BYTES = {};
 async function weft() {
   const { init } = await import(dist ? pathToFileURL(`${dist}/index.js`).href : 'weft');
   const wt = await init({ variant: 'simd-threads' });
+  await wt.threadsReady(); // the pthread workers load after init()
   wt.setNumThreads(cli.threads);
   cli.threads = wt.getNumThreads();
   const out = {};

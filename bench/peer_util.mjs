@@ -130,6 +130,7 @@ export async function ortWorkload(ort, model, feeds) {
 export async function weftInit(variant, cli) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(cli.threads);
   cli.threads = wt.getNumThreads();
   return wt;

@@ -22,6 +22,7 @@ const data = new Float32Array(NX).map((_, i) => ((i * 7919) % 1013) / 1013 - 0.5
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(threads);
   threads = wt.getNumThreads();
   const x = wt.tensor(data).view([N, C, H, W]);

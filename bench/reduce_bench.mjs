@@ -22,6 +22,7 @@ const BYTES = { sum_16M: 4 * N16M, memcpy_16M: 8 * N16M, sum23_nchw: 4 * N * C *
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(threads);
   threads = wt.getNumThreads();
   const big = wt.tensor(data(N16M, 1));

@@ -14,6 +14,7 @@ const reps = cli.reps;
 
 const { init } = await import('weft');
 const wt = await init({ variant });
+await wt.threadsReady(); // the pthread workers load after init()
 if (variant === 'simd-threads') wt.setNumThreads(cli.threads);
 const threads = wt.getNumThreads();
 const a = wt.rand([512, 4096]);

@@ -59,6 +59,7 @@ for (const variant of ['simd', 'simd-threads']) {
 async function variantRows(variant) {
   const out = (r) => console.log(JSON.stringify(r));
   const wt = await init({ variant, threads: 1 });
+  await wt.threadsReady(); // the pthread workers load after init()
   const a = wt.tensor([1]);
   const b = wt.tensor([2]);
   out({ name: 'add1', build: `weft-${variant}`, ns: perCall(() => wt.add(a, b).dispose()) });

@@ -16,6 +16,7 @@ const data = new Float32Array(R * C).map((_, i) => ((i * 7919) % 100003) / 10000
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(a.threads);
   a.threads = wt.getNumThreads();
   const x = wt.tensor(data).view([R, C]);

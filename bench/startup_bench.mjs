@@ -8,6 +8,9 @@
 // with COOP/COEP) the same from a blank page importing dist/browser.js. The
 // median of --runs (default 5). One JSON line per variant and engine with
 // --json, else a table. In Node also the CPU time of init() to the result.
+// Each row also gives when init()'s stages ended (the loader's performance
+// marks: wasm read/compiled, glue loaded, instantiated, runtime up, API
+// built, and the pthread workers loaded, which init() does not wait for).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -38,7 +41,17 @@ async function startup(load, variant) {
   const r = wt.tensor([1, 2, 3]).add(1).tolist();
   const t3 = performance.now();
   if (r[2] !== 4) throw new Error(`first op gave ${r}`);
-  return { import: t1 - t0, init: t2 - t1, firstOp: t3 - t2, total: t3 - t1, cpu: cpu() - c1 };
+  const c3 = cpu();
+  // the loader's marks (js/loader.js mark()), ms after init() began; the
+  // pthread workers load after init() resolved ('workers')
+  try {
+    await wt.threadsReady();
+  } catch { /* an older build (--dist) waited for its workers in init() */ }
+  const marks = Object.fromEntries(performance.getEntriesByType('mark')
+    .filter((m) => m.name.startsWith('weft:')).map((m) => [m.name.slice(5), m.startTime]));
+  const stages = Object.fromEntries(Object.entries(marks).filter(([k]) => k !== 'init')
+    .map(([k, v]) => [k, v - marks.init]));
+  return { import: t1 - t0, init: t2 - t1, firstOp: t3 - t2, total: t3 - t1, cpu: c3 - c1, stages };
 }
 
 if (args[0] === '--child') {
@@ -84,7 +97,10 @@ const runs = Math.max(1, Number(opt('--runs', '5')));
 const rows = [];
 const summarize = (variant, engine, xs) => {
   const keys = ['import', 'init', 'firstOp', 'total', ...(engine === 'node' ? ['cpu'] : [])];
-  return { variant, engine, ...Object.fromEntries(keys.map((k) => [`${k}_ms`, +median(xs.map((x) => x[k])).toFixed(1)])), runs };
+  const stages = Object.fromEntries(Object.keys(xs[0].stages).map((k) => [k,
+    +median(xs.map((x) => x.stages[k] ?? NaN)).toFixed(1)]));
+  return { variant, engine, ...Object.fromEntries(keys.map((k) => [`${k}_ms`, +median(xs.map((x) => x[k])).toFixed(1)])),
+    stages_ms: stages, runs };
 };
 for (const variant of VARIANTS) {
   const wasm = readFileSync(`${dist}/weft-${variant}.wasm`);
@@ -111,6 +127,9 @@ if (args.includes('--json')) {
     else {
       console.log(`${r.variant.padEnd(14)}${r.engine.padEnd(10)}import ${r.import_ms} ms, init ${r.init_ms} ms, ` +
         `first op ${r.firstOp_ms} ms, total ${r.total_ms} ms${r.cpu_ms === undefined ? '' : ` (CPU ${r.cpu_ms} ms)`}`);
+      // when each stage of init() ended, ms after it began (sorted by time)
+      const st = Object.entries(r.stages_ms).sort((a, b) => a[1] - b[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+      console.log(`${''.padEnd(24)}init stages (ms after init() began): ${st}`);
     }
   }
 }

@@ -54,6 +54,7 @@ const nhwcLinear = (w) => Float32Array.from({ length: w.length }, (_, i) => {
 async function weft(variant) {
   const { init } = await import('weft');
   const wt = await init({ variant });
+  await wt.threadsReady(); // the pthread workers load after init()
   if (variant === 'simd-threads') wt.setNumThreads(a.threads);
   a.threads = wt.getNumThreads();
   const target = wt.tensor(Array.from(labels), { dtype: 'int64' });

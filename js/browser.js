@@ -10,7 +10,7 @@
 import { createApi, WeftError } from './core.js';
 import { createWorkerApi } from './worker-client.js';
 import {
-  binaryFor, checkWasmBytes, fileUrl, guardStartup, initCached,
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, initCached, mark, moduleOptions,
 } from './loader.js';
 
 export { WeftError };
@@ -28,7 +28,8 @@ const GLUE = {
   scalar: () => import('./weft-scalar.js'),
 };
 
-async function fetchWasm(url) {
+// The response for url, or an error naming it.
+async function fetchOk(url) {
   let res;
   try {
     res = await fetch(url, { credentials: 'same-origin' });
@@ -36,7 +37,22 @@ async function fetchWasm(url) {
     throw new WeftError('InvalidArgument', `init: fetching ${url} failed: ${e.message}`);
   }
   if (!res.ok) throw new WeftError('InvalidArgument', `init: fetching ${url} failed: HTTP ${res.status}`);
-  return checkWasmBytes(await res.arrayBuffer(), url);
+  return res;
+}
+
+// Compiled while the response streams in where the server sends it as
+// application/wasm (what compileStreaming requires); otherwise, or if that
+// fails, from the bytes, whose check names the URL in its error.
+async function compileWasm(url) {
+  const res = await fetchOk(url);
+  const type = (res.headers.get('content-type') ?? '').split(';')[0].trim();
+  if (typeof WebAssembly.compileStreaming === 'function' && type === 'application/wasm') {
+    try {
+      return await WebAssembly.compileStreaming(res);
+    } catch { /* the bytes' check below says what is wrong */ }
+    return WebAssembly.compile(checkWasmBytes(await (await fetchOk(url)).arrayBuffer(), url));
+  }
+  return WebAssembly.compile(checkWasmBytes(await res.arrayBuffer(), url));
 }
 
 async function load(opts, variant) {
@@ -46,16 +62,30 @@ async function load(opts, variant) {
   // new URL('./', import.meta.url) for an asset and bundle the directory index)
   const base = String(import.meta.url).replace(/[^/]*$/, '');
   const url = given ? null : fileUrl(file, opts, base) ?? WASM_URL[variant]().href;
-  const bytes = given ? checkWasmBytes(given, `wasmBinary (${file})`) : await fetchWasm(url);
-  const glue = await GLUE[variant]();
-  const moduleOpts = { wasmBinary: bytes };
+  // the .wasm compiles while the glue is imported
+  const compiled = given ? WebAssembly.compile(checkWasmBytes(given, `wasmBinary (${file})`)) : compileWasm(url);
+  compiled.catch(() => {}); // awaited below; a failure is reported there
+  let glue;
+  try {
+    glue = await GLUE[variant]();
+    mark('glue');
+  } catch (e) {
+    await compiled; // a missing .wasm is the clearer error
+    throw e;
+  }
+  await compiled;
+  mark('compiled');
+  const { opts: moduleOpts, failed } = moduleOptions(async (info) => {
+    const module = await compiled;
+    return { module, instance: await WebAssembly.instantiate(module, info) };
+  });
   // The worker script: wasmPaths/locateFile may move it; by default the glue
   // finds it with new URL(..., import.meta.url).
   const workerFile = `weft-${variant}.worker.js`;
   if (opts.locateFile || (opts.wasmPaths !== undefined && fileUrl(workerFile, opts, '') !== null)) {
     moduleOpts.locateFile = (path, prefix) => fileUrl(path, opts, prefix) ?? prefix + path;
   }
-  const M = await guardStartup(moduleOpts, glue.default(moduleOpts), `weft-${variant}`);
+  const M = await guardStartup(moduleOpts, Promise.race([glue.default(moduleOpts), failed]), `weft-${variant}`);
   return { M, file: url ?? file };
 }
 

@@ -1408,7 +1408,8 @@ export function createApi(M, info) {
     variant: info.variant,
     // a fresh frozen snapshot: numThreads and threadClamp change with setNumThreads
     get backend() {
-      return Object.freeze({ ...info.backend, numThreads: M._weft_wasm_get_num_threads(), threadClamp,
+      return Object.freeze({ ...info.backend, workers: info.workers?.loaded() ?? 0,
+        numThreads: M._weft_wasm_get_num_threads(), threadClamp,
         webgpu: api.webgpu.info() });
     },
     buildId: info.buildId,
@@ -1421,6 +1422,8 @@ export function createApi(M, info) {
     setNumThreads,
     getNumThreads: () => M._weft_wasm_get_num_threads(),
     maxThreads: () => M._weft_wasm_max_threads(),
+    // init() does not wait for the pthread workers (js/loader.js startWorkers)
+    threadsReady: () => info.workers?.ready() ?? Promise.resolve(0),
   };
   // For tests only (tests/js/fault-injection.test.mjs), not enumerable, not
   // in the types: fail the nth weft allocation from now (0 stops), and the

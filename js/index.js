@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { createApi, WeftError } from './core.js';
 import { createWorkerApi } from './worker-client.js';
 import {
-  binaryFor, checkWasmBytes, fileUrl, guardStartup, initCached,
+  binaryFor, checkWasmBytes, fileUrl, guardStartup, initCached, mark, moduleOptions,
 } from './loader.js';
 
 export { WeftError };
@@ -21,15 +21,17 @@ const artifacts = existsSync(new URL('./weft-simd.wasm', here)) ? here : new URL
 const require = createRequire(import.meta.url);
 
 // Emscripten's pool workers keep the event loop alive forever; unref them
-// (and any worker added later) so a script exits when its own work is done.
+// (and any worker loaded later) so a script exits when its own work is done.
+// After the glue's worker.on('message'): Node refs a worker's port again
+// when a 'message' listener is added.
 function unrefWorkers(M) {
   const P = M.PThread;
   if (!P) return;
   for (const w of [...P.unusedWorkers, ...P.runningWorkers]) w.unref?.();
-  const allocate = P.allocateUnusedWorker;
-  P.allocateUnusedWorker = function allocateUnrefWorker(...args) {
-    const r = allocate.apply(this, args);
-    P.unusedWorkers[P.unusedWorkers.length - 1]?.unref?.();
+  const load = P.loadWasmModuleToWorker;
+  P.loadWasmModuleToWorker = function loadUnrefWorker(worker, ...args) {
+    const r = load.call(this, worker, ...args);
+    worker.unref?.();
     return r;
   };
 }
@@ -63,9 +65,11 @@ async function load(opts, variant) {
       `init: weft-${variant} is not built (run npm run build); looked in ${fileURLToPath(artifacts)}`);
   }
   const { bytes, file } = await readWasm(opts, variant);
+  mark('read');
   const factory = require(fileURLToPath(glue));
-  const moduleOpts = { wasmBinary: bytes };
-  const M = await guardStartup(moduleOpts, factory(moduleOpts), `weft-${variant}`);
+  mark('glue');
+  const { opts: moduleOpts, failed } = moduleOptions((info) => WebAssembly.instantiate(bytes, info));
+  const M = await guardStartup(moduleOpts, Promise.race([factory(moduleOpts), failed]), `weft-${variant}`);
   unrefWorkers(M);
   return { M, file };
 }

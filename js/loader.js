@@ -189,21 +189,6 @@ export function workerState(M) {
   return { pool: all.length, loaded: all.filter((w) => w.loaded).length };
 }
 
-// Emscripten 3.1.6 resolves its factory after every pool worker reported
-// 'loaded' (a run dependency); wait here too, so a future glue that does not
-// still gives an init() whose first op is already parallel.
-export async function workersReady(M, timeoutMs = 30000) {
-  const start = Date.now();
-  for (;;) {
-    const { pool, loaded } = workerState(M);
-    if (loaded === pool) return;
-    if (Date.now() - start > timeoutMs) {
-      throw new WeftError('InternalError', `init: only ${loaded} of ${pool} pthread workers loaded in ${timeoutMs} ms`);
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 // Emscripten 3.1.6 resolves its factory only after every pool worker loaded,
 // and never rejects when one cannot start (a CSP without worker-src, a COEP-
 // blocked or missing worker script): the promise would hang. The glue runs
@@ -237,6 +222,73 @@ export function guardStartup(moduleObj, ready, what, timeoutMs = 30000) {
   });
 }
 
+// Startup marks (performance.mark 'weft:<stage>'), read by
+// bench/startup_bench.mjs for its breakdown of init().
+export function mark(stage) {
+  globalThis.performance?.mark?.(`weft:${stage}`);
+}
+
+// The factory's options from both entry points: the glue receives its
+// instance from instantiate(info) (a Promise of { instance, module }: the
+// entry point compiles the .wasm its own way), and the threaded glue makes
+// no pthread worker before init() resolves (weftLazyWorkers: see
+// src/wasm/wasm.cmake and startWorkers). `failed` rejects when instantiation
+// fails, which the glue itself would never report.
+export function moduleOptions(instantiate) {
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
+  failed.catch(() => {}); // raced by the caller; never an unhandled rejection
+  const opts = {
+    weftLazyWorkers: true,
+    instantiateWasm(info, receive) {
+      instantiate(info).then((r) => {
+        mark('instantiated');
+        receive(r.instance, r.module);
+      }).catch(fail);
+      return {};
+    },
+  };
+  return { opts, failed };
+}
+
+// Starts the threaded glue's pthread workers in the background (about 30 ms
+// of CPU each, which init() used to wait for), from a task after init()
+// resolved so the caller's first ops do not share the CPU with them: C runs
+// with the workers loaded so far (weft_set_worker_limit), fewer threads until
+// the rest have loaded, never a wait. ready resolves with the count once all
+// are loaded or one failed (the pool then keeps the ones that loaded).
+export function startWorkers(M) {
+  if (!M.weftStartWorkers) {
+    return { ready: () => Promise.resolve(workerState(M).loaded), loaded: () => workerState(M).loaded };
+  }
+  M._weft_wasm_set_worker_limit(0);
+  let loaded = 0;
+  let done;
+  const ready = new Promise((resolve) => { done = resolve; });
+  setTimeout(() => {
+    const target = M.weftStartWorkers((count) => {
+      loaded = count;
+      M._weft_wasm_set_worker_limit(count);
+      if (count >= target) {
+        mark('workers');
+        done(count);
+      }
+    }, () => done(loaded));
+  }, 0);
+  // Node: the workers are unref'd (js/index.js) so a script need not wait for
+  // them; one awaiting them keeps the process alive until they are loaded
+  let settled = false;
+  ready.then(() => { settled = true; });
+  const whenReady = () => {
+    if (!settled) {
+      const keep = setInterval(() => {}, 1000);
+      ready.then(() => clearInterval(keep));
+    }
+    return ready;
+  };
+  return { ready: whenReady, loaded: () => loaded };
+}
+
 // Tries each variant in turn; load(variant) returns { M, file }.
 export async function loadChain(opts, load, finish) {
   const plan = planVariants(opts);
@@ -244,16 +296,19 @@ export async function loadChain(opts, load, finish) {
   for (const variant of plan.chain) {
     try {
       const { M, file } = await load(variant);
+      mark('runtime');
       const buildId = checkBuildId(M, variant, file);
-      await workersReady(M);
+      const workers = startWorkers(M);
       const parts = [...plan.skipped, ...failures];
       const reason = plan.reason || (parts.length ? parts.join('; ') : `weft-${variant} is the best this engine runs`);
       const backend = {
         variant, simd: variant !== 'scalar', threads: variant === 'simd-threads',
-        crossOriginIsolated: plan.threads.isolated, reason, workers: workerState(M).loaded,
+        crossOriginIsolated: plan.threads.isolated, reason,
       };
       warnThreads(opts, { ...plan, reason }, variant);
-      return installSafetensors(installNpy(finish(M, { variant, backend, buildId })));
+      const api = installSafetensors(installNpy(finish(M, { variant, backend, buildId, workers })));
+      mark('api');
+      return api;
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       if (opts.variant || (e instanceof WeftError && / does not match /.test(msg))) throw e;
@@ -277,6 +332,7 @@ function cacheKey(opts, variant = opts.variant ?? 'auto') {
 
 // init() of both entry points: load(opts, variant) -> { M, file } is theirs.
 export async function initCached(options, load, finish) {
+  mark('init');
   const opts = parseInitOptions(options);
   const key = cacheKey(opts);
   let p = key === null ? null : loaded.get(key);

@@ -168,7 +168,7 @@ export interface Backend {
   readonly crossOriginIsolated: boolean | null;
   /** Why this variant: what was skipped or failed, or that it was requested. */
   readonly reason: string;
-  /** pthread workers loaded when init() resolved (0 without threads). */
+  /** pthread workers loaded so far (0 without threads): init() does not wait for them; see threadsReady(). */
   readonly workers: number;
   /** Threads parallel kernels use now (setNumThreads / init({ threads })). */
   readonly numThreads: number;
@@ -424,6 +424,9 @@ export interface WeftCore extends OpsApi {
   setNumThreads(n: number): void;
   getNumThreads(): number;
   maxThreads(): number;
+  /** Resolves with the number of pthread workers once all have loaded (or one failed); they load in the
+   * background after init(), and parallel kernels use the ones loaded so far. 0 without threads. */
+  threadsReady(): Promise<number>;
 }
 
 export function init(options?: InitOptions): Promise<Weft>;

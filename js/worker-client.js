@@ -39,7 +39,7 @@ const TENSOR_GETTERS = new Set(['T', 'mT', 'grad']);
 // Properties that can be assigned (t.grad = null clears the gradient).
 const TENSOR_SETTERS = new Set(['grad', 'requiresGrad']);
 const API_VALUES = new Set([
-  'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'manualSeed',
+  'memory', 'promoteTypes', 'canCast', 'setNumThreads', 'getNumThreads', 'maxThreads', 'threadsReady', 'manualSeed',
   'explain', 'trace', 'ops', 'schema', 'readSafetensorsHeader', 'saveSafetensors',
   // an object of tensors (adopted as WorkerTensors)
   'loadSafetensors', 'getDefaultDtype', 'setDefaultDtype',

@@ -54,6 +54,8 @@ void weft__strbuf_put(weft__strbuf* b, const char* fmt, ...) {
   }
 }
 
+void weft__strbuf_puts(weft__strbuf* b, const char* s) { append(b, s, strlen(s)); }
+
 void weft__strbuf_put_json_str(weft__strbuf* b, const char* s) {
   append(b, "\"", 1);
   while (s && *s) {

@@ -18,6 +18,8 @@ typedef struct {
 
 void weft__strbuf_put(weft__strbuf* b, const char* fmt, ...) WEFT__PRINTF(2, 3);
 void weft__strbuf_put_json_str(weft__strbuf* b, const char* s);
+/* s as it is (not a format) */
+void weft__strbuf_puts(weft__strbuf* b, const char* s);
 char* weft__strbuf_finish(weft__strbuf* b, const char* op);
 
 #endif

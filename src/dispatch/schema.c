@@ -468,15 +468,32 @@ static void put(out_buf* o, const char* fmt, ...) {
   if (n > 0) o->len += (size_t)n;
 }
 
-static void put_type(out_buf* o, const weft_arg* a) {
-  put(o, "%s", type_names[a->type]);
-  if (a->alias) put(o, "(%s%s)", a->alias, a->is_write ? "!" : "");
-  if (a->is_list) {
-    if (a->elem_optional) put(o, "?");
-    if (a->list_size) put(o, "[%d]", a->list_size);
-    else put(o, "[]");
+/* put(o, "%s", s) without vsnprintf: the JS op registry prints every
+ * schema at init (src/wasm/exports_dispatch.c), some 20 pieces each, and a
+ * vsnprintf per piece was a good part of init()'s time in wasm. */
+static void put_str(out_buf* o, const char* s) {
+  size_t n = strlen(s);
+  if (o->len < o->cap) {
+    size_t k = n < o->cap - o->len - 1 ? n : o->cap - o->len - 1;
+    memcpy(o->buf + o->len, s, k);
+    o->buf[o->len + k] = '\0';
   }
-  if (a->optional) put(o, "?");
+  o->len += n;
+}
+
+static void put_type(out_buf* o, const weft_arg* a) {
+  put_str(o, type_names[a->type]);
+  if (a->alias) {
+    put_str(o, "(");
+    put_str(o, a->alias);
+    put_str(o, a->is_write ? "!)" : ")");
+  }
+  if (a->is_list) {
+    if (a->elem_optional) put_str(o, "?");
+    if (a->list_size) put(o, "[%d]", a->list_size);
+    else put_str(o, "[]");
+  }
+  if (a->optional) put_str(o, "?");
 }
 
 size_t weft_arg_type_format(const weft_arg* a, char* buf, size_t cap) {
@@ -489,32 +506,40 @@ size_t weft_arg_type_format(const weft_arg* a, char* buf, size_t cap) {
 size_t weft_schema_format(const weft_schema* s, char* buf, size_t cap) {
   out_buf o = {buf, cap, 0};
   if (cap) buf[0] = '\0';
-  put(&o, "%s(", s->full_name);
+  put_str(&o, s->full_name);
+  put_str(&o, "(");
   bool star = false;
   for (int i = 0; i < s->nargs; i++) {
     const weft_arg* a = &s->args[i];
-    if (i) put(&o, ", ");
+    if (i) put_str(&o, ", ");
     if (a->kwarg_only && !star) {
-      put(&o, "*, ");
+      put_str(&o, "*, ");
       star = true;
     }
     put_type(&o, a);
-    put(&o, " %s", a->name);
-    if (a->has_default) put(&o, "=%s", a->default_text);
+    put_str(&o, " ");
+    put_str(&o, a->name);
+    if (a->has_default) {
+      put_str(&o, "=");
+      put_str(&o, a->default_text);
+    }
   }
-  if (s->is_vararg) put(&o, "%s...", s->nargs ? ", " : "");
-  put(&o, ") -> ");
+  if (s->is_vararg) put_str(&o, s->nargs ? ", ..." : "...");
+  put_str(&o, ") -> ");
   if (s->is_varret) {
-    put(&o, "...");
+    put_str(&o, "...");
     return o.len;
   }
   bool paren = s->tuple_return || s->nreturns != 1;
-  if (paren) put(&o, "(");
+  if (paren) put_str(&o, "(");
   for (int i = 0; i < s->nreturns; i++) {
-    if (i) put(&o, ", ");
+    if (i) put_str(&o, ", ");
     put_type(&o, &s->returns[i]);
-    if (s->returns[i].name) put(&o, " %s", s->returns[i].name);
+    if (s->returns[i].name) {
+      put_str(&o, " ");
+      put_str(&o, s->returns[i].name);
+    }
   }
-  if (paren) put(&o, ")");
+  if (paren) put_str(&o, ")");
   return o.len;
 }

@@ -32,7 +32,8 @@
  *   WEFT_MAX_POOL_THREADS; wasm with pthreads, the core count capped at
  *   WEFT_WASM_POOL_SIZE + 1 (the caller plus one worker per preallocated
  *   Web Worker: the glue makes min(WEFT_WASM_POOL_SIZE, cores - 1) of them,
- *   src/wasm/wasm.cmake, so pthread_create never waits on the event loop). Lowering the count never
+ *   src/wasm/wasm.cmake, so pthread_create never waits on the event loop; when js/loader.js starts them
+ *   after init(), weft_set_worker_limit keeps the pool to those loaded). Lowering the count never
  *   stops a worker (a join would block the browser's main thread): workers
  *   above the job's thread count check in without taking chunks. A wasm build without -pthread runs the same code with one thread. */
 #include "weft/parallel.h"
@@ -44,6 +45,7 @@
 
 #include "base/error.h"
 #include "base/tls.h"
+#include "parallel/worker_limit.h"
 
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
 #define WEFT_HAVE_THREADS 0
@@ -82,6 +84,7 @@ bool weft_in_parallel_region(void) { return tls_in_region; }
 #if !WEFT_HAVE_THREADS
 
 int weft_max_threads(void) { return 1; }
+void weft_set_worker_limit(int n) { (void)n; }
 int weft_get_num_threads(void) { return 1; }
 weft_status weft_set_num_threads(int n) {
   if (n < 1) return weft__error(WEFT_INVALID_ARGUMENT, "set_num_threads: Expected positive number of threads");
@@ -331,7 +334,13 @@ static void release_pool(void) { atomic_store(&pool.busy, 0); }
  * a lower thread count only leaves the surplus out of each job, because
  * joining a thread would block, and a browser's main thread may not block.
  * A failed pthread_create leaves fewer workers, never an error. */
+static atomic_int worker_limit = -1;
+
+void weft_set_worker_limit(int n) { atomic_store(&worker_limit, n); }
+
 static void grow_workers(int n) {
+  int limit = atomic_load(&worker_limit);
+  if (limit >= 0 && n - 1 > limit) n = limit + 1;
   while (pool.nworkers < n - 1) {
     struct worker* w = &pool.workers[pool.nworkers];
     w->id = pool.nworkers + 1;

@@ -57,6 +57,7 @@
 
 #include "weft/parallel.h"
 #include "weft/weft.h"
+#include "parallel/worker_limit.h"
 #include "webgpu/webgpu.h"
 
 #define WEFT_WASM_ARG_SLOTS 4
@@ -155,6 +156,10 @@ EMSCRIPTEN_KEEPALIVE int weft_wasm_get_num_threads(void) {
 
 EMSCRIPTEN_KEEPALIVE int weft_wasm_max_threads(void) {
   return weft_max_threads();
+}
+
+EMSCRIPTEN_KEEPALIVE void weft_wasm_set_worker_limit(int n) {
+  weft_set_worker_limit(n);
 }
 
 /* The seed is split in two u32 halves so the whole uint64 range survives. */

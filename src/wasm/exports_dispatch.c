@@ -21,6 +21,7 @@
 #include "base/strbuf.h"
 #include "ops/ops.h"
 #include "weft/weft.h"
+#include "wj_cold.h"
 
 /* JSON goes through the library's growing buffer (core/strbuf.c). */
 
@@ -52,19 +53,31 @@ static void put_ivalue(weft__strbuf* b, const weft_ivalue* v) {
   weft__strbuf_put(b, "}");
 }
 
+/* key (",\"name\":") then true or false: no vsnprintf (the registry is made at init) */
+static void put_bool(weft__strbuf* b, const char* key, bool v) {
+  weft__strbuf_puts(b, key);
+  weft__strbuf_puts(b, v ? "true" : "false");
+}
+
 static void put_arg(weft__strbuf* b, const weft_arg* a) {
   char text[64];
   weft_arg_type_format(a, text, sizeof text);
   weft__strbuf_put(b, "{\"name\":");
   weft__strbuf_put_json_str(b, a->name ? a->name : "");
-  weft__strbuf_put(b, ",\"type\":\"%s\",\"text\":", weft__schema_type_name(a->type));
+  weft__strbuf_put(b, ",\"type\":");
+  weft__strbuf_put_json_str(b, weft__schema_type_name(a->type));
+  weft__strbuf_put(b, ",\"text\":");
   weft__strbuf_put_json_str(b, text);
-  weft__strbuf_put(b, ",\"list\":%s,\"listSize\":%d,\"optional\":%s,\"elemOptional\":%s,\"alias\":",
-      a->is_list ? "true" : "false", a->list_size, a->optional ? "true" : "false",
-      a->elem_optional ? "true" : "false");
+  put_bool(b, ",\"list\":", a->is_list);
+  if (a->list_size) weft__strbuf_put(b, ",\"listSize\":%d", a->list_size);
+  else weft__strbuf_put(b, ",\"listSize\":0");
+  put_bool(b, ",\"optional\":", a->optional);
+  put_bool(b, ",\"elemOptional\":", a->elem_optional);
+  weft__strbuf_put(b, ",\"alias\":");
   if (a->alias) weft__strbuf_put_json_str(b, a->alias);
   else weft__strbuf_put(b, "null");
-  weft__strbuf_put(b, ",\"write\":%s,\"kwargOnly\":%s", a->is_write ? "true" : "false", a->kwarg_only ? "true" : "false");
+  put_bool(b, ",\"write\":", a->is_write);
+  put_bool(b, ",\"kwargOnly\":", a->kwarg_only);
   if (a->has_default) {
     weft__strbuf_put(b, ",\"default\":");
     put_ivalue(b, &a->default_value);
@@ -149,12 +162,14 @@ static void put_op(weft__strbuf* b, const weft_op* op) {
     if (i) weft__strbuf_put(b, ",");
     put_arg(b, &s->returns[i]);
   }
-  weft__strbuf_put(b, "],\"tupleReturn\":%s", s->tuple_return ? "true" : "false");
+  put_bool(b, "],\"tupleReturn\":", s->tuple_return);
   long i = line_of(s);
   if (i >= 0) {
     weft__strbuf_put(b, ",\"cname\":");
     weft__strbuf_put_json_str(b, lines[i].cname);
-    weft__strbuf_put(b, ",\"ret\":\"%s\",\"kinds\":", lines[i].ret);
+    weft__strbuf_put(b, ",\"ret\":");
+    weft__strbuf_put_json_str(b, lines[i].ret);
+    weft__strbuf_put(b, ",\"kinds\":");
     weft__strbuf_put_json_str(b, lines[i].kinds);
   }
   weft__strbuf_put(b, "}");
@@ -399,11 +414,19 @@ __attribute__((unused)) static weft_tensor** wj_list_array(weft_tensor_list r) {
 #define WJ_RET_TENSOR_LIST(x) wj_list_array(x)
 #define WJ_RET_TENSOR3(x) wj_first3(x)
 #define WJ_RET_TENSOR4(x) wj_first4(x)
-#define WJ_TYPED(c, schema, R, ...)                                                    \
+#define WJ_TYPED_0(c, schema, R, ...)                                                  \
   EMSCRIPTEN_KEEPALIVE WJ_RT_##R weft_wasm_op_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_P, __VA_ARGS__))) { \
     WEFT__FOR_EACH(WJ_C, __VA_ARGS__)                                                  \
     return WJ_RET_##R(weft_##c(WEFT__TAIL(~ WEFT__FOR_EACH(WJ_A, __VA_ARGS__))));      \
   }
+/* The out= overloads and backward ops have none (size: src/wasm/wasm.cmake
+ * lists them in wj_cold.h); JS calls them boxed. WJ_IS_COLD(c) is 1 when
+ * WJ_COLD_<c> is defined (as "~, 1"), else 0. */
+#define WJ_TYPED_1(c, schema, R, ...)
+#define WJ_SECOND(a, b, ...) b
+#define WJ_PROBE(...) WJ_SECOND(__VA_ARGS__, 0, ~)
+#define WJ_IS_COLD(c) WJ_PROBE(WJ_COLD_##c)
+#define WJ_TYPED(c, schema, R, ...) WEFT__CAT(WJ_TYPED_, WJ_IS_COLD(c))(c, schema, R, __VA_ARGS__)
 #define WEFT_OP WJ_TYPED
 #include "ops/ops.def"
 #undef WEFT_OP

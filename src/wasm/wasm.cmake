@@ -72,12 +72,42 @@ if(WEFT_WASM_THREADS)
   # pool (a name: the setting is pasted into the glue, and a call's
   # parentheses would not survive the link command line), set by the one
   # --pre-js file (CMake drops a second --pre-js as a duplicate option).
+  #
+  # Startup (issue 26): loading a worker costs about 30 ms of CPU each, and
+  # the glue resolves only once all have loaded. js/loader.js asks for a lazy
+  # pool (Module.weftLazyWorkers, with its own instantiateWasm): none at
+  # load, so the module's run dependency is released here once the instance
+  # is received; weftStartWorkers then loads them in the background, each
+  # handed to pthread_create (PThread.unusedWorkers) only once it has
+  # loaded, and reports the count so C raises its worker limit.
   file(APPEND ${CMAKE_BINARY_DIR}/build-id.pre.js
-    "var weftPoolSize = (function () {\n"
+    "var weftPoolTarget = (function () {\n"
     "  var node = typeof process == 'object' && process.versions && process.versions.node && typeof require == 'function';\n"
     "  var cores = node ? require('os').cpus().length : typeof navigator == 'object' && navigator['hardwareConcurrency'];\n"
     "  return Math.max(1, Math.min(${WEFT_WASM_POOL_SIZE}, (cores || ${WEFT_WASM_POOL_SIZE} + 1) - 1));\n"
-    "})();\n")
+    "})();\n"
+    "var weftPoolSize = Module['weftLazyWorkers'] ? 0 : weftPoolTarget;\n"
+    "if (Module['weftLazyWorkers']) {\n"
+    "  var weftInstantiate = Module['instantiateWasm'];\n"
+    "  Module['instantiateWasm'] = function (info, receive) {\n"
+    "    return weftInstantiate(info, function (instance, module) {\n"
+    "      receive(instance, module);\n"
+    "      removeRunDependency('wasm-instantiate');\n"
+    "    });\n"
+    "  };\n"
+    "  Module['weftStartWorkers'] = function (onLoaded, onError) {\n"
+    "    for (var i = 0; i < weftPoolTarget; i++) {\n"
+    "      PThread.allocateUnusedWorker();\n"
+    "      var w = PThread.unusedWorkers.pop();\n"
+    "      if (w.on) w.on('error', onError); else w.addEventListener('error', onError);\n"
+    "      PThread.loadWasmModuleToWorker(w, function (w) {\n"
+    "        PThread.unusedWorkers.push(w);\n"
+    "        onLoaded(PThread.unusedWorkers.length + PThread.runningWorkers.length);\n"
+    "      });\n"
+    "    }\n"
+    "    return weftPoolTarget;\n"
+    "  };\n"
+    "}\n")
   list(APPEND WEFT_WASM_LINK_FLAGS -pthread -sPTHREAD_POOL_SIZE=weftPoolSize)
 endif()
 
@@ -85,7 +115,7 @@ function(weft_wasm_glue target subdir)
   add_executable(${target} src/wasm/exports.c src/wasm/exports_dispatch.c src/wasm/exports_autograd.c src/wasm/bench_exports.c
     bench/workloads.c)
   target_link_libraries(${target} PRIVATE weft)
-  target_include_directories(${target} PRIVATE src)
+  target_include_directories(${target} PRIVATE src ${CMAKE_BINARY_DIR})
   target_compile_options(${target} PRIVATE ${WEFT_WARNINGS})
   target_compile_definitions(${target} PRIVATE WEFT_BUILD_ID="${WEFT_BUILD_ID}")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${CMAKE_BINARY_DIR}/build-id.pre.js)
@@ -110,6 +140,12 @@ set(WEFT_WASM_SIZE_SOURCES
   src/ops/cpu/qr.c src/ops/cpu/lu.c src/ops/cpu/eigh.c src/ops/cpu/svd.c
   src/ops/einsum.c src/ops/cdist.c src/ops/dataops.c src/ops/upsample.c src/ops/cpu/resize.c
   src/ops/pointwise.c src/ops/pad.c src/ops/index_copy.c src/ops/view_backward.c src/ops/cpu/lstsq_svd.c
+  # the factories (random draws, ranges, eye: once per tensor made, in no
+  # timed loop), the losses' drivers (a [batch, classes] pass beside the
+  # GEMMs of a step), conv_transpose's driver (its GEMM and col2im stay
+  # -O3), explain and the autograd hooks
+  src/ops/factory.c src/ops/loss.c src/ops/conv_transpose.c src/ops/explain.c src/iter/iter_explain.c
+  src/iter/explain_capture.c src/autograd/hooks.c
   # the WebGPU backend's host side records commands; its speed is the GPU's
   src/ops/webgpu.c src/ops/elementwise_webgpu.c src/webgpu/bridge.c src/webgpu/wgsl.c
   src/ops/index_webgpu.c src/webgpu/wgsl_index.c)
@@ -117,6 +153,25 @@ set_source_files_properties(${WEFT_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS
 # the generated code (one copy per op-table line), smallest
 set_source_files_properties(src/ops/ops.c src/wasm/exports_dispatch.c src/autograd/formulas.c
   PROPERTIES COMPILE_OPTIONS -Oz)
+
+# The typed JS entry points (weft_wasm_op_<cname>, src/wasm/exports_dispatch.c)
+# are a tenth of the gzipped module. The out= overloads and the backward ops
+# get none: JS calls them through the boxed stack (js/ops.js falls back to
+# it when a typed entry point is missing), a few microseconds more per call
+# on paths that are not an inner loop (an out= call, a backward op called
+# from JS). Their names come from the op tables, as
+# `#define WJ_COLD_<cname> ~, 1` lines in the build directory's wj_cold.h.
+file(GLOB WEFT_OP_DEF_FILES ${CMAKE_SOURCE_DIR}/src/ops/*.def)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${WEFT_OP_DEF_FILES})
+set(WEFT_WJ_COLD "/* Generated by src/wasm/wasm.cmake from the op tables (src/ops/, .def): ops without a typed JS entry point. */\n")
+foreach(def IN LISTS WEFT_OP_DEF_FILES)
+  file(STRINGS ${def} cold_lines REGEX "^WEFT_OP\\([A-Za-z0-9_]+_(out|backward),")
+  foreach(line IN LISTS cold_lines)
+    string(REGEX REPLACE "^WEFT_OP\\(([A-Za-z0-9_]+),.*" "\\1" cname "${line}")
+    string(APPEND WEFT_WJ_COLD "#define WJ_COLD_${cname} ~, 1\n")
+  endforeach()
+endforeach()
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/wj_cold.h CONTENT "${WEFT_WJ_COLD}" @ONLY)
 
 # A -DWEFT_WASM_TESTS=ON build directory holds the C tests (top-level
 # CMakeLists.txt), not the glue.

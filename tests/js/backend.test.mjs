@@ -46,8 +46,10 @@ test('wt.backend describes the loaded variant', async () => {
     assert.equal(b.threads, variant === 'simd-threads');
     assert.equal(b.crossOriginIsolated, null, 'Node has no cross-origin isolation');
     assert.match(b.reason, /requested/);
-    // one Web Worker per extra thread the machine can run (4 at most)
-    assert.equal(b.workers, variant === 'simd-threads' ? Math.max(1, wt.maxThreads() - 1) : 0);
+    // one Web Worker per extra thread the machine can run (4 at most), loaded after init() resolved
+    const workers = variant === 'simd-threads' ? Math.max(1, wt.maxThreads() - 1) : 0;
+    assert.equal(await wt.threadsReady(), workers);
+    assert.equal(wt.backend.workers, workers);
     assert.ok(Object.isFrozen(b));
   }
   const auto = await init();
@@ -55,10 +57,19 @@ test('wt.backend describes the loaded variant', async () => {
   assert.equal(auto, await init({ variant: 'simd-threads' }), 'init() and init({ variant }) share a module');
 });
 
-test('init resolves with every pthread worker loaded', async () => {
+test('init resolves before the pthread workers load; kernels run on the ones loaded so far', async () => {
   const wt = await init({ variant: 'simd-threads', wasmBinary: readFileSync(join(dist, 'weft-simd-threads.wasm')) });
   assert.ok(wt.maxThreads() >= 1 && wt.maxThreads() <= 5);
-  assert.equal(wt.backend.workers, Math.max(1, Math.min(4, cpus().length - 1)));
+  const want = Math.max(1, Math.min(4, cpus().length - 1));
+  // a parallel op before any worker has loaded runs on the calling thread, and right
+  const a = wt.arange(1 << 20); // int64: the sums are exact
+  const before = wt.backend.workers;
+  assert.ok(before <= want);
+  assert.equal(a.sum().item(), (1 << 20) * ((1 << 20) - 1) / 2);
+  assert.equal(await wt.threadsReady(), want);
+  assert.equal(wt.backend.workers, want);
+  assert.equal(a.mul(2).sum().item(), (1 << 20) * ((1 << 20) - 1));
+  a.dispose();
 });
 
 test('a .wasm from another build is refused with both ids', async () => {

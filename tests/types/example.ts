@@ -50,7 +50,8 @@ async function main(): Promise<void> {
   const back: Tensor = wt.fromNpy(npy);
   wt.fromNpy(npy.buffer);
   back.dispose();
-  wt.setNumThreads(2);
+  const workers: number = await wt.threadsReady();
+  wt.setNumThreads(workers + 1);
   console.log(wt.getNumThreads(), wt.maxThreads(), wt.promoteTypes('int32', 'float16'), wt.canCast('float32', 'int64'));
 
   // The op table's functions and methods, declared from it (js/optable.d.ts).

@@ -8,10 +8,12 @@ async function run() {
   const asked = location.search.includes('threads4');
   const wt = await init(asked ? { threads: 4 } : undefined);
   if (asked) await init({ threads: 4 });
+  const workers = await wt.threadsReady();
   const x = wt.rand([1, 3, 2, 2]);
   const y = x.contiguous({ memoryFormat: 'channels_last' });
   const result = {
     backend: wt.backend,
+    workers,
     maxThreads: wt.maxThreads(),
     buildId: wt.buildId,
     strides: y.stride(),
