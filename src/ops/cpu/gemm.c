@@ -23,8 +23,9 @@
  * pthreadpool does it (parallelize_2d_tile_2d over the output): B is
  * packed once, then one parallel_for over the output tiles, each running
  * every K block itself (its A rows packed per block into the chunk's
- * scratch, or read in place: in_place_lda). One fork/join instead of two per K block: on 2 threads the
- * waits at each join were what the second thread lost. */
+ * scratch, or read in place: in_place_lda). One fork/join instead of two
+ * per K block: on 2 threads the waits at each join were what the second
+ * thread lost. */
 #include <stdlib.h>
 #include <string.h>
 
