@@ -62,15 +62,24 @@ struct pack_ctx {
   void* dst;
 };
 
-/* Panel q holds rows [q r, q r + r) at dst + q * kc * r: dst[k * r + i]. */
+/* Panel q holds rows [q r, q r + r) at dst + q * kc * r: dst[k * r + i].
+ * A full panel whose rows are contiguous along k (x @ w.T's w, a row-major
+ * A) is an r x kc transpose: the transpose kernel's vector tiles, not one
+ * value at a time. */
 #define DEF_PACK(T, name)                                                                \
   static weft_status name(void* p, int64_t begin, int64_t end) {                         \
     const struct pack_ctx* c = p;                                                        \
     const T* s = (const T*)c->src;                                                       \
     const int r = c->r;                                                                  \
+    weft_transpose_fn* tr = weft__transpose_kernel(weft__kernels(), sizeof(T));         \
     for (int64_t q = begin; q < end; q++) {                                              \
       T* d = (T*)c->dst + q * c->kc * r;                                                 \
       int64_t i0 = q * r, nv = c->rows - i0 < r ? c->rows - i0 : r;                      \
+      if (c->cs == 1 && c->rs > 0 && nv == r && tr) {                                    \
+        tr(s + i0 * c->rs, d, sizeof(T) * (size_t)c->rs, sizeof(T) * (size_t)r,          \
+           (size_t)c->kc, (size_t)r);                                                    \
+        continue;                                                                        \
+      }                                                                                  \
       if (c->rs == 1 && nv == r) { /* rows contiguous: copy r at a time, with constant \
                                       counts (wasm's memcpy is a call) */               \
         for (int64_t k = 0; k < c->kc; k++) {                                            \
