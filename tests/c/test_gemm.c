@@ -226,26 +226,31 @@ static void test_packed(weft_dtype dt) {
   use_packed = false;
 }
 
-/* Threads and the scalar table give the same bits as one SIMD thread. */
+/* Threads and the scalar table give the same bits as one SIMD thread; so
+ * does A read in place (row-major, several columns of tiles) beside A
+ * packed (the same values column-major: At). */
 static void test_threads_same_bits(void) {
   int64_t m = 150, n = 170, k = 600;
   float* A = malloc((size_t)(m * k) * 4);
+  float* At = malloc((size_t)(m * k) * 4);
   float* B = malloc((size_t)(k * n) * 4);
-  float* C[3];
+  float* C[4];
   for (int64_t i = 0; i < m * k; i++) A[i] = kt_randf(-1, 1);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t x = 0; x < k; x++) At[x * m + i] = A[i * k + x];
   for (int64_t i = 0; i < k * n; i++) B[i] = kt_randf(-1, 1);
-  weft_gemm_operand a = {A, k, 1}, b = {B, 1, k}; /* b: B read transposed */
-  for (int v = 0; v < 3; v++) {
+  weft_gemm_operand a = {A, k, 1}, at = {At, 1, m}, b = {B, 1, k}; /* b: B read transposed */
+  for (int v = 0; v < 4; v++) {
     C[v] = malloc((size_t)(m * n) * 4);
     weft_set_num_threads(v == 1 ? 4 : 1);
-    CHECK(weft__gemm(v == 2 ? weft__kernels_scalar() : weft__kernels(), WEFT_FLOAT32, m, n, k, 1.0, a, b, false,
-                     C[v], n, 1) == WEFT_OK);
+    CHECK(weft__gemm(v == 2 ? weft__kernels_scalar() : weft__kernels(), WEFT_FLOAT32, m, n, k, 1.0, v == 3 ? at : a,
+                     b, false, C[v], n, 1) == WEFT_OK);
   }
   weft_set_num_threads(1);
-  CHECK(memcmp(C[0], C[1], (size_t)(m * n) * 4) == 0);
-  CHECK(memcmp(C[0], C[2], (size_t)(m * n) * 4) == 0);
-  for (int v = 0; v < 3; v++) free(C[v]);
+  for (int v = 1; v < 4; v++) CHECK(memcmp(C[0], C[v], (size_t)(m * n) * 4) == 0);
+  for (int v = 0; v < 4; v++) free(C[v]);
   free(A);
+  free(At);
   free(B);
 }
 

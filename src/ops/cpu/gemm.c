@@ -23,8 +23,9 @@
  * pthreadpool does it (parallelize_2d_tile_2d over the output): B is
  * packed once, then one parallel_for over the output tiles, each running
  * every K block itself (its A rows packed per block into the chunk's
- * scratch). One fork/join instead of two per K block: on 2 threads the
- * waits at each join were what the second thread lost. */
+ * scratch, or read in place: in_place_lda). One fork/join instead of two
+ * per K block: on 2 threads the waits at each join were what the second
+ * thread lost. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,15 +62,24 @@ struct pack_ctx {
   void* dst;
 };
 
-/* Panel q holds rows [q r, q r + r) at dst + q * kc * r: dst[k * r + i]. */
+/* Panel q holds rows [q r, q r + r) at dst + q * kc * r: dst[k * r + i].
+ * A full panel whose rows are contiguous along k (x @ w.T's w, a row-major
+ * A) is an r x kc transpose: the transpose kernel's vector tiles, not one
+ * value at a time. */
 #define DEF_PACK(T, name)                                                                \
   static weft_status name(void* p, int64_t begin, int64_t end) {                         \
     const struct pack_ctx* c = p;                                                        \
     const T* s = (const T*)c->src;                                                       \
     const int r = c->r;                                                                  \
+    weft_transpose_fn* tr = weft__transpose_kernel(weft__kernels(), sizeof(T));         \
     for (int64_t q = begin; q < end; q++) {                                              \
       T* d = (T*)c->dst + q * c->kc * r;                                                 \
       int64_t i0 = q * r, nv = c->rows - i0 < r ? c->rows - i0 : r;                      \
+      if (c->cs == 1 && c->rs > 0 && nv == r && tr) {                                    \
+        tr(s + i0 * c->rs, d, sizeof(T) * (size_t)c->rs, sizeof(T) * (size_t)r,          \
+           (size_t)c->kc, (size_t)r);                                                    \
+        continue;                                                                        \
+      }                                                                                  \
       if (c->rs == 1 && nv == r) { /* rows contiguous: copy r at a time, with constant \
                                       counts (wasm's memcpy is a call) */               \
         for (int64_t k = 0; k < c->kc; k++) {                                            \
@@ -129,6 +139,7 @@ struct tile_ctx {
   int64_t mc, ns;      /* tile rows and columns */
   int64_t ntn;         /* tiles along n */
   const char *apack, *bpack;
+  size_t lda;          /* 0: apack holds MR-row panels; else A's rows in place, lda elements apart */
   char* c;             /* C at (ic0, jc) */
   ptrdiff_t c_rs;      /* elements */
   size_t es;
@@ -136,9 +147,11 @@ struct tile_ctx {
   int accumulate;
 };
 
+/* float32: all the tile's rows against one B panel per call
+ * (f32_gemm_4x8_rows), from A's panels or A's rows in place */
 static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
   const struct tile_ctx* t = p;
-  struct weft_f32_gemm_params p32 = {.alpha = (float)t->alpha, .accumulate = t->accumulate};
+  struct weft_f32_gemm_params p32 = {.alpha = (float)t->alpha, .accumulate = t->accumulate, .lda = t->lda};
   struct weft_f64_gemm_params p64 = {.alpha = t->alpha, .accumulate = t->accumulate};
   for (int64_t tile = begin; tile < end; tile++) {
     int64_t i0 = (tile / t->ntn) * t->mc, j0 = (tile % t->ntn) * t->ns;
@@ -146,20 +159,33 @@ static weft_status run_tiles(void* p, int64_t begin, int64_t end) {
     for (int64_t j = j0; j < j1; j += t->nr) {
       size_t nc = (size_t)(j1 - j < t->nr ? j1 - j : t->nr);
       const char* bp = t->bpack + (size_t)(j / t->nr * t->kc * t->nr) * t->es;
+      if (!t->f64) { /* i0 is a multiple of MR: panel i0 / MR starts i0 x kc values in */
+        const char* ap = t->apack + (size_t)i0 * (t->lda ? t->lda : (size_t)t->kc) * t->es;
+        t->kt->f32_gemm_4x8_rows((size_t)(i1 - i0), nc, (size_t)t->kc, (const float*)ap, (const float*)bp,
+                                 (float*)(t->c + (size_t)(i0 * t->c_rs + j) * t->es), (size_t)t->c_rs, &p32);
+        continue;
+      }
       for (int64_t i = i0; i < i1; i += t->mr) {
         size_t mr = (size_t)(i1 - i < t->mr ? i1 - i : t->mr);
         const char* ap = t->apack + (size_t)(i / t->mr * t->kc * t->mr) * t->es;
-        char* c = t->c + (size_t)(i * t->c_rs + j) * t->es;
-        if (t->f64)
-          t->kt->f64_gemm_4x4(mr, nc, (size_t)t->kc, (const double*)ap, (const double*)bp, (double*)c,
-                              (size_t)t->c_rs, &p64);
-        else
-          t->kt->f32_gemm_4x8(mr, nc, (size_t)t->kc, (const float*)ap, (const float*)bp, (float*)c,
-                              (size_t)t->c_rs, &p32);
+        t->kt->f64_gemm_4x4(mr, nc, (size_t)t->kc, (const double*)ap, (const double*)bp,
+                            (double*)(t->c + (size_t)(i * t->c_rs + j) * t->es), (size_t)t->c_rs, &p64);
       }
     }
   }
   return WEFT_OK;
+}
+
+/* With more than one column of tiles (ntn), a float32 A with unit column
+ * stride (each row's k values contiguous) is read in place by the
+ * micro-kernel, as XNNPACK's GEMMs read their input, instead of packed
+ * again by every tile of its rows ([64, 784] x [784, 256]: A packed 4 times
+ * on 1 thread, 8 on 2). A packed A for all tiles at once (42edf62) left
+ * the cache on a large conv. With one column its rows are packed once, and
+ * the packed panel's constant offsets beat the in-place rows' address adds
+ * (mm 512^3). Returns A's row stride, or 0: packed. */
+static size_t in_place_lda(bool f64, weft_gemm_operand a, int64_t ntn) {
+  return !f64 && ntn > 1 && a.cs == 1 && a.rs > 0 ? (size_t)a.rs : 0;
 }
 
 static void zero_c(char* c, int64_t m, int64_t n, ptrdiff_t rs, size_t es) {
@@ -223,8 +249,8 @@ struct full_ctx {
 static weft_status run_full_tiles(void* p, int64_t begin, int64_t end) {
   const struct full_ctx* f = p;
   struct tile_ctx t = f->t;
-  char* apack = malloc((size_t)(round_up(t.mc, t.mr) * f->kcb) * t.es);
-  if (!apack) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (packing)");
+  char* apack = t.lda ? NULL : malloc((size_t)(round_up(t.mc, t.mr) * f->kcb) * t.es);
+  if (!t.lda && !apack) return weft__error(WEFT_OUT_OF_MEMORY, "gemm: out of memory (packing)");
   for (int64_t tile = begin; tile < end; tile++) {
     int64_t i0 = tile / f->ntn * t.mc, j0 = tile % f->ntn * t.ns;
     t.m = f->m - i0 < t.mc ? f->m - i0 : t.mc;
@@ -232,10 +258,12 @@ static weft_status run_full_tiles(void* p, int64_t begin, int64_t end) {
     t.c = f->c + (size_t)(i0 * t.c_rs + j0) * t.es;
     for (int64_t pc = 0; pc < f->k; pc += f->kcb) {
       t.kc = f->k - pc < f->kcb ? f->k - pc : f->kcb;
-      struct pack_ctx pa = {(const char*)f->a.p + (ptrdiff_t)t.es * (i0 * f->a.rs + pc * f->a.cs), f->a.rs, f->a.cs,
-                            t.m, t.kc, t.mr, apack};
-      f->packer(&pa, 0, (t.m + t.mr - 1) / t.mr);
-      t.apack = apack;
+      const char* a0 = (const char*)f->a.p + (ptrdiff_t)t.es * (i0 * f->a.rs + pc * f->a.cs);
+      if (!t.lda) {
+        struct pack_ctx pa = {a0, f->a.rs, f->a.cs, t.m, t.kc, t.mr, apack};
+        f->packer(&pa, 0, (t.m + t.mr - 1) / t.mr);
+      }
+      t.apack = t.lda ? a0 : apack;
       t.bpack = f->bpacked + (size_t)(pc * f->npad + j0 * t.kc) * t.es;
       t.accumulate = f->accumulate || pc > 0;
       run_tiles(&t, 0, 1); /* one tile: mc = m rows, ns = nc columns */
@@ -302,9 +330,11 @@ static weft_status gemm_full(const weft_kernels* kt, weft_dtype dtype, int64_t m
     }
   }
   int64_t mc = (int64_t)MC_PANELS * mr, ns = tile_cols(m, n, mc, nr, threads);
-  struct full_ctx f = {{kt, dtype == WEFT_FLOAT64, mr, nr, 0, 0, 0, mc, ns, 1, NULL, NULL, NULL, c_rs, es, alpha, 0},
-                       dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, a, m, n, k, k_block(k), round_up(n, nr),
-                       (n + ns - 1) / ns, bpacked ? bpacked : own, c, accumulate};
+  int64_t ntn = (n + ns - 1) / ns;
+  struct full_ctx f = {{kt, dtype == WEFT_FLOAT64, mr, nr, 0, 0, 0, mc, ns, 1, NULL, NULL,
+                        in_place_lda(dtype == WEFT_FLOAT64, a, ntn), NULL, c_rs, es, alpha, 0},
+                       dtype == WEFT_FLOAT64 ? pack_f64 : pack_f32, a, m, n, k, k_block(k), round_up(n, nr), ntn,
+                       bpacked ? bpacked : own, c, accumulate};
   int64_t ntiles = (m + mc - 1) / mc * f.ntn;
   int64_t per_tile = (mc < m ? mc : m) * (ns < n ? ns : n) * k, grain = 65536 / (per_tile > 0 ? per_tile : 1);
   weft_status s = weft_parallel_for(0, ntiles, serial ? INT64_MAX : grain < 1 ? 1 : grain, run_full_tiles, &f);
@@ -356,7 +386,7 @@ static weft_status gemm_blocks(const weft_kernels* kt, weft_dtype dtype, int64_t
         /* the packed B's block (pc, jc): the K blocks before it hold pc x npad values, its panels
          * left of jc jc x kc */
         const char* bp = bpacked ? bpacked + (size_t)(pc * npad + jc * kc) * es : bpack;
-        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bp,
+        struct tile_ctx t = {kt, dtype == WEFT_FLOAT64, mr, nr, mrows, ncols, kc, mc, ns, ntn, apack, bp, 0,
                              (char*)c + (size_t)(ic0 * c_rs + jc) * es, c_rs, es, alpha,
                              accumulate || pc > 0};
         /* a tile of at least ~64K multiply-adds per chunk */
