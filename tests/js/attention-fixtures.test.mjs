@@ -131,9 +131,9 @@ test('scaledDotProductAttention: explain names the path; fused equals the math p
 
 // Dropout in the fused kernel: its mask Z (0 or 1 / (1 - p) per query, key)
 // read back through q = 0 (uniform probabilities 1 / S) and v = the S x S
-// identity, where out = Z / S; the mask depends on the seed, the shape and
-// the element's (batch, head, query, key) only, so the same seed gives the
-// same mask to any q, k, v of the same shape. Against the composite
+// identity, where out = Z / S; the mask depends on the seed and the
+// element's (batch, head, query, key) only, so the same seed gives the same
+// mask to any q, k, v, and a call with fewer queries the first rows. Against the composite
 // softmax(q k^T scale) Z v: values, gradients, the decode path, and 1 vs 3
 // threads bit for bit.
 test('scaledDotProductAttention: dropout in the fused kernel', async () => {
@@ -183,8 +183,9 @@ test('scaledDotProductAttention: dropout in the fused kernel', async () => {
     assert.equal(bad, -1, `${name}[${bad}] ${one[i][bad]}, composite ${want[i][bad]}`);
   });
   assert.deepEqual(fusedRun(3), one, '3 threads: the same bits');
-  // the decode path (2 query rows) against the composite with its mask (the same shape's)
+  // the decode path (2 query rows) against the composite with its mask: the first rows of the longer call's
   const z2 = mask(2), q2 = q0.narrow(2, 0, 2);
+  assert.deepEqual(z2.toArray(), track(z.narrow(2, 0, 2)).toArray(), 'the mask does not depend on L');
   const p2 = track(track(track(wt.matmul(q2, track(k0.transpose(-2, -1)))).mul(1 / Math.sqrt(E))).softmax(-1));
   const want2 = track(wt.matmul(track(p2.mul(z2)), v0)).toArray().flat(3);
   const dec = fusedRun(1, 2)[0];

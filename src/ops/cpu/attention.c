@@ -24,6 +24,9 @@
 #define DECODE_ROWS 4 /* up to the GEMV kernels' rows: no packing, K and V read once */
 #define DECODE_GRAIN 32768 /* multiply-adds per decode chunk at least */
 #define DECODE_CACHED 65536 /* key floats of a head that stay in L2 (256 KB) */
+#define DECODE_SERIAL (1 << 18) /* multiply-adds below which a decode call stays on the calling thread: the
+                                   composite's per-head GEMVs do below 2^16 each, and a worker woken on a
+                                   loaded machine cost 0.5-9 ms against 20 us of work (8 heads x 128 keys) */
 
 weft_attn_path weft__attn_path(const weft_attn_args* a) {
   return a->l <= DECODE_ROWS ? WEFT_ATTN_DECODE : WEFT_ATTN_FUSED;
@@ -60,23 +63,25 @@ static void mask_row(const weft_kernels* kt, const weft_attn_args* a, int64_t b,
 
 /* ---- dropout ---- */
 
-/* 32 random bits of element `index` under `seed`: splitmix64's finalizer
- * over the counter, so any element's draw costs the same wherever the tile
- * and thread boundaries fall */
-static inline uint32_t dropout_bits(uint64_t seed, uint64_t index) {
-  uint64_t x = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return (uint32_t)((x ^ (x >> 31)) >> 32);
+/* splitmix64's finalizer of key + (x + 1) * golden: a counter-based draw */
+static inline uint64_t mix64(uint64_t key, uint64_t x) {
+  uint64_t z = key + (x + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
 
-/* y[j] *= z[j] over keys [j0, j0 + n) of row i of head bh, or z = y's factors when set */
+/* y[j] *= z[j] over keys [j0, j0 + n) of row i of head bh, or z = y's
+ * factors when set. The row's key chains seed, batch, head and query, the
+ * element's draw is the row key's at the key index: the same mask for any
+ * tiling, thread split or query count (a decode call's rows are a longer
+ * call's first rows) */
 static void dropout_apply(const weft_attn_args* a, int64_t bh, int64_t i, int64_t j0, int64_t n, float* y, bool set) {
   uint32_t thr = (uint32_t)((double)a->dropout_p * 4294967296.0);
   float keep = 1.0f / (1.0f - a->dropout_p);
-  uint64_t base = (uint64_t)((bh * a->l + i) * a->s + j0);
+  uint64_t row = mix64(mix64(mix64(a->seed, (uint64_t)(bh / a->hq)), (uint64_t)(bh % a->hq)), (uint64_t)i);
   for (int64_t j = 0; j < n; j++) {
-    float z = dropout_bits(a->seed, base + (uint64_t)j) >= thr ? keep : 0.0f;
+    float z = (uint32_t)(mix64(row, (uint64_t)(j0 + j)) >> 32) >= thr ? keep : 0.0f;
     y[j] = set ? z : y[j] * z;
   }
 }
@@ -283,6 +288,7 @@ weft_status weft__attn_forward(const weft_kernels* kt, const weft_attn_args* a, 
   /* per task: the multiply-adds of its rows against every key */
   if (path == WEFT_ATTN_DECODE) {
     int64_t per = a->l * a->s * (a->e + a->ev) + 1, grain = DECODE_GRAIN / per;
+    if (per * bh < DECODE_SERIAL) grain = bh;
     return weft_parallel_for(0, bh, grain < 1 ? 1 : grain, decode_range, &j);
   }
   /* tasks of several query tiles share one packing of the head's keys and

@@ -23,9 +23,9 @@ typedef struct {
   float scale;
   bool causal;
   /* dropout on the probabilities (0 <= dropout_p < 1): element (b, h, i, j)
-   * is kept, times 1 / (1 - p), when the counter-based hash of seed and its
-   * flat index ((b hq + h) l + i) s + j is at least p 2^32, so the backward
-   * regenerates the forward's mask without storing it */
+   * is kept, times 1 / (1 - p), when a counter-based hash of seed, b, h, i
+   * and j is at least p 2^32, so the backward regenerates the forward's
+   * mask without storing it */
   float dropout_p;
   uint64_t seed;
 } weft_attn_args;
