@@ -15,6 +15,16 @@
  * sdpa_part_qk_matmul + sdpa_part_pv_matmul) by it for the best fused /
  * composite ratio this machine allows, and the composite's matmuls by it
  * for the fraction the fused tiling's GEMMs take of the composite's.
+ * Measured 2026-11-28 (two runs, machine loaded by 6 other builds): the
+ * micro-kernel 30-40 GFLOP/s (kc 64-256); every walk's gemms 59.6-64.6 ms
+ * (33-36 GFLOP/s), +softmax 70.3-79.9 ms (QT 16 x KT 512 best at
+ * 70.3-70.8, the kernel's 64 x 256 at 71.8-73.3, 3% apart: within noise).
+ * The composite, best of 10 at one thread in the same minutes, 92-102 ms,
+ * the fused op 76-81 ms (1.21-1.26x): within 5-10% of the walk with its
+ * softmax, so the fused driver costs little beyond the walk. The ceiling is
+ * composite / gemms = 92 / 60-65 = 1.4-1.5x, and 1.3x with the softmax's
+ * 8M exps (11 ms, vectorized, one pass after the max): the 2x target needs
+ * a faster micro-kernel than the composite's, not a better tiling.
  *   . scripts/bootstrap.sh && emcc -O3 -msimd128 -Iinclude -Isrc bench/gemm_ukernel_probe.c \
  *     src/kernels/gemm.c src/kernels/attention.c src/kernels/reduce.c src/kernels/vunary_math.c \
  *     -sINITIAL_MEMORY=64MB -o /tmp/probe.js && node --no-experimental-fetch /tmp/probe.js */

@@ -662,7 +662,7 @@ if (section('shape') && !has('--no-wasm')) {
 }
 // Fused attention (issue 24, bench/attention_bench.mjs; --only attention):
 // scaledDotProductAttention at L = S = 1024, d = 64, 8 heads, forward, beside
-// the composite matmul -> softmax -> matmul, and the decode path (L = 1);
+// the composite matmul -> softmax -> matmul, and the decode path (1 or 4 rows, 1024 or 4096 keys);
 // weft wasm-simd-threads at 1 and 2 threads; fused / composite as a speed-up
 // (target >= 2x).
 if (section('attention') && !has('--no-wasm')) {
@@ -674,7 +674,7 @@ if (section('attention') && !has('--no-wasm')) {
   }
   const find = (name, t) => rows.find((r) => r.name === name && r.threads === t);
   for (const r of rows) {
-    const base = r.name.includes('decode') ? 'sdpa_decode_composite_1x1024_d64'
+    const base = r.name.includes('decode') ? r.name.replace('decode_', 'decode_composite_')
       : r.name.includes('causal') ? 'sdpa_composite_causal_1024x1024_d64' : 'sdpa_composite_1024x1024_d64';
     const c = r.name.includes('composite') ? null : find(base, r.threads);
     r.vs_composite = c ? +(c.ms / r.ms).toFixed(2) : null;

@@ -531,9 +531,9 @@ export interface OpFunctions {
   /** scaled_dot_product_attention */
   scaledDotProductAttention(query: Operand, key: Operand, value: Operand, attnMask?: Operand | null, dropoutP?: number, isCausal?: boolean, options?: { scale?: number | null; enableGqa?: boolean }): Tensor;
   /** _scaled_dot_product_flash_attention_for_cpu */
-  _scaledDotProductFlashAttentionForCpu(query: Operand, key: Operand, value: Operand, dropoutP?: number, isCausal?: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'output' | 'logsumexp'>;
+  _scaledDotProductFlashAttentionForCpu(query: Operand, key: Operand, value: Operand, dropoutP?: number, isCausal?: boolean, options?: { attnMask?: Operand | null; scale?: number | null; seed?: number }): Returns<'output' | 'logsumexp'>;
   /** _scaled_dot_product_flash_attention_for_cpu_backward */
-  _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
+  _scaledDotProductFlashAttentionForCpuBackward(gradOut: Operand, query: Operand, key: Operand, value: Operand, logsumexp: Operand, dropoutP: number, isCausal: boolean, options?: { attnMask?: Operand | null; scale?: number | null; seed?: number }): Returns<'gradQuery' | 'gradKey' | 'gradValue'>;
   /** einsum */
   einsum(equation: string, tensors: readonly Tensor[], options?: { path?: Shape | null }): Tensor;
   /** _linalg_eigh */

@@ -12,11 +12,13 @@
  *                     unmasks it starts clean; a row masked to the end ends
  *                     with l = 0 and its output 0 / 0 = NaN, as PyTorch's
  *                     math path (softmax of all -inf).
- *   f32_attn_dot_rows one query against n keys (the decode path), vectorized
- *                     along the embedding: y[j] = alpha * q . k[j].
- *   f32_attn_axpy_rows the decode path's output: acc += sum_j p[j] v[j],
- *                     blocks of 32 columns kept in registers while the rows
- *                     stream.
+ *   f32_attn_dot_rows one query against n keys (the decode path's single
+ *                     row while its keys stay in cache), vectorized along
+ *                     the embedding: y[j] = alpha * q . k[j].
+ *   f32_attn_axpy_rows the single decode row's output: acc += sum_j p[j] v[j],
+ *                     blocks of 32, 16, 8, 4 columns kept in registers while
+ *                     the rows stream (the GEMV kernel's m = 1 strips are 32
+ *                     columns or one vector, a single dependency chain).
  *   f32_attn_dscore   the backward's dS = P * (dP - D) over a row.
  * The lanes are combined in a fixed order, so the scalar backend (wasm's
  * semantics in four lanes) gives the same bits as the SIMD ones. */

@@ -7,10 +7,11 @@
  * value have fewer heads (dim -3) than the query, each shared by
  * query heads / key heads consecutive query heads (repeat_interleave).
  *
- * The op is a composite, as PyTorch's: float32 without dropout takes the
- * fused op (_scaled_dot_product_flash_attention_for_cpu: tiles and an
+ * The op is a composite, as PyTorch's: float32 (dropout too, below 1)
+ * takes the fused op (_scaled_dot_product_flash_attention_for_cpu: tiles and an
  * online softmax, or the decode path for a few query rows, with its own
- * backward); everything else (other dtypes, dropout, a float mask that
+ * backward; dropout's mask keyed by a seed drawn here, so the fused backward
+ * regenerates it); everything else (other dtypes, dropoutP = 1, a float mask that
  * requires grad, batch dims that broadcast) the math path of matmul,
  * softmax and matmul, differentiated through its steps. A fully masked row
  * gives NaN on both paths (softmax of -inf everywhere). explain() names the
@@ -238,7 +239,7 @@ static weft_tensor* rows_dense(T t) {
 /* the fused kernel takes q's batch dims as they are: k and v share them
  * (heads divided by groups), the mask broadcasts into them */
 static bool fused_fits(T q, T k, T v, T mask, double p, int64_t groups, const int64_t* shape, int64_t nshape) {
-  if (q->dtype != WEFT_FLOAT32 || p > 0 || k->sizes[k->ndim - 2] == 0) return false;
+  if (q->dtype != WEFT_FLOAT32 || p >= 1 || k->sizes[k->ndim - 2] == 0) return false;
   if (nshape != q->ndim || memcmp(shape, q->sizes, sizeof(int64_t) * (size_t)(nshape - 2)) != 0) return false;
   if (mask && mask->dtype != WEFT_BOOL && mask->requires_grad) return false; /* its gradient: the math path */
   if (q->ndim != k->ndim || q->ndim != v->ndim) return false;
@@ -250,10 +251,24 @@ static bool fused_fits(T q, T k, T v, T mask, double p, int64_t groups, const in
   return true;
 }
 
-static weft_tensor* fused(T q, T k, T v, T mask, bool causal, double scale, const int64_t* shape, int64_t nshape) {
+/* the dropout mask's key: one draw of the generator (wt.manualSeed) per call */
+static bool draw_seed(double p, weft_device dev, int64_t* seed) {
+  *seed = 0;
+  if (p == 0 || dev == WEFT_DEVICE_META) return true;
+  const int64_t one = 1;
+  weft_tensor* r = weft_randint_low(0, (int64_t)1 << 62, &one, 1, WEFT_INT64, WEFT_DEVICE_CPU);
+  if (!r) return false;
+  *seed = *(const int64_t*)weft_tensor_data_ptr(r);
+  weft_tensor_release(r);
+  return true;
+}
+
+static weft_tensor* fused(T q, T k, T v, T mask, double p, bool causal, double scale, const int64_t* shape,
+                          int64_t nshape) {
   weft_tensor *q4 = as4d(q), *k4 = as4d(k), *v4 = as4d(v), *m4 = NULL, *mf = NULL, *me = NULL;
   weft_tensor *qd = q4 ? rows_dense(q4) : NULL, *kd = k4 ? rows_dense(k4) : NULL, *vd = v4 ? rows_dense(v4) : NULL;
-  bool ok = qd && kd && vd;
+  int64_t seed;
+  bool ok = qd && kd && vd && draw_seed(p, q->device, &seed);
   if (ok && mask) {
     int64_t msizes[WEFT_MAX_DIMS];
     memcpy(msizes, q->sizes, sizeof(int64_t) * (size_t)(q->ndim - 2));
@@ -261,7 +276,7 @@ static weft_tensor* fused(T q, T k, T v, T mask, bool causal, double scale, cons
     ok = (mf = additive_mask(mask, q->dtype)) && (me = weft_expand(mf, msizes, q->ndim)) && (m4 = as4d(me));
   }
   weft_tensor2 r = {{NULL, NULL}};
-  if (ok) r = weft__scaled_dot_product_flash_attention_for_cpu(qd, kd, vd, 0.0, causal, m4, scale);
+  if (ok) r = weft__scaled_dot_product_flash_attention_for_cpu(qd, kd, vd, p, causal, m4, scale, seed);
   weft_tensor* out = NULL;
   if (r.t[0] && q->ndim == 4) {
     out = weft_tensor_retain(r.t[0]);
@@ -281,7 +296,7 @@ static weft_tensor* sdpa_kernel(T q, T k, T v, T mask, double p, bool causal, do
   int64_t groups = gqa_groups(q, k, v, enable_gqa), shape[WEFT_MAX_DIMS], nshape;
   if (groups < 0 || !scores_shape(q, k, mask, groups, shape, &nshape)) return NULL;
   double sc = scale_or_default(scale, q);
-  if (fused_fits(q, k, v, mask, p, groups, shape, nshape)) return fused(q, k, v, mask, causal, sc, shape, nshape);
+  if (fused_fits(q, k, v, mask, p, groups, shape, nshape)) return fused(q, k, v, mask, p, causal, sc, shape, nshape);
   if (weft_explaining()) {
     int64_t rows = 1;
     for (int64_t d = 0; d + 1 < nshape; d++) rows *= shape[d];
@@ -304,15 +319,15 @@ static weft_tensor* sdpa_kernel(T q, T k, T v, T mask, double p, bool causal, do
 /* the fused op's own contract (the composite meets it): 4-D float32, unit
  * last strides, key/value heads dividing the query's, a 4-D mask of sizes 1
  * or the scores' */
-static bool fused_args(const char* op, T q, T k, T v, T mask, double p, bool causal, double scale,
+static bool fused_args(const char* op, T q, T k, T v, T mask, double p, bool causal, double scale, int64_t seed,
                        weft_attn_args* a) {
   if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4 || q->dtype != WEFT_FLOAT32 || k->dtype != WEFT_FLOAT32 ||
       v->dtype != WEFT_FLOAT32) {
     weft__error(WEFT_INVALID_ARGUMENT, "%s: expected 4-D float32 query, key and value", op);
     return false;
   }
-  if (p != 0) {
-    weft__error(WEFT_NOT_IMPLEMENTED, "%s: dropout is not supported by the fused kernel", op);
+  if (!(p >= 0 && p < 1)) {
+    weft__error(WEFT_INVALID_ARGUMENT, "%s: dropoutP must be in [0, 1) for the fused kernel, but got %g", op, p);
     return false;
   }
   memset(a, 0, sizeof *a);
@@ -332,6 +347,7 @@ static bool fused_args(const char* op, T q, T k, T v, T mask, double p, bool cau
   for (int d = 0; mask && d < 4; d++) a->mst[d] = mask->sizes[d] == 1 ? 0 : mask->strides[d];
   a->scale = (float)scale_or_default(scale, q);
   a->causal = causal;
+  a->dropout_p = (float)p, a->seed = (uint64_t)seed;
   return true;
 }
 
@@ -340,10 +356,10 @@ static void bind_data(weft_attn_args* a, T q, T k, T v, T mask) {
   a->v = weft_tensor_data_ptr((weft_tensor*)v), a->mask = mask ? weft_tensor_data_ptr((weft_tensor*)mask) : NULL;
 }
 
-static weft_tensor2 flash_kernel(T q, T k, T v, double p, bool causal, T mask, double scale) {
+static weft_tensor2 flash_kernel(T q, T k, T v, double p, bool causal, T mask, double scale, int64_t seed) {
   weft_attn_args a;
   weft_tensor2 r = {{NULL, NULL}};
-  if (!fused_args(FOP, q, k, v, mask, p, causal, scale, &a)) return r;
+  if (!fused_args(FOP, q, k, v, mask, p, causal, scale, seed, &a)) return r;
   const int64_t osizes[4] = {a.b, a.hq, a.l, a.ev}, lsizes[3] = {a.b, a.hq, a.l};
   r.t[0] = weft_empty(osizes, 4, WEFT_FLOAT32, q->device, WEFT_CONTIGUOUS_FORMAT);
   r.t[1] = r.t[0] ? weft_empty(lsizes, 3, WEFT_FLOAT32, q->device, WEFT_CONTIGUOUS_FORMAT) : NULL;
@@ -368,10 +384,11 @@ static bool same_sizes(T t, const int64_t* sizes, int64_t n) {
   return t->ndim == n && memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)n) == 0;
 }
 
-static weft_tensor3 flash_backward_kernel(T g, T q, T k, T v, T lse, double p, bool causal, T mask, double scale) {
+static weft_tensor3 flash_backward_kernel(T g, T q, T k, T v, T lse, double p, bool causal, T mask, double scale,
+                                          int64_t seed) {
   weft_attn_args a;
   weft_tensor3 r = {{NULL, NULL, NULL}, WEFT_OK};
-  if (!fused_args(FOP "_backward", q, k, v, mask, p, causal, scale, &a)) {
+  if (!fused_args(FOP "_backward", q, k, v, mask, p, causal, scale, seed, &a)) {
     r.status = weft_last_status();
     return r;
   }

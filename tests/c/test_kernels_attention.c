@@ -114,11 +114,14 @@ static void test_online_softmax(void) {
 typedef struct {
   int64_t b, hq, hkv, l, s, e, ev;
   bool causal, mask, mask_bcast;
+  float dropout_p;
 } shape_case;
 
+/* the composite with the fused kernels' dropout mask (its factors z) */
 static void reference(const weft_attn_args* a, double* out) {
   int64_t g = a->hq / a->hkv;
   double* p = malloc(sizeof(double) * (size_t)a->s);
+  float* z = malloc(sizeof(float) * (size_t)a->s);
   for (int64_t b = 0; b < a->b; b++)
     for (int64_t h = 0; h < a->hq; h++)
       for (int64_t i = 0; i < a->l; i++) {
@@ -135,6 +138,10 @@ static void reference(const weft_attn_args* a, double* out) {
           mx = d > mx ? d : mx;
         }
         for (int64_t j = 0; j < a->s; j++) sum += (p[j] = exp(p[j] - mx));
+        if (a->dropout_p > 0) {
+          weft__attn_dropout_factors(a, b * a->hq + h, i, 0, a->s, z);
+          for (int64_t j = 0; j < a->s; j++) p[j] *= z[j];
+        }
         double* o = out + ((b * a->hq + h) * a->l + i) * a->ev;
         for (int64_t d = 0; d < a->ev; d++) {
           double acc = 0;
@@ -143,6 +150,7 @@ static void reference(const weft_attn_args* a, double* out) {
         }
       }
   free(p);
+  free(z);
 }
 
 static void setup(const shape_case* c, weft_attn_args* a, float** bufs) {
@@ -164,6 +172,7 @@ static void setup(const shape_case* c, weft_attn_args* a, float** bufs) {
   }
   a->scale = 1.0f / sqrtf((float)c->e);
   a->causal = c->causal;
+  a->dropout_p = c->dropout_p, a->seed = 0x5eed0000u + (uint64_t)c->s;
 }
 
 /* a case's arguments over fresh data, and its sizes (elements) */
@@ -209,9 +218,12 @@ static void forward_case(const shape_case* c) {
 
 static void test_forward(void) {
   const shape_case cases[] = {
-      {1, 2, 2, 5, 7, 8, 8, false, false, false},   {2, 4, 2, 70, 300, 16, 12, false, true, false},
-      {1, 3, 1, 130, 270, 9, 5, true, false, false}, {1, 2, 2, 1, 300, 64, 64, false, true, true},
-      {2, 4, 4, 3, 10, 7, 6, true, false, false},   {1, 1, 1, 64, 64, 4, 4, true, true, false},
+      {1, 2, 2, 5, 7, 8, 8, false, false, false, 0},   {2, 4, 2, 70, 300, 16, 12, false, true, false, 0},
+      {1, 3, 1, 130, 270, 9, 5, true, false, false, 0}, {1, 2, 2, 1, 300, 64, 64, false, true, true, 0},
+      {2, 4, 4, 3, 10, 7, 6, true, false, false, 0},   {1, 1, 1, 64, 64, 4, 4, true, true, false, 0},
+      {1, 2, 2, 4, 33, 8, 8, false, false, false, 0},  {1, 4, 2, 3, 40, 6, 5, true, false, false, 0.25f},
+      {1, 2, 1, 1, 1100, 64, 8, false, false, false, 0.2f},
+      {2, 2, 1, 70, 300, 16, 12, false, true, false, 0.5f}, {1, 1, 1, 64, 64, 4, 4, true, true, false, 0.1f},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) forward_case(&cases[i]);
 }
@@ -223,8 +235,14 @@ static void backward_case(const shape_case* c) {
   weft_attn_args* a = &f.a;
   float *go = randv(f.no), *o = malloc(f.no * 4), *lse = malloc(f.nl * 4);
   float *dq = malloc(f.nq * 4), *dk = calloc(f.nk, 4), *dv = calloc(f.nv, 4);
+  float *dq3 = malloc(f.nq * 4), *dk3 = calloc(f.nk, 4), *dv3 = calloc(f.nv, 4);
   CHECK(weft__attn_forward(weft__kernels(), a, WEFT_ATTN_FUSED, o, lse) == WEFT_OK);
   CHECK(weft__attn_backward(weft__kernels(), a, go, lse, dq, dk, dv) == WEFT_OK);
+  weft_set_num_threads(3); /* the same bits: each dk, dv row has one writer, the mask one hash */
+  CHECK(weft__attn_backward(weft__kernels(), a, go, lse, dq3, dk3, dv3) == WEFT_OK);
+  weft_set_num_threads(1);
+  CHECK(!memcmp(dq, dq3, f.nq * 4) && !memcmp(dk, dk3, f.nk * 4) && !memcmp(dv, dv3, f.nv * 4));
+  free(dq3), free(dk3), free(dv3);
   double* ref = malloc(f.no * sizeof(double));
   /* one element of each of q, k, v (strided storage: the element's address) */
   float* targets[3] = {f.bufs[0] + a->qst[2] + 1, f.bufs[1] + a->kst[2] * 2, f.bufs[2] + a->vst[2] * 3 + 1};
@@ -247,11 +265,51 @@ static void backward_case(const shape_case* c) {
 }
 
 static void test_backward(void) {
-  const shape_case cases[] = {{1, 2, 1, 6, 9, 5, 4, true, true, false}, {1, 2, 2, 70, 40, 4, 3, false, false, false}};
+  const shape_case cases[] = {{1, 2, 1, 6, 9, 5, 4, true, true, false, 0},
+                              {1, 2, 2, 70, 40, 4, 3, false, false, false, 0},
+                              {1, 2, 1, 6, 9, 5, 4, true, true, false, 0.3f},
+                              {1, 2, 2, 70, 40, 4, 3, false, false, false, 0.5f}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) backward_case(&cases[i]);
 }
 
+/* the mask's statistics: kept fraction 1 - p overall, per-row fractions
+ * with the binomial variance p (1 - p) / s, neighbours uncorrelated, the
+ * factors 1 / (1 - p); another seed another mask */
+static void test_dropout_mask(void) {
+  enum { ROWS = 64, S = 1000 };
+  const float p = 0.3f;
+  weft_attn_args a = {.b = 1, .hq = 2, .hkv = 2, .l = ROWS, .s = S, .dropout_p = p, .seed = 12345};
+  float* z = malloc(sizeof(float) * ROWS * S);
+  double kept = 0, var = 0, pairs = 0, both = 0;
+  for (int64_t i = 0; i < ROWS; i++) weft__attn_dropout_factors(&a, 1, i, 0, S, z + i * S);
+  for (int64_t i = 0; i < ROWS; i++) {
+    double row = 0;
+    for (int64_t j = 0; j < S; j++) {
+      float x = z[i * S + j];
+      CHECK(x == 0 || x == 1.0f / (1.0f - p));
+      row += x != 0;
+      if (j) pairs++, both += x != 0 && z[i * S + j - 1] != 0;
+    }
+    kept += row, var += (row / S - (1 - p)) * (row / S - (1 - p));
+  }
+  double frac = kept / (ROWS * S), want = (double)p * (1 - p) / S;
+  CHECK(fabs(frac - (1 - p)) < 0.01);                                /* sigma 0.0018 */
+  CHECK(var / ROWS > 0.5 * want && var / ROWS < 1.6 * want);        /* rel. sigma 0.18 */
+  CHECK(fabs(both / pairs - (1 - p) * (1 - p)) < 0.015);            /* independent neighbours */
+  float z1[S], z2[S];
+  weft__attn_dropout_factors(&a, 1, 5, 0, S, z1);
+  weft__attn_dropout_factors(&a, 1, 5, 100, S - 100, z2); /* a tile starting at key 100: the same factors */
+  CHECK(!memcmp(z1 + 100, z2, sizeof(float) * (S - 100)));
+  a.seed = 12346;
+  weft__attn_dropout_factors(&a, 1, 5, 0, S, z2);
+  int same = 0;
+  for (int j = 0; j < S; j++) same += (z1[j] != 0) == (z2[j] != 0);
+  CHECK(same < 700); /* independent masks agree on p^2 + (1 - p)^2 = 58% */
+  free(z);
+}
+
 int main(void) {
+  test_dropout_mask();
   test_dot_rows();
   test_axpy_rows();
   test_dscore();

@@ -5,7 +5,10 @@
  * rows and O += P V, so no [l, s] matrix exists; the output is divided by
  * the row sums at the end. The backward recomputes P = exp(S - lse) for one
  * query tile against every key at a time (a QT x s buffer), then dS =
- * P (dP - rowsum(P dP)), dQ = scale dS K, dK += scale dS^T Q, dV += P^T dO. */
+ * P (dP - rowsum(P dP)), dQ = scale dS K, dK += scale dS^T Q, dV += P^T dO.
+ * Dropout multiplies P by its factors Z after the row sums (O = (Z P) V / l)
+ * and, in the backward, dP = Z dO V^T and dV += (Z P)^T dO; Z comes from a
+ * counter-based hash, the same bits in both passes and for any threads. */
 #include "ops/cpu/attention.h"
 
 #include <math.h>
@@ -18,11 +21,15 @@
 
 #define QT 64        /* query rows per tile */
 #define KT 256       /* keys per tile */
-#define DECODE_ROWS 4 /* fewer query rows than the GEMM's MR: one row at a time */
+#define DECODE_ROWS 4 /* up to the GEMV kernels' rows: no packing, K and V read once */
 #define DECODE_GRAIN 32768 /* multiply-adds per decode chunk at least */
+#define DECODE_CACHED 65536 /* key floats of a head that stay in L2 (256 KB) */
+#define DECODE_SERIAL (1 << 18) /* multiply-adds below which a decode call stays on the calling thread: the
+                                   composite's per-head GEMVs do below 2^16 each, and a worker woken on a
+                                   loaded machine cost 0.5-9 ms against 20 us of work (8 heads x 128 keys) */
 
 weft_attn_path weft__attn_path(const weft_attn_args* a) {
-  return a->l < DECODE_ROWS ? WEFT_ATTN_DECODE : WEFT_ATTN_FUSED;
+  return a->l <= DECODE_ROWS ? WEFT_ATTN_DECODE : WEFT_ATTN_FUSED;
 }
 
 const char* weft__attn_path_name(weft_attn_path p) { return p == WEFT_ATTN_DECODE ? "decode" : "fused"; }
@@ -52,6 +59,42 @@ static void mask_row(const weft_kernels* kt, const weft_attn_args* a, int64_t b,
   }
   if (a->causal)
     for (int64_t j = i + 1 - j0 > 0 ? i + 1 - j0 : 0; j < n; j++) s[j] = -INFINITY;
+}
+
+/* ---- dropout ---- */
+
+/* splitmix64's finalizer of key + (x + 1) * golden: a counter-based draw */
+static inline uint64_t mix64(uint64_t key, uint64_t x) {
+  uint64_t z = key + (x + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* y[j] *= z[j] over keys [j0, j0 + n) of row i of head bh, or z = y's
+ * factors when set. The row's key chains seed, batch, head and query, the
+ * element's draw is the row key's at the key index: the same mask for any
+ * tiling, thread split or query count (a decode call's rows are a longer
+ * call's first rows) */
+static void dropout_apply(const weft_attn_args* a, int64_t bh, int64_t i, int64_t j0, int64_t n, float* y, bool set) {
+  uint32_t thr = (uint32_t)((double)a->dropout_p * 4294967296.0);
+  float keep = 1.0f / (1.0f - a->dropout_p);
+  uint64_t row = mix64(mix64(mix64(a->seed, (uint64_t)(bh / a->hq)), (uint64_t)(bh % a->hq)), (uint64_t)i);
+  for (int64_t j = 0; j < n; j++) {
+    float z = (uint32_t)(mix64(row, (uint64_t)(j0 + j)) >> 32) >= thr ? keep : 0.0f;
+    y[j] = set ? z : y[j] * z;
+  }
+}
+
+void weft__attn_dropout_factors(const weft_attn_args* a, int64_t bh, int64_t i, int64_t j0, int64_t n, float* z) {
+  dropout_apply(a, bh, i, j0, n, z, true);
+}
+
+/* the probabilities (or dP) of rows [i0, i0 + rows) x keys [j0, j0 + n), row stride n, times their factors */
+static void dropout_rows(const weft_attn_args* a, int64_t bh, int64_t i0, int64_t rows, int64_t j0, int64_t n,
+                         float* p) {
+  if (a->dropout_p > 0)
+    for (int64_t i = 0; i < rows; i++) dropout_apply(a, bh, i0 + i, j0, n, p + i * n, false);
 }
 
 /* keys a query tile ending at row i1 (exclusive) sees */
@@ -161,6 +204,7 @@ static void fused_tile(const fwd_job* j, int64_t b, int64_t h, int64_t i0, int64
     if (a->mask || a->causal)
       for (int64_t i = 0; i < rows; i++) mask_row(kt, a, b, h, i0 + i, j0, n, x->s + i * n);
     kt->f32_attn_softmax((size_t)rows, (size_t)n, x->s, (size_t)n, m, l, alpha);
+    dropout_rows(a, bh, i0, rows, j0, n, x->s); /* after the sums: l is the undropped softmax's */
     for (int64_t i = 0; i < rows; i++)
       if (alpha[i] != 1.0f) kt->f32_vmulc((size_t)a->ev, o + i * a->ev, &alpha[i], o + i * a->ev, NULL);
     tile_gemm(kt, rows, a->ev, n, x->s, n, x->v + j0 * 8, 8 * a->s, o, a->ev, 1.0f, 1);
@@ -188,31 +232,50 @@ static weft_status fused_range(void* p, int64_t begin, int64_t end) {
   return WEFT_OK;
 }
 
-/* one query row of (b, h) against its keys; s: the scores (a->s floats) */
-static void decode_row(const fwd_job* j, int64_t b, int64_t h, int64_t i, float* s) {
+/* the m = l <= DECODE_ROWS query rows of (b, h) against their keys
+ * through the GEMV kernels (the composite's matrix-vector products): each
+ * key and value row is read once for all m rows, in one straight pass, and
+ * nothing is packed; s: m x a->s scores */
+static void decode_head(const fwd_job* j, int64_t b, int64_t h, float* s) {
   const weft_attn_args* a = j->a;
   const weft_kernels* kt = j->kt;
-  int64_t bh = b * a->hq + h, n = keys_for(a, i + 1);
-  float* o = j->out + (bh * a->l + i) * a->ev;
-  float m = -INFINITY, l = 0, alpha;
-  memset(o, 0, sizeof(float) * (size_t)a->ev);
-  if (n > 0) {
-    kt->f32_attn_dot_rows((size_t)n, (size_t)a->e, q_at(a, b, h, i), k_at(a, b, h, 0), (size_t)a->kst[2], a->scale, s);
-    mask_row(kt, a, b, h, i, 0, n, s);
-    kt->f32_attn_softmax(1, (size_t)n, s, (size_t)n, &m, &l, &alpha);
-    kt->f32_attn_axpy_rows((size_t)n, (size_t)a->ev, s, v_at(a, b, h, 0), (size_t)a->vst[2], o);
+  int64_t bh = b * a->hq + h, m = a->l, n = keys_for(a, m);
+  float* o = j->out + bh * m * a->ev;
+  float mx[DECODE_ROWS], l[DECODE_ROWS], alpha[DECODE_ROWS];
+  for (int64_t i = 0; i < m; i++) mx[i] = -INFINITY, l[i] = 0;
+  if (n == 0) {
+    memset(o, 0, sizeof(float) * (size_t)(m * a->ev));
+  } else {
+    struct weft_f32_gemm_params gs = {.alpha = a->scale}, gv = {.alpha = 1.0f};
+    /* one row: four keys at a time while the head's keys fit in L2, else
+     * gemv_t's single straight stream, which the prefetcher keeps up with */
+    if (m == 1 && n * a->e <= DECODE_CACHED)
+      kt->f32_attn_dot_rows((size_t)n, (size_t)a->e, q_at(a, b, h, 0), k_at(a, b, h, 0), (size_t)a->kst[2], a->scale, s);
+    else
+      kt->f32_gemv_t((size_t)m, (size_t)n, (size_t)a->e, q_at(a, b, h, 0), (size_t)a->qst[2], k_at(a, b, h, 0),
+                     (ptrdiff_t)a->kst[2], s, (size_t)n, &gs);
+    if (a->mask || a->causal)
+      for (int64_t i = 0; i < m; i++) mask_row(kt, a, b, h, i, 0, n, s + i * n);
+    kt->f32_attn_softmax((size_t)m, (size_t)n, s, (size_t)n, mx, l, alpha);
+    dropout_rows(a, bh, 0, m, 0, n, s);
+    if (m == 1) {
+      memset(o, 0, sizeof(float) * (size_t)a->ev);
+      kt->f32_attn_axpy_rows((size_t)n, (size_t)a->ev, s, v_at(a, b, h, 0), (size_t)a->vst[2], o);
+    } else {
+      kt->f32_gemv_n((size_t)m, (size_t)a->ev, (size_t)n, s, (size_t)n, v_at(a, b, h, 0), (ptrdiff_t)a->vst[2], o,
+                     (size_t)a->ev, &gv);
+    }
   }
-  finish_rows(kt, 1, a->ev, o, &m, &l, j->lse + bh * a->l + i);
+  finish_rows(kt, m, a->ev, o, mx, l, j->lse + bh * m);
 }
 
+/* task t: every query row of head t */
 static weft_status decode_range(void* p, int64_t begin, int64_t end) {
   const fwd_job* j = p;
-  float* s = malloc(sizeof(float) * (size_t)(j->a->s > 0 ? j->a->s : 1));
+  const weft_attn_args* a = j->a;
+  float* s = malloc(sizeof(float) * (size_t)(a->l * (a->s > 0 ? a->s : 1)));
   if (!s) return weft__error(WEFT_OUT_OF_MEMORY, "scaled_dot_product_attention: out of memory");
-  for (int64_t t = begin; t < end; t++) {
-    int64_t bh = t / j->a->l;
-    decode_row(j, bh / j->a->hq, bh % j->a->hq, t % j->a->l, s);
-  }
+  for (int64_t t = begin; t < end; t++) decode_head(j, t / a->hq, t % a->hq, s);
   free(s);
   return WEFT_OK;
 }
@@ -224,8 +287,9 @@ weft_status weft__attn_forward(const weft_kernels* kt, const weft_attn_args* a, 
   fwd_job j = {kt, a, out, lse, PANELS(a->l, QT), 1};
   /* per task: the multiply-adds of its rows against every key */
   if (path == WEFT_ATTN_DECODE) {
-    int64_t per = a->s * (a->e + a->ev) + 1, grain = DECODE_GRAIN / per;
-    return weft_parallel_for(0, bh * a->l, grain < 1 ? 1 : grain, decode_range, &j);
+    int64_t per = a->l * a->s * (a->e + a->ev) + 1, grain = DECODE_GRAIN / per;
+    if (per * bh < DECODE_SERIAL) grain = bh;
+    return weft_parallel_for(0, bh, grain < 1 ? 1 : grain, decode_range, &j);
   }
   /* tasks of several query tiles share one packing of the head's keys and
    * values: as few as still leave 4 a thread */
@@ -261,8 +325,10 @@ static weft_status probs_and_dscores(const bwd_job* j, int64_t b, int64_t h, int
     float *pi = p + i * n, *di = ds + i * n, d;
     mask_row(kt, a, b, h, i0 + i, 0, n, pi);
     kt->f32_rexpsum((size_t)n, pi, lse[i], pi);
+    dropout_rows(a, bh, i0 + i, 1, 0, n, di); /* dP of the undropped P: Z dO V^T */
     kt->f32_attn_dot_rows(1, (size_t)n, pi, di, 0, 1.0f, &d);
     kt->f32_attn_dscore((size_t)n, pi, di, d, di);
+    dropout_rows(a, bh, i0 + i, 1, 0, n, pi); /* dV = (Z P)^T dO */
   }
   return WEFT_OK;
 }

@@ -22,15 +22,27 @@ typedef struct {
   int64_t qst[3], kst[3], vst[3], mst[4];
   float scale;
   bool causal;
+  /* dropout on the probabilities (0 <= dropout_p < 1): element (b, h, i, j)
+   * is kept, times 1 / (1 - p), when a counter-based hash of seed, b, h, i
+   * and j is at least p 2^32, so the backward regenerates the forward's
+   * mask without storing it */
+  float dropout_p;
+  uint64_t seed;
 } weft_attn_args;
 
 typedef enum { WEFT_ATTN_FUSED, WEFT_ATTN_DECODE } weft_attn_path;
 
-/* The path the forward takes: decode for a few query rows (one row against
- * the keys, vectorized along e), else fused (query tiles against key tiles
+/* The path the forward takes: decode for up to 4 query rows (the GEMV
+ * kernels: every row against each key as it streams by, nothing packed),
+ * else fused (query tiles against key tiles
  * through the GEMM micro-kernels with an online softmax). */
 weft_attn_path weft__attn_path(const weft_attn_args* a);
 const char* weft__attn_path_name(weft_attn_path p);
+
+/* z[0, n) = the dropout factors (0 or 1 / (1 - p)) of keys [j0, j0 + n) of
+ * query row i of head bh = b hq + h: the mask the fused kernels apply (the
+ * tests build the composite from it). */
+void weft__attn_dropout_factors(const weft_attn_args* a, int64_t bh, int64_t i, int64_t j0, int64_t n, float* z);
 
 /* out: contiguous [b, hq, l, ev]; lse: contiguous [b, hq, l], each row's
  * log-sum-exp of its (scaled, masked) scores (-inf for a fully masked row,
