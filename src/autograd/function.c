@@ -622,7 +622,8 @@ static bool register_autograd(weft_op* op) {
   weft_boxed_fn k = sc->nargs > 0 && sc->args[0].is_write ? inplace_autograd_kernel : autograd_kernel;
   /* directly on the runtime keys, so they win over a CompositeImplicitAutograd kernel too */
   return weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_CPU, k, (void*)f, f->node_name) &&
-         weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, k, (void*)f, f->node_name);
+         weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_META, k, (void*)f, f->node_name) &&
+         weft_op_impl_boxed(op, WEFT_KEY_AUTOGRAD_WEBGPU, k, (void*)f, f->node_name);
 }
 
 weft_status weft__register_kernels(void) {
