@@ -11,7 +11,7 @@
 // Tolerances (float32): a GPU product sums K in tiles of 16 per invocation,
 // in another order than the cpu's packed GEMM and PyTorch's MKL, so products
 // and convolutions compare within 1e-5 * (1 + |want|) to the fixtures and
-// the cpu (3e-5 for the larger conv gradients); max pooling is exact, avg
+// the cpu (gradients against the cpu within 3e-5); max pooling is exact, avg
 // pooling sums a window in the cpu's order (2e-6). int32 is exact.
 //   node --test tests/browser/webgpu-mm.test.mjs   (needs `npm run build` and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
