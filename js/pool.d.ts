@@ -12,7 +12,7 @@ export interface MaxPool2dOptions {
   dilation?: Size2;
   /** Round the output size up; the last window must start inside the input or its left padding. */
   ceilMode?: boolean;
-  /** Also return the int64 indices (flat h * W + w into each input plane) of the maxima. */
+  /** Also return the int64 indices (flat h * W + w into each input plane) of the maxima; int32 on the webgpu device (WGSL has no int64). */
   returnIndices?: boolean;
 }
 export interface AvgPool2dOptions {

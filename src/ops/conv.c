@@ -26,6 +26,7 @@
 #include "ops/cpu/conv.h"
 #include "ops/ops.h"
 #include "ops/packed_cache.h"
+#include "ops/webgpu_ops.h"
 #include "weft/parallel.h"
 
 
@@ -204,6 +205,7 @@ static weft_tensor* run(const char* op, const weft_tensor* x, const weft_tensor*
   const int64_t sizes[4] = {g.n, g.cout, g.ho, g.wo};
   if (fuse && weft__conv2d_fusion_check(fuse, sizes, x) != WEFT_OK) return NULL;
   if (x->device == WEFT_DEVICE_META) return weft_empty(sizes, 4, t, WEFT_DEVICE_META, f);
+  if (x->device == WEFT_DEVICE_WEBGPU) return weft__webgpu_conv2d(op, &g, f, x, w, b); /* conv_webgpu.c */
   if (weft_explaining() && record_plan(op, a, &g, f, t, fuse) != WEFT_OK) return NULL;
   weft_tensor* xt = weft_to_dtype(x, ct, false);
   weft_tensor* wc = weft_to_dtype(w, ct, false);
@@ -249,6 +251,8 @@ static weft_tensor* as_2d(const conv_kind* k, const weft_tensor* t) {
 static weft_tensor* convolution(const conv_kind* k, const weft_tensor* x, const weft_tensor* w, const weft_tensor* b,
                                 conv_params* p, const weft__conv2d_fusion* fuse) {
   weft_conv2d_geom g;
+  const weft_tensor* ts[3] = {x, w, b};
+  if (weft__webgpu_same_device(k->op, ts, 3) != WEFT_OK) return NULL;
   if (weft__conv_check_weight_dim(k, x, w, " ") != WEFT_OK) return NULL;
   if (shape_checks(k, x, w, b, p, &g) != WEFT_OK || dtype_checks(k, x, w, b) != WEFT_OK) return NULL;
   if (k->dim == 2) return run(k->op, x, w, b, g, fuse);
@@ -484,7 +488,9 @@ static weft_tensor* back_body(const weft_tensor* x, const void* ctx) {
     return NULL;
   }
   weft_tensor* r = NULL;
-  if (b->which == 2) {
+  if (x->device == WEFT_DEVICE_WEBGPU) { /* all three as implicit GEMMs (conv_webgpu.c) */
+    r = weft__webgpu_conv2d_grad(k->op, b->which, &g, gy4, x, w);
+  } else if (b->which == 2) {
     const int64_t dims[3] = {0, 2, 3};
     r = weft_sum_dim(gy4, dims, 3, false, (weft_dtype)-1);
   } else if (x->device == WEFT_DEVICE_META) {
@@ -556,6 +562,8 @@ static weft_status check_grad_dims(const weft_tensor* gy, const weft_tensor* x, 
  * weft__conv_transpose2d_backward's own). */
 static weft_status backward_checks(const weft_tensor* gy, const weft_tensor* x, const struct list_args* a,
                                    bool transposed, int64_t nm) {
+  const weft_tensor* ts[3] = {gy, x, a->w};
+  if (weft__webgpu_same_device("conv2d", ts, 3) != WEFT_OK) return weft_last_status();
   if (nm != 3)
     return weft__error(WEFT_INVALID_ARGUMENT, "conv2d: expected outputMask to be a list of 3 booleans, but got %lld",
                        (long long)nm);
@@ -620,5 +628,10 @@ weft_status weft__conv_register(void) {
   WEFT_KERNEL(conv1d, META, conv1d_kernel);
   WEFT_KERNEL(conv1d_padding, CPU, conv1d_padding_kernel);
   WEFT_KERNEL(conv1d_padding, META, conv1d_padding_kernel);
+  WEFT_KERNEL(convolution_backward, WEBGPU, convolution_backward_kernel);
+  WEFT_KERNEL(conv2d, WEBGPU, conv2d_kernel);
+  WEFT_KERNEL(conv2d_padding, WEBGPU, conv2d_padding_kernel);
+  WEFT_KERNEL(conv1d, WEBGPU, conv1d_kernel);
+  WEFT_KERNEL(conv1d_padding, WEBGPU, conv1d_padding_kernel);
   return weft__conv_transpose_register();
 }

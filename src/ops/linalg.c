@@ -19,6 +19,7 @@
 #include "ops/cpu/gemv.h"
 #include "ops/ops.h"
 #include "ops/packed_cache.h"
+#include "ops/webgpu_ops.h"
 
 
 static weft_tensor* view3(const weft_tensor* t, int64_t b, int64_t m, int64_t n, int64_t bs, int64_t rs,
@@ -73,6 +74,8 @@ static weft_status bmm_into(const char* kname, weft_tensor* c, const weft_tensor
   weft_dtype t = c->dtype;
   if (check_dtype(kname, t, c->device) != WEFT_OK) return weft_last_status();
   if (c->device == WEFT_DEVICE_META || c->numel == 0) return WEFT_OK;
+  if (c->device == WEFT_DEVICE_WEBGPU) /* the tiled GEMM over the views' strides (linalg_webgpu.c) */
+    return weft__webgpu_bmm(kname, c, a, b, acc ? c : NULL, weft_scalar_to_double(alpha), 1.0);
   bool fp = t == WEFT_FLOAT32 || t == WEFT_FLOAT64;
   if (!fp && t != WEFT_BFLOAT16) {
     int_loop(c, a, b, scalar_i64(alpha), acc);
@@ -99,6 +102,13 @@ static weft_status bmm_into(const char* kname, weft_tensor* c, const weft_tensor
   weft_tensor_release(b2);
   weft_tensor_release(c2);
   return s;
+}
+
+/* PyTorch's device check (a webgpu tensor beside a cpu one), before the others */
+static weft_status devices(const char* op, const weft_tensor* a, const weft_tensor* b, const weft_tensor* c,
+                           const weft_tensor* out) {
+  const weft_tensor* ts[4] = {a, b, c, out};
+  return weft__webgpu_same_device(op, ts, 4);
 }
 
 /* ---- outputs ---- */
@@ -173,10 +183,33 @@ static bool fused_bias(weft_tensor* r, const weft_tensor* bias, const weft_tenso
 /* addmm / baddbmm after their checks: the result (new, or out=) = beta *
  * self_e (self expanded to the result's shape), then += alpha * a @ b
  * (nd 2: matrices, 3: batches). Takes self_e's reference. */
+/* t as a batch of matrices: a matrix as a batch of one */
+static weft_tensor* as3(const weft_tensor* t) {
+  return t->ndim == 3 ? weft_tensor_retain((weft_tensor*)t)
+                      : view3(t, 1, t->sizes[0], t->sizes[1], 0, t->strides[0], t->strides[1]);
+}
+
+/* On the webgpu device beta * self rides in the GEMM's store (no seed copy,
+ * no in-place scaling): r = alpha a b + beta self_e. Takes r's and self_e's
+ * references. */
+static weft_tensor* add_product_webgpu(const char* kname, weft_tensor* r, weft_tensor* self_e, const weft_tensor* a,
+                                       const weft_tensor* b, weft_scalar beta, weft_scalar alpha) {
+  weft_tensor *r3 = as3(r), *a3 = as3(a), *b3 = as3(b), *d3 = as3(self_e);
+  double bv = weft_scalar_to_double(beta);
+  weft_status s = r3 && a3 && b3 && d3 ? check_dtype(kname, r->dtype, r->device) : weft_last_status();
+  if (s == WEFT_OK) s = weft__webgpu_bmm(kname, r3, a3, b3, bv != 0.0 ? d3 : NULL, weft_scalar_to_double(alpha), bv);
+  weft_tensor* list[] = {r3, a3, b3, d3, self_e};
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) weft_tensor_release(list[i]);
+  if (s == WEFT_OK) return r;
+  weft_tensor_release(r);
+  return NULL;
+}
+
 static weft_tensor* add_product(const char* op, const char* kname, weft_tensor* self_e, weft_tensor* out,
                                 const int64_t* sizes, int nd, const weft_tensor* a, const weft_tensor* b,
                                 weft_scalar beta, weft_scalar alpha) {
   weft_tensor* r = make_out(op, out, sizes, nd, a->dtype, a->device);
+  if (r && r->device == WEFT_DEVICE_WEBGPU) return add_product_webgpu(kname, r, self_e, a, b, beta, alpha);
   weft_status s;
   if (r && nd == 2 && fused_bias(r, self_e, a, b, beta, alpha, &s)) {
     weft_tensor_release(self_e);
@@ -259,6 +292,7 @@ static weft_tensor* mm_run(const char* kname, weft_tensor* r, const weft_tensor*
 }
 
 static weft_tensor* mm_impl(const weft_tensor* self, const weft_tensor* mat2, weft_tensor* out) {
+  if (devices("mm", self, mat2, NULL, out) != WEFT_OK) return NULL;
   if (self->ndim != 2) return weft__error_null(WEFT_INVALID_ARGUMENT, "mm: self must be a matrix");
   if (mat2->ndim != 2) return weft__error_null(WEFT_INVALID_ARGUMENT, "mm: mat2 must be a matrix");
   if (check_mm_shapes("mm", self, mat2) != WEFT_OK) return NULL;
@@ -278,6 +312,7 @@ static weft_tensor* mm_out_kernel(const weft_tensor* self, const weft_tensor* ma
 
 static weft_tensor* addmm_impl(const weft_tensor* self, const weft_tensor* m1, const weft_tensor* m2, weft_scalar beta,
                                weft_scalar alpha, weft_tensor* out) {
+  if (devices("addmm", self, m1, m2, out) != WEFT_OK) return NULL;
   if (m1->ndim != 2)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "addmm: mat1 must be a matrix, got %d-D tensor", m1->ndim);
   if (m2->ndim != 2)
@@ -321,6 +356,7 @@ static weft_tensor* bmm_run(const char* kname, weft_tensor* r, const weft_tensor
 }
 
 static weft_tensor* bmm_impl(const weft_tensor* self, const weft_tensor* mat2, weft_tensor* out) {
+  if (devices("bmm", self, mat2, NULL, out) != WEFT_OK) return NULL;
   if (self->ndim != 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "bmm: batch1 must be a 3D tensor");
   if (mat2->ndim != 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "bmm: batch2 must be a 3D tensor");
   if (check_bmm_shapes("bmm", self, mat2) != WEFT_OK) return NULL;
@@ -340,6 +376,7 @@ static weft_tensor* bmm_out_kernel(const weft_tensor* self, const weft_tensor* m
 
 static weft_tensor* baddbmm_impl(const weft_tensor* self, const weft_tensor* b1, const weft_tensor* b2,
                                  weft_scalar beta, weft_scalar alpha, weft_tensor* out) {
+  if (devices("baddbmm", self, b1, b2, out) != WEFT_OK) return NULL;
   if (b1->ndim != 3) return weft__error_null(WEFT_INVALID_ARGUMENT, "baddbmm: batch1 must be a 3D tensor");
   if (b2->ndim < 3) {
     int64_t d = b2->ndim > 0 ? b2->ndim : 1;
@@ -374,6 +411,7 @@ static weft_tensor* baddbmm_out_kernel(const weft_tensor* self, const weft_tenso
 /* ---- dot, mv ---- */
 
 static weft_tensor* dot_impl(const weft_tensor* self, const weft_tensor* other, weft_tensor* out) {
+  if (devices("dot", self, other, NULL, out) != WEFT_OK) return NULL;
   if (self->ndim != 1 || other->ndim != 1)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "dot: 1D tensors expected, but got %dD and %dD tensors",
                             self->ndim, other->ndim);
@@ -403,6 +441,7 @@ static weft_tensor* dot_out_kernel(const weft_tensor* self, const weft_tensor* o
 }
 
 static weft_tensor* mv_impl(const weft_tensor* self, const weft_tensor* vec, weft_tensor* out) {
+  if (devices("mv", self, vec, NULL, out) != WEFT_OK) return NULL;
   if (self->ndim != 2 || vec->ndim != 1)
     return weft__error_null(WEFT_INVALID_ARGUMENT, "mv: vector + matrix @ vector expected, got 1, %d, %d", self->ndim,
                             vec->ndim);
@@ -562,7 +601,11 @@ static weft_tensor* linear_kernel(const weft_tensor* input, const weft_tensor* w
     weft_tensor_release(r2);
   } else {
     r = weft_matmul(input, wt);
-    if (r && bias && weft_add_(r, bias, one) != WEFT_OK) {
+    if (r && bias && r->device == WEFT_DEVICE_WEBGPU) { /* out of place there: r's buffer is read */
+      weft_tensor* rb = weft_add(r, bias, one);
+      weft_tensor_release(r);
+      r = rb;
+    } else if (r && bias && weft_add_(r, bias, one) != WEFT_OK) {
       weft_tensor_release(r);
       r = NULL;
     }
@@ -591,7 +634,8 @@ static weft_tensor* linear_out_kernel(const weft_tensor* input, const weft_tenso
 weft_status weft__linalg_register(void) {
 #define CPU_META(op, fn)      \
   WEFT_KERNEL(op, CPU, fn);   \
-  WEFT_KERNEL(op, META, fn);
+  WEFT_KERNEL(op, META, fn);  \
+  WEFT_KERNEL(op, WEBGPU, fn);
   CPU_META(mm, mm_kernel)
   CPU_META(mm_out, mm_out_kernel)
   CPU_META(bmm, bmm_kernel)

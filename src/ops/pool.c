@@ -21,6 +21,7 @@
 #include "kernels/kernels.h"
 #include "ops/cpu/pool.h"
 #include "ops/ops.h"
+#include "ops/webgpu_ops.h"
 #include "weft/parallel.h"
 
 /* A PyTorch message, prefixed with the op's name unless it starts with it. */
@@ -172,6 +173,7 @@ static weft_status explain_pool(const char* op, const weft_pool2d* g, weft_dtype
 /* y (and idx) from self, all of y's shape and format, per g. */
 static weft_status compute(const char* op, const weft_pool2d* g, const weft_tensor* self, weft_tensor* y,
                            weft_tensor* idx) {
+  if (self->device == WEFT_DEVICE_WEBGPU) return weft__webgpu_pool2d(op, g, self, y, idx); /* pool_webgpu.c */
   if (weft_explaining()) return explain_pool(op, g, self->dtype, idx != NULL);
   if (y->numel == 0) return WEFT_OK;
   weft_memory_format f = g->channels_last ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
@@ -189,6 +191,11 @@ static weft_status compute(const char* op, const weft_pool2d* g, const weft_tens
   weft_tensor_release(xc);
   weft_tensor_release(yc);
   return s;
+}
+
+/* max's indices: int64, or int32 on the webgpu device (WGSL has no 64-bit integers) */
+static weft_dtype index_dtype(const weft_tensor* self) {
+  return self->device == WEFT_DEVICE_WEBGPU ? WEFT_INT32 : WEFT_INT64;
 }
 
 /* The result of g's shape in its format (new), or NULL. */
@@ -217,8 +224,10 @@ static weft_status into_out(const char* op, const weft_tensor* r, weft_tensor* o
 static weft_tensor* finish(const char* op, const weft_pool2d* g, const weft_tensor* self, weft_tensor* out,
                            out_check_fn* check, weft_tensor** idx) {
   if (out && check && check(op, self, out) != WEFT_OK) return NULL;
+  const weft_tensor* ts[2] = {self, out};
+  if (weft__webgpu_same_device(op, ts, 2) != WEFT_OK) return NULL;
   weft_tensor* r = new_result(self, g, self->dtype);
-  weft_tensor* ix = r && idx ? new_result(self, g, WEFT_INT64) : NULL;
+  weft_tensor* ix = r && idx ? new_result(self, g, index_dtype(self)) : NULL;
   weft_status s = r && (ix || !idx) ? WEFT_OK : weft_last_status();
   bool run = self->device != WEFT_DEVICE_META;
   if (s == WEFT_OK && run && !dtype_ok(g->kind, self->dtype))
@@ -273,9 +282,11 @@ static weft_tensor2 with_indices(const weft_tensor* self, const int64_t* k, int6
   weft_pool2d g;
   if (max_meta(op, self, k, kn, s, sn, p, pn, d, dn, ceil_mode, &g) != WEFT_OK) return r;
   if (out && same_dtype_out(op, self, out) != WEFT_OK) return r;
-  if (indices && indices->dtype != WEFT_INT64) {
-    fail(WEFT_INVALID_ARGUMENT, op, "Expected out tensor to have dtype int64, but got %s instead",
-         weft_dtype_name(indices->dtype));
+  const weft_tensor* ts[3] = {self, out, indices};
+  if (weft__webgpu_same_device(op, ts, 3) != WEFT_OK) return r;
+  if (indices && indices->dtype != index_dtype(self)) {
+    fail(WEFT_INVALID_ARGUMENT, op, "Expected out tensor to have dtype %s, but got %s instead",
+         weft_dtype_name(index_dtype(self)), weft_dtype_name(indices->dtype));
     return r;
   }
   r.t[0] = finish(op, &g, self, out, NULL, &r.t[1]);
@@ -441,6 +452,8 @@ static weft_status grad_shape_check(const char* op, const weft_tensor* t, const 
 /* gx (self's shape, dtype and format) from gy (and indices); bfloat16 through float32 */
 static weft_tensor* run_backward(const char* op, const weft_pool2d* g, const weft_tensor* gy, const weft_tensor* self,
                                  const weft_tensor* indices) {
+  const weft_tensor* ts[3] = {gy, self, indices};
+  if (weft__webgpu_same_device(op, ts, 3) != WEFT_OK) return NULL;
   weft_dtype t = self->dtype;
   if (t != WEFT_FLOAT32 && t != WEFT_FLOAT64 && t != WEFT_BFLOAT16)
     return fail(WEFT_TYPE_ERROR, op, "\"%s\" not implemented for '%s'", op, weft_dtype_name(t)), NULL;
@@ -448,13 +461,18 @@ static weft_tensor* run_backward(const char* op, const weft_pool2d* g, const wef
     return fail(WEFT_INVALID_ARGUMENT, op, "expected grad_output of dtype %s but got %s", weft_dtype_name(t),
                 weft_dtype_name(gy->dtype)), NULL;
   if (grad_shape_check(op, gy, g, self->ndim) != WEFT_OK) return NULL;
-  if (indices && (indices->dtype != WEFT_INT64 || grad_shape_check(op, indices, g, self->ndim) != WEFT_OK))
-    return indices->dtype != WEFT_INT64
-               ? (fail(WEFT_INVALID_ARGUMENT, op, "expected indices of dtype int64 but got %s",
-                       weft_dtype_name(indices->dtype)), NULL)
-               : NULL;
+  weft_dtype it = index_dtype(self);
+  if (indices && (indices->dtype != it || grad_shape_check(op, indices, g, self->ndim) != WEFT_OK))
+    return indices->dtype != it ? (fail(WEFT_INVALID_ARGUMENT, op, "expected indices of dtype %s but got %s",
+                                        weft_dtype_name(it), weft_dtype_name(indices->dtype)), NULL)
+                                : NULL;
   weft_memory_format f = g->channels_last ? WEFT_CHANNELS_LAST : WEFT_CONTIGUOUS_FORMAT;
   weft_tensor* gx = weft_empty(self->sizes, self->ndim, t, self->device, f);
+  if (gx && self->device == WEFT_DEVICE_WEBGPU) { /* pool_webgpu.c: through gy's strides, no dense copy */
+    if (weft__webgpu_pool2d_backward(op, g, gy, indices, gx) == WEFT_OK) return gx;
+    weft_tensor_release(gx);
+    return NULL;
+  }
   if (!gx || self->device == WEFT_DEVICE_META || weft_explaining()) return gx;
   weft_dtype ct = t == WEFT_BFLOAT16 ? WEFT_FLOAT32 : t;
   weft_tensor* gyt = weft_to_dtype(gy, ct, false);
@@ -535,5 +553,15 @@ weft_status weft__pool_register(void) {
   WEFT_KERNEL(op__adaptive_avg_pool2d, CPU, adaptive_private_kernel);
   WEFT_KERNEL(op__adaptive_avg_pool2d, META, adaptive_private_kernel);
   WEFT_KERNEL(adaptive_avg_pool2d, COMPOSITE_IMPLICIT_AUTOGRAD, adaptive_avg_pool2d_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices_backward, WEBGPU, max_pool2d_with_indices_backward_kernel);
+  WEFT_KERNEL(avg_pool2d_backward, WEBGPU, avg_pool2d_backward_kernel);
+  WEFT_KERNEL(op__adaptive_avg_pool2d_backward, WEBGPU, adaptive_backward_kernel);
+  WEFT_KERNEL(max_pool2d, WEBGPU, max_pool2d_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices, WEBGPU, max_pool2d_with_indices_kernel);
+  WEFT_KERNEL(max_pool2d_with_indices_out, WEBGPU, max_pool2d_with_indices_out_kernel);
+  WEFT_KERNEL(avg_pool2d, WEBGPU, avg_pool2d_kernel);
+  WEFT_KERNEL(avg_pool2d_out, WEBGPU, avg_pool2d_out_kernel);
+  WEFT_KERNEL(adaptive_avg_pool2d_out, WEBGPU, adaptive_avg_pool2d_out_kernel);
+  WEFT_KERNEL(op__adaptive_avg_pool2d, WEBGPU, adaptive_private_kernel);
   return WEFT_OK;
 }

@@ -17,8 +17,10 @@
 /* explain(): the plan of a dispatch instead of running it */
 static weft_status explain_program(const char* op, const weft__webgpu_program* p) {
   weft__strbuf b = {0};
-  weft__strbuf_put(&b, "{\"op\":\"%s\",\"kind\":\"webgpu\",\"program\":\"%s\",\"workgroupSize\":[%d,1,1],"
-                   "\"grid\":[%u,%u,%u],\"wgsl\":", op, p->key, WEFT_WEBGPU_WORKGROUP, p->grid[0], p->grid[1], p->grid[2]);
+  const uint32_t* wg = p->workgroup;
+  weft__strbuf_put(&b, "{\"op\":\"%s\",\"kind\":\"webgpu\",\"program\":\"%s\",\"workgroupSize\":[%u,%u,%u],"
+                   "\"grid\":[%u,%u,%u],\"wgsl\":", op, p->key, wg[0] ? wg[0] : (uint32_t)WEFT_WEBGPU_WORKGROUP,
+                   wg[0] ? wg[1] : 1u, wg[0] ? wg[2] : 1u, p->grid[0], p->grid[1], p->grid[2]);
   weft__strbuf_put_json_str(&b, p->wgsl);
   weft__strbuf_put(&b, "}");
   return weft__explain_record_json(weft__strbuf_finish(&b, op));

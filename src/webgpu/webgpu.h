@@ -36,6 +36,7 @@ typedef struct weft__webgpu_program {
   uint32_t params[WEFT_WEBGPU_MAX_PARAMS];
   int nparams;
   uint32_t grid[3];
+  uint32_t workgroup[3]; /* for explain(); zeros: the map family's WEFT_WEBGPU_WORKGROUP x 1 x 1 */
 } weft__webgpu_program;
 weft_status weft__webgpu_dispatch(const char* op, const weft__webgpu_program* p);
 void weft__webgpu_program_free(weft__webgpu_program* p);
@@ -157,5 +158,74 @@ typedef struct weft__webgpu_nll {
   int64_t x_offset, target_offset, weight_offset, grad_offset;
 } weft__webgpu_nll;
 weft_status weft__webgpu_nll_program(const char* op, const weft__webgpu_nll* d, weft__webgpu_program* p);
+/* ---- the tiled GEMM family (src/webgpu/wgsl_gemm.c, wgsl_conv.c) ---- */
+
+/* A batch of strided matrices in a buffer: element offset, batch, row and
+ * column strides (any of them 0: broadcast; a transposed view is just its
+ * strides, read without a copy). */
+typedef struct {
+  int32_t buffer;
+  int64_t offset, sb, sr, sc;
+} weft__webgpu_mat;
+
+/* C[b] = alpha * A[b] @ B[b] (+ beta * D[b] when has_d), b < batch; A is
+ * m x k, B k x n, C and D m x n. float32 or int32 (wrapping sums, as the
+ * CPU's int64 sums wrapped to int32); alpha, beta are 32-bit values in that
+ * dtype. C's buffer must be none of the others (WebGPU's usage rule). */
+typedef struct {
+  weft_dtype dtype;
+  int64_t batch, m, n, k;
+  weft__webgpu_mat c, a, b, d;
+  bool has_d;
+  uint32_t alpha, beta;
+} weft__webgpu_matmul;
+weft_status weft__webgpu_matmul_program(const char* op, const weft__webgpu_matmul* d, weft__webgpu_program* p);
+
+/* A 4-D operand: buffer, element offset, strides (a 3-D one has stride 0 in
+ * front; a 1-D bias uses strides[0]). */
+typedef struct {
+  int32_t buffer;
+  int64_t offset, strides[4];
+} weft__webgpu_t4;
+
+/* A 2-D convolution (float32) as an implicit GEMM over the tensors' own
+ * strides (NCHW, channels_last or any other; no im2col buffer). The kind
+ * says which tensor is written: FORWARD y (+ bias), GRAD_INPUT x from
+ * y's gradient and w, GRAD_WEIGHT w from y's gradient and x, GRAD_BIAS bias
+ * from y's gradient. Per group: forward is (n ho wo) x cout/g over k =
+ * (c/g kh kw); the input gradient (n h w) x c/g over (cout/g kh kw); the
+ * weight gradient cout/g x (c/g kh kw) over (n ho wo). */
+typedef enum {
+  WEFT_WEBGPU_CONV_FORWARD,
+  WEFT_WEBGPU_CONV_GRAD_INPUT,
+  WEFT_WEBGPU_CONV_GRAD_WEIGHT,
+  WEFT_WEBGPU_CONV_GRAD_BIAS
+} weft__webgpu_conv_kind;
+typedef struct {
+  weft__webgpu_conv_kind kind;
+  int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups, ho, wo;
+  weft__webgpu_t4 x, wt, y, bias;
+  bool has_bias;
+} weft__webgpu_conv;
+weft_status weft__webgpu_conv_program(const char* op, const weft__webgpu_conv* d, weft__webgpu_program* p);
+
+/* 2-D pooling (src/webgpu/wgsl_pool.c), float32, one invocation per output
+ * element forward; backward one per element of the input's gradient,
+ * gathering from the outputs whose windows hold it (no atomics, the same
+ * sum for any schedule). max's indices are int32 on the device (WGSL has no
+ * int64): flat h * w offsets, as PyTorch's. Geometry as src/ops/cpu/pool.h;
+ * x is the input (its gradient, written, backward), y the output (its
+ * gradient, read, backward), idx max's indices (written forward when
+ * indices, read backward). */
+typedef enum { WEFT_WEBGPU_POOL_MAX, WEFT_WEBGPU_POOL_AVG, WEFT_WEBGPU_POOL_ADAPTIVE } weft__webgpu_pool_kind;
+typedef struct {
+  weft__webgpu_pool_kind kind;
+  bool backward, indices;
+  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+  bool count_include_pad;
+  int64_t divisor_override; /* 0: none */
+  weft__webgpu_t4 x, y, idx;
+} weft__webgpu_pool;
+weft_status weft__webgpu_pool_program(const char* op, const weft__webgpu_pool* d, weft__webgpu_program* p);
 
 #endif
