@@ -108,3 +108,43 @@ export function servedPage({ before, after }, { isolation = true, file = '' } = 
   });
   return s;
 }
+
+// Registers a WebGPU suite's before/after hooks: the server, Chromium with
+// WebGPU on SwiftShader, tests/browser/webgpu.html (a localhost page: WebGPU
+// needs a secure context) with window.wt initialized, its device too when
+// `device`, then `setup` run in the page (a function: the suite's comparison
+// helpers). The returned object gets { page, errors } once before ran, and
+// run(fn, arg) evaluates fn(wt, arg) in the page (fn(wt, window.K, arg) with
+// `lib`); a thrown error comes back as { error: [name, code, message, stack] }.
+export function webgpuPage({ before, after }, { device = true, setup = null, lib = false } = {}) {
+  if (!fs.existsSync(path.join(ROOT, 'dist/browser.js'))) {
+    throw new Error('dist/browser.js is missing: run `npm run build` first');
+  }
+  const s = {};
+  before(async () => {
+    s.server = await startServer();
+    s.browser = await launchBrowser({ webgpu: true });
+    s.page = await s.browser.context.newPage();
+    s.errors = watchErrors(s.page);
+    await s.page.goto(new URL('/tests/browser/webgpu.html', s.server.url).href);
+    await s.page.evaluate(async (gpu) => {
+      const { init } = await import('/dist/browser.js');
+      window.wt = await init();
+      if (gpu) await window.wt.initWebGPU();
+    }, device);
+    if (setup) await s.page.evaluate(`(${setup.toString()})()`);
+  });
+  after(async () => {
+    await s.browser?.close();
+    await s.server?.stop();
+  });
+  s.run = (fn, arg) => s.page.evaluate(async ([src, a, withLib]) => {
+    const f = (0, eval)(`(${src})`);
+    try {
+      return await (withLib ? f(window.wt, window.K, a) : f(window.wt, a));
+    } catch (e) {
+      return { error: [e.name, e.code ?? '', e.message, e.stack] };
+    }
+  }, [fn.toString(), arg, lib]);
+  return s;
+}

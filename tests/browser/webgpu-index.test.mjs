@@ -10,66 +10,40 @@
 //   node --test tests/browser/webgpu-index.test.mjs   (needs `npm run build` and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT, launchBrowser, startServer, watchErrors } from './helpers.mjs';
+import { webgpuPage } from './helpers.mjs';
 import { loadFixture } from '../js/fixtures-lib.mjs';
 
-if (!fs.existsSync(path.join(ROOT, 'dist/browser.js'))) {
-  throw new Error('dist/browser.js is missing: run `npm run build` first');
+// The suite's comparison helpers, installed in the page (window).
+function pageSetup() {
+  // f(x) on the cpu tensors and on their webgpu copies; the differences
+  // (or the error) of each named case
+  window.compare = async (wt, cpu, cases, tol = 0) => {
+    const gpu = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v.dtype === 'int64' ? v : v.to('webgpu')]));
+    const fails = [];
+    for (const [name, f] of cases) {
+      let want, got, back;
+      try {
+        want = f(cpu, 'cpu');
+        got = f(gpu, 'webgpu');
+        back = await got.toAsync('cpu');
+        const shape = JSON.stringify(back.shape) === JSON.stringify(want.shape);
+        const same = shape && back.dtype === want.dtype && (tol
+          ? wt.allclose(back.to('float32'), want.to('float32'), { rtol: tol, atol: tol, equalNan: true })
+          : wt.equal(back, want));
+        if (got.device !== 'webgpu' || !same) fails.push([name, got.device, back.dtype, want.dtype, back.toArray(), want.toArray()]);
+      } catch (e) {
+        fails.push([name, e.message]);
+      }
+      for (const t of new Set([want, got, back])) t?.dispose();
+    }
+    for (const [k, v] of Object.entries(gpu)) if (v !== cpu[k]) v.dispose();
+    return fails;
+  };
 }
 
 describe('webgpu indexing, in place, optimizers (SwiftShader)', { timeout: 300000 }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser({ webgpu: true });
-    page = await browser.context.newPage();
-    errors = watchErrors(page);
-    await page.goto(new URL('/tests/browser/webgpu.html', server.url).href);
-    await page.evaluate(async () => {
-      const { init } = await import('/dist/browser.js');
-      window.wt = await init();
-      await window.wt.initWebGPU();
-      // f(x) on the cpu tensors and on their webgpu copies; the differences
-      // (or the error) of each named case
-      window.compare = async (wt, cpu, cases, tol = 0) => {
-        const gpu = Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v.dtype === 'int64' ? v : v.to('webgpu')]));
-        const fails = [];
-        for (const [name, f] of cases) {
-          let want, got, back;
-          try {
-            want = f(cpu, 'cpu');
-            got = f(gpu, 'webgpu');
-            back = await got.toAsync('cpu');
-            const shape = JSON.stringify(back.shape) === JSON.stringify(want.shape);
-            const same = shape && back.dtype === want.dtype && (tol
-              ? wt.allclose(back.to('float32'), want.to('float32'), { rtol: tol, atol: tol, equalNan: true })
-              : wt.equal(back, want));
-            if (got.device !== 'webgpu' || !same) fails.push([name, got.device, back.dtype, want.dtype, back.toArray(), want.toArray()]);
-          } catch (e) {
-            fails.push([name, e.message]);
-          }
-          for (const t of new Set([want, got, back])) t?.dispose();
-        }
-        for (const [k, v] of Object.entries(gpu)) if (v !== cpu[k]) v.dispose();
-        return fails;
-      };
-    });
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-
-  const run = (fn, arg) => page.evaluate(async ([src, a]) => {
-    const f = (0, eval)(`(${src})`);
-    try {
-      return await f(window.wt, a);
-    } catch (e) {
-      return { error: [e.name, e.code ?? '', e.message, e.stack] };
-    }
-  }, [fn.toString(), arg]);
+  const s = webgpuPage({ before, after }, { setup: pageSetup });
+  const run = s.run;
 
   test('in-place elementwise: op=, aliasing inputs, out= onto an input, bool and int32, the one-binding program', async () => {
     const r = await run(async (wt) => {
@@ -498,6 +472,6 @@ describe('webgpu indexing, in place, optimizers (SwiftShader)', { timeout: 30000
   });
 
   test('the page logged no errors', () => {
-    assert.deepEqual(errors, []);
+    assert.deepEqual(s.errors, []);
   });
 });

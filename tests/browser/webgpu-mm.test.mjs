@@ -16,14 +16,8 @@
 //   node --test tests/browser/webgpu-mm.test.mjs   (needs `npm run build` and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT, launchBrowser, startServer, watchErrors } from './helpers.mjs';
+import { webgpuPage } from './helpers.mjs';
 import { loadFixture } from '../js/fixtures-lib.mjs';
-
-if (!fs.existsSync(path.join(ROOT, 'dist/browser.js'))) {
-  throw new Error('dist/browser.js is missing: run `npm run build` first');
-}
 
 // Installed in the page as window.K: tensors from descriptions on either
 // device, and the comparison of a function's results on the cpu and on webgpu.
@@ -115,34 +109,8 @@ function pageLib() {
 }
 
 describe('webgpu matmul, conv and pooling (SwiftShader)', { timeout: 1200000 }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser({ webgpu: true });
-    page = await browser.context.newPage();
-    errors = watchErrors(page);
-    await page.goto(new URL('/tests/browser/webgpu.html', server.url).href);
-    await page.evaluate(async () => {
-      const { init } = await import('/dist/browser.js');
-      window.wt = await init();
-      await window.wt.initWebGPU();
-    });
-    await page.evaluate(`(${pageLib.toString()})()`);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-
-  // Runs fn(wt, K, arg) in the page; a thrown error comes back as { error }.
-  const run = (fn, arg) => page.evaluate(async ([src, a]) => {
-    const f = (0, eval)(`(${src})`);
-    try {
-      return await f(window.wt, window.K, a);
-    } catch (e) {
-      return { error: [e.name, e.message] };
-    }
-  }, [fn.toString(), arg]);
+  const s = webgpuPage({ before, after }, { setup: pageLib, lib: true });
+  const run = s.run;
   // a list of problems from the page must be empty
   const none = async (fn, arg) => {
     const r = await run(fn, arg);
@@ -513,6 +481,6 @@ describe('webgpu matmul, conv and pooling (SwiftShader)', { timeout: 1200000 }, 
   });
 
   test('the page logged no errors', () => {
-    assert.deepEqual(errors, []);
+    assert.deepEqual(s.errors, []);
   });
 });

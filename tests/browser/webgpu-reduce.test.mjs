@@ -11,57 +11,33 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT, launchBrowser, startServer, watchErrors } from './helpers.mjs';
+import { ROOT, webgpuPage } from './helpers.mjs';
 
-if (!fs.existsSync(path.join(ROOT, 'dist/browser.js'))) {
-  throw new Error('dist/browser.js is missing: run `npm run build` first');
+// The suite's comparison helpers, installed in the page (window).
+function pageSetup() {
+  // values equal within the float32 tolerance (NaN equals NaN, infinities themselves)
+  window.near = (a, b, tol = 1e-4) => {
+    if (Number.isNaN(b)) return Number.isNaN(a);
+    if (!Number.isFinite(b)) return a === b;
+    return Math.abs(a - b) <= tol * Math.abs(b) + 1e-5;
+  };
+  // the webgpu result against the cpu one: shape, dtype and values
+  window.same = async (g, c) => {
+    const v = await g.dataAsync();
+    const w = c.data();
+    if (g.device !== 'webgpu') return `device ${g.device}`;
+    if (JSON.stringify(g.shape) !== JSON.stringify(c.shape)) return `shape ${g.shape} vs ${c.shape}`;
+    if (g.dtype !== c.dtype) return `dtype ${g.dtype} vs ${c.dtype}`;
+    for (let i = 0; i < w.length; i++) {
+      if (!window.near(Number(v[i]), Number(w[i]))) return `[${i}] ${v[i]} vs ${w[i]}`;
+    }
+    return null;
+  };
 }
 
 describe('webgpu reductions, softmax and norms (SwiftShader)', { timeout: 600000 }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser({ webgpu: true });
-    page = await browser.context.newPage();
-    errors = watchErrors(page);
-    await page.goto(new URL('/tests/browser/webgpu.html', server.url).href);
-    await page.evaluate(async () => {
-      const { init } = await import('/dist/browser.js');
-      window.wt = await init();
-      await window.wt.initWebGPU();
-      // values equal within the float32 tolerance (NaN equals NaN, infinities themselves)
-      window.near = (a, b, tol = 1e-4) => {
-        if (Number.isNaN(b)) return Number.isNaN(a);
-        if (!Number.isFinite(b)) return a === b;
-        return Math.abs(a - b) <= tol * Math.abs(b) + 1e-5;
-      };
-      // the webgpu result against the cpu one: shape, dtype and values
-      window.same = async (g, c) => {
-        const v = await g.dataAsync();
-        const w = c.data();
-        if (g.device !== 'webgpu') return `device ${g.device}`;
-        if (JSON.stringify(g.shape) !== JSON.stringify(c.shape)) return `shape ${g.shape} vs ${c.shape}`;
-        if (g.dtype !== c.dtype) return `dtype ${g.dtype} vs ${c.dtype}`;
-        for (let i = 0; i < w.length; i++) {
-          if (!window.near(Number(v[i]), Number(w[i]))) return `[${i}] ${v[i]} vs ${w[i]}`;
-        }
-        return null;
-      };
-    });
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-
-  const run = (fn, arg) => page.evaluate(async ([src, a]) => {
-    const f = (0, eval)(`(${src})`);
-    try {
-      return await f(window.wt, a);
-    } catch (e) {
-      return { error: [e.name, e.code ?? '', e.message, e.stack] };
-    }
-  }, [fn.toString(), arg]);
+  const s = webgpuPage({ before, after }, { setup: pageSetup });
+  const run = s.run;
 
   test('reductions over kept and reduced dims, any strides, equal the cpu ones', async () => {
     const r = await run(async (wt) => {
@@ -329,7 +305,7 @@ describe('webgpu reductions, softmax and norms (SwiftShader)', { timeout: 600000
 
   // One fixture file's cases on webgpu: every tensor argument (out= ones too) uploaded whole and viewed
   // with the case's sizes / strides / offset, the op called through ops.call, results read back.
-  const replayReduce = (cases) => page.evaluate(async (cs) => {
+  const replayReduce = (cases) => s.page.evaluate(async (cs) => {
     const wt = window.wt;
     const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
     const camel = (n) => n.replace(/_([a-z0-9])/g, (_, ch) => ch.toUpperCase());
@@ -419,7 +395,7 @@ describe('webgpu reductions, softmax and norms (SwiftShader)', { timeout: 600000
   test('PyTorch fixtures (norm_ops.json): batch / layer / group norm on webgpu, values, running stats, gradients', async () => {
     const fixture = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/fixtures/norm_ops.json'), 'utf8'));
     const cases = fixture.cases.filter((c) => c.args.input.dtype === 'float32' && c.expect.error === undefined);
-    const r = await page.evaluate(async (cs) => {
+    const r = await s.page.evaluate(async (cs) => {
       const wt = window.wt;
       const fails = [];
       // float32 within 1e-4 of the largest value (the fold x * a + b rounds off what the input's magnitude does)
@@ -473,6 +449,6 @@ describe('webgpu reductions, softmax and norms (SwiftShader)', { timeout: 600000
   });
 
   test('the page logged no errors', () => {
-    assert.deepEqual(errors, []);
+    assert.deepEqual(s.errors, []);
   });
 });

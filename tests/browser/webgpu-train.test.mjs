@@ -8,34 +8,14 @@
 //   node --test tests/browser/webgpu-train.test.mjs   (needs `npm run build` and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT, launchBrowser, startServer, watchErrors } from './helpers.mjs';
-
-if (!fs.existsSync(path.join(ROOT, 'dist/browser.js'))) {
-  throw new Error('dist/browser.js is missing: run `npm run build` first');
-}
+import { webgpuPage } from './helpers.mjs';
 
 describe('digits MLP trained on webgpu (SwiftShader)', { timeout: 300000 }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser({ webgpu: true });
-    page = await browser.context.newPage();
-    errors = watchErrors(page);
-    await page.goto(new URL('/tests/browser/webgpu.html', server.url).href);
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const s = webgpuPage({ before, after });
 
   test('one epoch on webgpu: test accuracy within 1 point of the cpu run, losses alike, nothing leaked', async () => {
-    const r = await page.evaluate(async () => {
-      const { init } = await import('/dist/browser.js');
+    const r = await s.run(async (wt) => {
       const { loadDigits, makeModel } = await import('/demo/train/digits.mjs');
-      const wt = await init();
-      await wt.initWebGPU();
       const bytes = async (f) => new Uint8Array(await (await fetch(`/demo/data/${f}`)).arrayBuffer());
       const data = loadDigits(wt, await bytes('digits-images.npy'), await bytes('digits-labels.npy'));
       wt.manualSeed(0);
@@ -88,6 +68,7 @@ describe('digits MLP trained on webgpu (SwiftShader)', { timeout: 300000 }, () =
       for (const p of model.params) p.dispose();
       return { cpu, gpu, tensors: [before.tensors, afterGpu.tensors], webgpuBytes: afterGpu.webgpuBytes };
     });
+    assert.equal(r.error, undefined, r.error?.join('\n'));
     assert.ok(r.gpu.devices.every((d) => d === 'webgpu'), `devices ${r.gpu.devices}`);
     assert.equal(r.gpu.losses.length, r.cpu.losses.length);
     assert.ok(r.cpu.accuracy > 0.8, `the cpu run learned (test accuracy ${r.cpu.accuracy})`);
@@ -97,6 +78,6 @@ describe('digits MLP trained on webgpu (SwiftShader)', { timeout: 300000 }, () =
     assert.ok(drift < 1e-2, `per-step loss drift ${drift}`);
     assert.equal(r.tensors[1], r.tensors[0], 'live tensors after the webgpu epoch');
     assert.equal(r.webgpuBytes, 0, 'webgpu bytes left allocated');
-    assert.deepEqual(errors, []);
+    assert.deepEqual(s.errors, []);
   });
 });

@@ -5,44 +5,14 @@
 //   node --test tests/browser/webgpu.test.mjs   (needs `npm run build` and /usr/bin/chromium)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT, launchBrowser, startServer, watchErrors } from './helpers.mjs';
-
-if (!fs.existsSync(path.join(ROOT, 'dist/browser.js'))) {
-  throw new Error('dist/browser.js is missing: run `npm run build` first');
-}
+import { webgpuPage } from './helpers.mjs';
 
 describe('webgpu device (SwiftShader)', { timeout: 180000 }, () => {
-  let server, browser, page, errors;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser({ webgpu: true });
-    page = await browser.context.newPage();
-    errors = watchErrors(page);
-    await page.goto(new URL('/tests/browser/webgpu.html', server.url).href);
-    await page.evaluate(async () => {
-      const { init } = await import('/dist/browser.js');
-      window.wt = await init();
-    });
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
-
-  // Runs fn(wt) in the page; a WeftError comes back as { error: [name, message] }.
-  const run = (fn, arg) => page.evaluate(async ([src, a]) => {
-    const f = (0, eval)(`(${src})`);
-    try {
-      return await f(window.wt, a);
-    } catch (e) {
-      return { error: [e.name, e.code ?? '', e.message] };
-    }
-  }, [fn.toString(), arg]);
+  const s = webgpuPage({ before, after }, { device: false });
+  const run = s.run;
 
   test('navigator.gpu exists on the page, and initWebGPU names the adapter', async () => {
-    assert.equal(await page.evaluate(() => typeof navigator.gpu), 'object');
+    assert.equal(await s.page.evaluate(() => typeof navigator.gpu), 'object');
     const before = await run((wt) => ({ gpu: wt.backend.webgpu, available: wt.webgpu.isAvailable() }));
     assert.deepEqual(before, { gpu: null, available: false });
     const err = await run((wt) => wt.empty([2], { device: 'webgpu' }));
@@ -292,6 +262,6 @@ describe('webgpu device (SwiftShader)', { timeout: 180000 }, () => {
   });
 
   test('the page logged no errors', () => {
-    assert.deepEqual(errors, []);
+    assert.deepEqual(s.errors, []);
   });
 });
