@@ -146,13 +146,16 @@ set(WEFT_WASM_SIZE_SOURCES
   # -O3), explain and the autograd hooks
   src/ops/factory.c src/ops/loss.c src/ops/conv_transpose.c src/ops/explain.c src/iter/iter_explain.c
   src/iter/explain_capture.c src/autograd/hooks.c
-  # the WebGPU backend's host side records commands; its speed is the GPU's
-  src/ops/webgpu.c src/ops/elementwise_webgpu.c src/webgpu/bridge.c src/webgpu/wgsl.c
-  src/ops/index_webgpu.c src/webgpu/wgsl_index.c)
+  )
 set_source_files_properties(${WEFT_WASM_SIZE_SOURCES} PROPERTIES COMPILE_OPTIONS -Os)
-# the generated code (one copy per op-table line), smallest
+# The WebGPU backend's host side (every src/webgpu/ file and each op family's
+# *_webgpu.c) only writes WGSL text and records commands, once per op call;
+# its speed is the GPU's, and a page on the CPU never runs it. And the
+# generated code (one copy per op-table line). Both smallest.
+file(GLOB WEFT_WASM_WEBGPU_SOURCES ${CMAKE_SOURCE_DIR}/src/webgpu/*.c ${CMAKE_SOURCE_DIR}/src/ops/webgpu.c
+  ${CMAKE_SOURCE_DIR}/src/ops/*_webgpu.c)
 set_source_files_properties(src/ops/ops.c src/wasm/exports_dispatch.c src/autograd/formulas.c
-  PROPERTIES COMPILE_OPTIONS -Oz)
+  ${WEFT_WASM_WEBGPU_SOURCES} PROPERTIES COMPILE_OPTIONS -Oz)
 
 # The typed JS entry points (weft_wasm_op_<cname>, src/wasm/exports_dispatch.c)
 # are a tenth of the gzipped module. The out= overloads and the backward ops
