@@ -261,6 +261,16 @@ static weft_tensor* clone_like(const weft_tensor* g, const weft_tensor* var) {
 weft_status weft__accumulate_into_grad(weft_tensor* var, weft_tensor* g, bool create_graph) {
   if (!weft__same_sizes(g, var->sizes, var->ndim) || g->dtype != var->dtype)
     return weft__grad_mismatch("Function AccumulateGrad returned an invalid gradient", g, var);
+  /* PyTorch's validate_outputs wording. A webgpu gradient reaches a cpu leaf
+   * through the backward of to('webgpu'); bringing it back would need a
+   * synchronous read of the device, which a browser cannot do. */
+  if (g->device != var->device)
+    return weft__error(WEFT_INVALID_ARGUMENT,
+                       "invalid gradient at index 0 - expected device %s but got %s (a gradient cannot flow back "
+                       "through to('%s') of a tensor that requires grad: move the tensor first, then call "
+                       "requiresGrad_(), as Module.to('%s') does)",
+                       weft_device_name(var->device), weft_device_name(g->device), weft_device_name(g->device),
+                       weft_device_name(g->device));
   weft__meta* m = weft__meta_get(var);
   if (!m) return weft_last_status();
   /* outside create_graph (grad mode off) PyTorch adds into the existing .grad in place

@@ -80,4 +80,28 @@ describe('digits MLP trained on webgpu (SwiftShader)', { timeout: 300000 }, () =
     assert.equal(r.webgpuBytes, 0, 'webgpu bytes left allocated');
     assert.deepEqual(s.errors, []);
   });
+
+  test('a gradient does not flow back through to(\'webgpu\') into a cpu leaf: refused, nothing kept, training goes on', async () => {
+    const r = await s.run(async (wt) => {
+      const x = wt.randn([2, 3]).requiresGrad_();
+      let message = null;
+      try {
+        wt.tidy(() => x.to('webgpu').mul(2).sum().backward());
+      } catch (e) {
+        message = e.message;
+      }
+      const kept = x.grad;
+      // the same tensor moved first, then made to require grad, trains as usual
+      const y = x.detach().to('webgpu').requiresGrad_();
+      wt.tidy(() => y.mul(2).sum().backward());
+      const grad = await y.grad.toArrayAsync();
+      x.dispose();
+      y.dispose();
+      return { message, kept, grad };
+    });
+    assert.equal(r.error, undefined, r.error?.join('\n'));
+    assert.match(r.message, /invalid gradient at index 0 - expected device cpu but got webgpu \(a gradient cannot flow back through to\('webgpu'\)/);
+    assert.equal(r.kept, null);
+    assert.deepEqual(r.grad, [[2, 2, 2], [2, 2, 2]]);
+  });
 });
